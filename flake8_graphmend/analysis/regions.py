@@ -1,0 +1,279 @@
+"""Which functions of a module Dynamo traces: the compiled regions.
+
+Entry points are ``forward`` of ``nn.Module`` subclasses, functions decorated with or passed to
+``torch.compile``, and the names given by the user. A region also holds everything an entry calls
+in the same module, transitively: ``self.method()``, module functions, nested helpers, and the
+inner functions of decorators applied to region functions.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Optional, Sequence, Set
+
+from .symbols import ClassInfo, FunctionNode, ModuleSymbols
+
+#: Decorators that keep a function out of Dynamo's trace (it runs eagerly).
+_EAGER_DECORATORS = {"torch.compiler.disable", "torch._dynamo.disable"}
+
+
+@dataclass(frozen=True)
+class Region:
+    """A function traced by Dynamo."""
+
+    function: FunctionNode
+    #: The class the function is a method of, if any.
+    owner: Optional[ClassInfo]
+    #: True for entry points (their parameters receive the compiled call's inputs).
+    entry: bool
+
+
+def _function_nodes(tree: ast.AST) -> Iterator[FunctionNode]:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def body_nodes(function: FunctionNode) -> Iterator[ast.AST]:
+    """Nodes of a function's own body, in no particular order.
+
+    Nested functions, lambdas and classes are yielded themselves but not entered: they are
+    separate scopes (a nested function is traced only when called, and then as its own region).
+    """
+    stack: List[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+class RegionFinder:
+    """Computes the compiled regions of one module."""
+
+    def __init__(self, symbols: ModuleSymbols, entry_points: Sequence[str] = (), whole_module: bool = False):
+        self.symbols = symbols
+        self.entry_points = tuple(entry_points)
+        self.whole_module = whole_module
+        self._owner: Dict[FunctionNode, ClassInfo] = {}
+        self._nested: Dict[FunctionNode, Dict[str, FunctionNode]] = {}
+        self._parent: Dict[FunctionNode, FunctionNode] = {}
+        for info in symbols.classes.values():
+            for method in info.methods.values():
+                self._owner[method] = info
+        for function in _function_nodes(symbols.tree):
+            nested = {
+                node.name: node
+                for node in body_nodes(function)
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            }
+            self._nested[function] = nested
+            for child in nested.values():
+                self._parent[child] = function
+        self.module_classes = self._module_classes()
+
+    # ------------------------------------------------------------------ nn.Module classes
+    def _module_classes(self) -> Set[str]:
+        """Local classes that are nn.Module subclasses.
+
+        A class is one when a base is ``torch.nn.<anything>`` or a local module class, or when it
+        defines ``forward`` (itself or through local bases) on top of an imported base we cannot
+        see (``PreTrainedModel``, a mixin from another file).
+        """
+        classes = self.symbols.classes
+        result: Set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, info in classes.items():
+                if name in result:
+                    continue
+                if self._has_module_base(info, result) or (
+                    self._local_lookup(name, "forward") and self._has_foreign_base(name, set())
+                ):
+                    result.add(name)
+                    changed = True
+        return result
+
+    def _has_module_base(self, info: ClassInfo, known: Set[str]) -> bool:
+        for base in info.node.bases:
+            qualified = self.symbols.qualified_name(base) or ""
+            if qualified.startswith("torch.nn.") or qualified in known:
+                return True
+        return False
+
+    def _has_foreign_base(self, class_name: str, seen: Set[str]) -> bool:
+        if class_name in seen:
+            return False
+        seen.add(class_name)
+        for base in self.symbols.classes[class_name].node.bases:
+            qualified = self.symbols.qualified_name(base) or ""
+            if qualified in self.symbols.classes:
+                if self._has_foreign_base(qualified, seen):
+                    return True
+            elif qualified not in ("object", "") and not qualified.startswith(("typing.", "abc.", "enum.")):
+                return True
+        return False
+
+    def _local_lookup(self, class_name: str, method: str) -> bool:
+        return self._lookup_method(class_name, method) is not None
+
+    # ------------------------------------------------------------------ entry points
+    def _compile_targets(self) -> Iterator[FunctionNode]:
+        """Functions named by ``torch.compile(...)`` calls and decorators."""
+        symbols = self.symbols
+        for function in _function_nodes(symbols.tree):
+            for decorator in function.decorator_list:
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                if symbols.qualified_name(target) == "torch.compile":
+                    yield function
+        instances = self._instance_classes()
+        for node in ast.walk(symbols.tree):
+            if not (isinstance(node, ast.Call) and symbols.qualified_name(node.func) == "torch.compile"):
+                continue
+            args = list(node.args) + [k.value for k in node.keywords if k.arg == "model"]
+            for arg in args[:1]:
+                yield from self._functions_named_by(arg, instances)
+
+    def _instance_classes(self) -> Dict[str, str]:
+        """Names bound to an instance of a local class anywhere in the module (``model = Net()``)."""
+        bound: Dict[str, str] = {}
+        for node in ast.walk(self.symbols.tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                cls = node.value.func
+                if isinstance(cls, ast.Name) and cls.id in self.symbols.classes:
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            bound[target.id] = cls.id
+        return bound
+
+    def _functions_named_by(self, expr: ast.expr, instances: Dict[str, str]) -> Iterator[FunctionNode]:
+        classes = self.symbols.classes
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in classes:
+            yield from self._forward_of(expr.func.id)
+        elif isinstance(expr, ast.Name):
+            if expr.id in self.symbols.functions:
+                yield self.symbols.functions[expr.id]
+            elif expr.id in instances:
+                yield from self._forward_of(instances[expr.id])
+        elif isinstance(expr, ast.Attribute):
+            for info in classes.values():
+                if expr.attr in info.methods:
+                    yield info.methods[expr.attr]
+
+    def _forward_of(self, class_name: str) -> Iterator[FunctionNode]:
+        method = self._lookup_method(class_name, "forward")
+        if method is not None:
+            yield method
+
+    def _lookup_method(self, class_name: str, method: str, seen: Optional[Set[str]] = None) -> Optional[FunctionNode]:
+        """A method of a local class or of its local bases (first match in base order)."""
+        seen = seen if seen is not None else set()
+        info = self.symbols.classes.get(class_name)
+        if info is None or class_name in seen:
+            return None
+        seen.add(class_name)
+        if method in info.methods:
+            return info.methods[method]
+        for base in info.node.bases:
+            if isinstance(base, ast.Name):
+                found = self._lookup_method(base.id, method, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def _user_entry_points(self) -> Iterator[FunctionNode]:
+        for spec in self.entry_points:
+            owner, _, method = spec.partition(".")
+            if method:
+                found = self._lookup_method(owner, method)
+                if found is not None:
+                    yield found
+            elif spec in self.symbols.functions:
+                yield self.symbols.functions[spec]
+            elif spec in self.symbols.classes:
+                yield from self._forward_of(spec)
+
+    def _entries(self) -> Iterator[FunctionNode]:
+        if self.whole_module:
+            yield from _function_nodes(self.symbols.tree)
+            return
+        for name in self.module_classes:
+            yield from self._forward_of(name)
+        yield from self._compile_targets()
+        yield from self._user_entry_points()
+
+    # ------------------------------------------------------------------ closure
+    def _is_eager(self, function: FunctionNode) -> bool:
+        for decorator in function.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if self.symbols.qualified_name(target) in _EAGER_DECORATORS:
+                return True
+        return False
+
+    def _enclosing_nested(self, function: FunctionNode) -> Iterator[Dict[str, FunctionNode]]:
+        current: Optional[FunctionNode] = function
+        while current is not None:
+            yield self._nested.get(current, {})
+            current = self._parent.get(current)
+
+    def _callees(self, function: FunctionNode) -> Iterator[FunctionNode]:
+        owner = self._owner.get(function)
+        for node in body_nodes(function):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Name):
+                yield from self._resolve_plain_call(function, func.id)
+            elif isinstance(func, ast.Attribute):
+                receiver = func.value
+                if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls") and owner is not None:
+                    found = self._lookup_method(owner.node.name, func.attr)
+                elif isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super" and owner is not None:
+                    found = self._lookup_in_bases(owner, func.attr)
+                elif isinstance(receiver, ast.Name) and receiver.id in self.symbols.classes:
+                    found = self._lookup_method(receiver.id, func.attr)
+                else:
+                    found = None
+                if found is not None:
+                    yield found
+        # Decorators defined here that wrap this function: their inner functions run on each call.
+        for decorator in function.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if isinstance(target, ast.Name) and target.id in self.symbols.functions:
+                yield from self._nested.get(self.symbols.functions[target.id], {}).values()
+
+    def _resolve_plain_call(self, function: FunctionNode, name: str) -> Iterator[FunctionNode]:
+        for scope in self._enclosing_nested(function):
+            if name in scope:
+                yield scope[name]
+                return
+        if name in self.symbols.functions:
+            yield self.symbols.functions[name]
+
+    def _lookup_in_bases(self, owner: ClassInfo, method: str) -> Optional[FunctionNode]:
+        for base in owner.node.bases:
+            if isinstance(base, ast.Name):
+                found = self._lookup_method(base.id, method)
+                if found is not None:
+                    return found
+        return None
+
+    def regions(self) -> Dict[FunctionNode, Region]:
+        result: Dict[FunctionNode, Region] = {}
+        work: List[FunctionNode] = []
+        for function in self._entries():
+            if function not in result and not self._is_eager(function):
+                result[function] = Region(function, self._owner.get(function), entry=True)
+                work.append(function)
+        while work:
+            function = work.pop()
+            for callee in self._callees(function):
+                if callee not in result and not self._is_eager(callee):
+                    result[callee] = Region(callee, self._owner.get(callee), entry=False)
+                    work.append(callee)
+        return result

@@ -1,0 +1,97 @@
+"""What the names of one module refer to: imports, classes, functions, module-level bindings."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Union
+
+FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+
+
+@dataclass
+class ClassInfo:
+    node: ast.ClassDef
+    methods: Dict[str, FunctionNode] = field(default_factory=dict)
+
+
+@dataclass
+class ModuleSymbols:
+    """Module-level facts the detectors need, gathered in one pass over the top level."""
+
+    tree: ast.Module
+    #: local name -> qualified name, from imports (``np`` -> ``numpy``, ``F`` -> ``torch.nn.functional``).
+    imports: Dict[str, str] = field(default_factory=dict)
+    functions: Dict[str, FunctionNode] = field(default_factory=dict)
+    classes: Dict[str, ClassInfo] = field(default_factory=dict)
+    #: module-level names bound by assignment, with the assigned value.
+    assignments: Dict[str, ast.expr] = field(default_factory=dict)
+    imports_torch: bool = False
+
+    @classmethod
+    def collect(cls, tree: ast.Module) -> "ModuleSymbols":
+        symbols = cls(tree)
+        for node in tree.body:
+            symbols._collect_statement(node)
+        return symbols
+
+    def _collect_statement(self, node: ast.stmt) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self.imports[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    self.imports[top] = top
+                self.imports_torch |= alias.name.split(".")[0] == "torch"
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            for alias in node.names:
+                if alias.name != "*":
+                    qualified = f"{module}.{alias.name}" if module and not node.level else alias.name
+                    self.imports[alias.asname or alias.name] = qualified
+            self.imports_torch |= module.split(".")[0] == "torch" and not node.level
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.functions[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            info = ClassInfo(node)
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    info.methods[item.name] = item
+            self.classes[node.name] = info
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.assignments[target.id] = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+            self.assignments[node.target.id] = node.value
+        elif isinstance(node, (ast.If, ast.Try)):
+            # Imports guarded by availability checks (`if is_torch_available(): import torch`).
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    self._collect_statement(child)
+            for handler in getattr(node, "handlers", []):
+                for child in handler.body:
+                    self._collect_statement(child)
+
+    def qualified_name(self, node: ast.expr) -> Optional[str]:
+        """Dotted name of an expression built from names and attributes, resolved through imports.
+
+        ``torch.nn.functional.relu`` for ``F.relu`` after ``import torch.nn.functional as F``;
+        a name that is not imported keeps its own spelling (``logger.warning``).
+        """
+        parts: List[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        parts.append(self.imports.get(node.id, node.id))
+        return ".".join(reversed(parts))
+
+    def is_module_level_name(self, name: str) -> bool:
+        return name in self.imports or name in self.assignments or name in self.functions
+
+    def defined_here(self) -> Set[str]:
+        """Names this module defines itself (which shadow builtins such as ``print``)."""
+        return set(self.functions) | set(self.classes) | set(self.assignments) | set(self.imports)

@@ -1,0 +1,353 @@
+"""What an expression inside a compiled function evaluates to, as far as Dynamo is concerned.
+
+Every expression gets one :class:`Kind`:
+
+* ``TENSOR``: a tensor whose value exists only when the graph runs (``torch.isinf(x).any()``,
+  ``x.sum() > 0``, a local assigned from one). Branching on it is data-dependent.
+* ``DATA``: a Python value computed from tensor data (``t.item()``, ``torch.equal(a, b)``).
+  Producing it is itself the break.
+* ``STATIC``: known while tracing (constants, shapes, dtypes, ``x is None``, ``isinstance``,
+  ``self.training``). Branching on it costs a guard, not a break.
+* ``UNKNOWN``: anything else (attributes of configs, results of submodule calls).
+
+Tensor-ness is never assumed for a bare unannotated parameter: only torch calls, tensor
+methods, reductions, annotations (``x: torch.Tensor``) and registered buffers count.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+from typing import Dict, List, Optional, Set
+
+from .regions import body_nodes
+from .symbols import ClassInfo, FunctionNode, ModuleSymbols
+
+
+class Kind(enum.Enum):
+    TENSOR = "tensor"
+    DATA = "data"
+    STATIC = "static"
+    UNKNOWN = "unknown"
+
+
+#: torch functions that do not return a tensor.
+_TORCH_NON_TENSOR = {
+    "torch.is_tensor", "torch.is_storage", "torch.is_floating_point", "torch.is_complex",
+    "torch.is_grad_enabled", "torch.is_inference_mode_enabled", "torch.is_autocast_enabled",
+    "torch.numel", "torch.finfo", "torch.iinfo", "torch.device", "torch.dtype", "torch.Size",
+    "torch.get_default_dtype", "torch.get_default_device", "torch.typename", "torch.broadcast_shapes",
+    "torch.is_nonzero", "torch.no_grad", "torch.enable_grad", "torch.set_grad_enabled",
+    "torch.inference_mode", "torch.autocast", "torch.manual_seed", "torch.seed", "torch.initial_seed",
+    "torch.get_rng_state", "torch.use_deterministic_algorithms",
+    "torch.are_deterministic_algorithms_enabled", "torch.compile", "torch.cond",
+}
+#: Submodules of torch whose functions do not return tensors.
+_TORCH_NON_TENSOR_MODULES = (
+    "torch.cuda.", "torch.backends.", "torch.distributed.", "torch.jit.", "torch.compiler.",
+    "torch._dynamo.", "torch.utils.", "torch.autograd.", "torch.testing.", "torch.version.",
+    "torch.onnx.", "torch.fx.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.modules.",
+    "torch.overrides.", "torch.library.", "torch.export.", "torch.mps.", "torch.xpu.",
+    "torch.random.", "torch.hub.", "torch.profiler.", "torch.amp.", "torch.cpu.", "torch._C.",
+)
+#: torch function name prefixes of queries and settings (``torch.get_autocast_dtype``, ``torch.is_...``).
+_NON_TENSOR_PREFIXES = ("is_", "get_", "set_", "use_", "are_")
+#: torch functions returning a Python bool computed from tensor data.
+_TORCH_DATA = {"torch.equal", "torch.allclose", "torch.is_nonzero"}
+#: Tensor methods that return static facts (shapes, layout, placement).
+_STATIC_METHODS = {
+    "size", "dim", "ndimension", "numel", "nelement", "stride", "element_size", "is_contiguous",
+    "is_floating_point", "is_complex", "get_device", "storage_offset", "data_ptr", "type",
+    "has_names", "is_pinned", "is_shared", "is_sparse",
+}
+#: Tensor methods that turn tensor data into Python values.
+_DATA_METHODS = {"item", "tolist", "equal", "allclose"}
+#: Methods that are tensor-valued whatever the receiver is (data-dependent reductions and tests).
+_REDUCTIONS = {
+    "any", "all", "sum", "mean", "max", "min", "amax", "amin", "prod", "argmax", "argmin",
+    "count_nonzero", "norm", "std", "var", "isnan", "isinf", "isfinite", "isneginf", "isposinf",
+    "logical_and", "logical_or", "logical_not", "logical_xor", "eq", "ne", "gt", "ge", "lt", "le",
+    "nansum", "nanmean", "median", "cumsum", "abs",
+}
+#: Attributes that are static facts of a tensor or module.
+_STATIC_ATTRIBUTES = {
+    "shape", "dtype", "device", "ndim", "is_cuda", "is_cpu", "is_meta", "requires_grad", "layout",
+    "is_leaf", "training", "is_sparse", "is_quantized", "names",
+}
+#: Attributes of a tensor that are tensors.
+_TENSOR_ATTRIBUTES = {"T", "mT", "H", "mH", "real", "imag", "grad", "data"}
+_STATIC_BUILTINS = {"len", "isinstance", "issubclass", "hasattr", "callable", "type", "id", "range"}
+_SCALAR_BUILTINS = {"int", "float", "bool", "complex"}
+_TENSOR_ANNOTATIONS = {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor", "torch.nn.Parameter"}
+_STATIC_ANNOTATIONS = {"int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device", "torch.Size"}
+_DEPTH_LIMIT = 12
+#: Stands for a value the analysis does not model (loop and ``with`` targets).
+_UNKNOWN_VALUE = ast.Dict(keys=[], values=[])
+
+
+def _annotation_kind(annotation: Optional[ast.expr], symbols: ModuleSymbols) -> Kind:
+    if annotation is None:
+        return Kind.UNKNOWN
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return Kind.UNKNOWN
+    if isinstance(annotation, ast.Subscript):
+        # Optional[Tensor] / Union[Tensor, None]: a tensor when it is not None.
+        head = symbols.qualified_name(annotation.value) or ""
+        if head.split(".")[-1] in ("Optional", "Union"):
+            inner = annotation.slice
+            elements = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            kinds = {_annotation_kind(e, symbols) for e in elements if not (isinstance(e, ast.Constant) and e.value is None)}
+            return kinds.pop() if len(kinds) == 1 else Kind.UNKNOWN
+        return Kind.UNKNOWN
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        parts = [annotation.left, annotation.right]
+        kinds = {_annotation_kind(p, symbols) for p in parts if not (isinstance(p, ast.Constant) and p.value is None)}
+        return kinds.pop() if len(kinds) == 1 else Kind.UNKNOWN
+    qualified = symbols.qualified_name(annotation) or ""
+    if qualified in _TENSOR_ANNOTATIONS:
+        return Kind.TENSOR
+    if qualified in _STATIC_ANNOTATIONS:
+        return Kind.STATIC
+    return Kind.UNKNOWN
+
+
+def class_tensor_attributes(info: Optional[ClassInfo], symbols: ModuleSymbols) -> Set[str]:
+    """Attributes of ``self`` that hold tensors: registered buffers and parameters."""
+    if info is None:
+        return set()
+    names: Set[str] = set()
+    for node in ast.walk(info.node):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ("register_buffer", "register_parameter") and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    names.add(first.value)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            if (symbols.qualified_name(node.value.func) or "").endswith("nn.Parameter"):
+                for target in node.targets:
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                        names.add(target.attr)
+    return names
+
+
+class ValueAnalysis:
+    """Classifies expressions of one function (see the module docstring)."""
+
+    def __init__(self, function: FunctionNode, symbols: ModuleSymbols, owner: Optional[ClassInfo]):
+        self.function = function
+        self.symbols = symbols
+        self.self_tensors = class_tensor_attributes(owner, symbols)
+        self._assigned: Dict[str, List[ast.expr]] = {}
+        self._params: Dict[str, ast.arg] = {}
+        self._cache: Dict[str, Kind] = {}
+        self._visiting: Set[str] = set()
+        args = function.args
+        for arg in args.posonlyargs + args.args + args.kwonlyargs:
+            self._params[arg.arg] = arg
+        for node in body_nodes(function):
+            self._record_binding(node)
+
+    # ------------------------------------------------------------------ bindings
+    def _record_binding(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                self._bind_target(target, node.value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            self._bind_target(node.target, node.value)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            self._assigned.setdefault(node.target.id, []).append(
+                ast.BinOp(left=ast.Name(node.target.id, ast.Load()), op=node.op, right=node.value)
+            )
+        elif isinstance(node, ast.NamedExpr):
+            self._bind_target(node.target, node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+            targets = [node.target] if isinstance(node, (ast.For, ast.AsyncFor)) else [i.optional_vars for i in node.items if i.optional_vars]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        self._assigned.setdefault(name.id, []).append(_UNKNOWN_VALUE)
+
+    def _bind_target(self, target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            self._assigned.setdefault(target.id, []).append(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            # ``values, indices = torch.sort(x)``: the parts of a tensor-valued call are tensors.
+            for element in target.elts:
+                if isinstance(element, ast.Name):
+                    part = value.elts[target.elts.index(element)] if isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts) else value
+                    self._assigned.setdefault(element.id, []).append(part)
+
+    def assignments_of(self, name: str) -> List[ast.expr]:
+        return self._assigned.get(name, [])
+
+    def is_parameter(self, name: str) -> bool:
+        return name in self._params
+
+    def parameter_default(self, name: str) -> Optional[ast.expr]:
+        args = self.function.args
+        positional = args.posonlyargs + args.args
+        defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        return defaults.get(name)
+
+    # ------------------------------------------------------------------ classification
+    def kind(self, node: ast.expr, depth: int = 0) -> Kind:
+        if depth > _DEPTH_LIMIT:
+            return Kind.UNKNOWN
+        method = getattr(self, "_kind_" + type(node).__name__, None)
+        return method(node, depth + 1) if method else Kind.UNKNOWN
+
+    def is_tensor(self, node: ast.expr) -> bool:
+        return self.kind(node) is Kind.TENSOR
+
+    def is_data_dependent(self, node: ast.expr) -> bool:
+        return self.kind(node) in (Kind.TENSOR, Kind.DATA)
+
+    def _kind_Constant(self, node: ast.Constant, depth: int) -> Kind:
+        return Kind.STATIC
+
+    def _kind_JoinedStr(self, node: ast.JoinedStr, depth: int) -> Kind:
+        return Kind.STATIC
+
+    def _kind_Name(self, node: ast.Name, depth: int) -> Kind:
+        name = node.id
+        if name in self._cache:
+            return self._cache[name]
+        if name in self._visiting:
+            return Kind.UNKNOWN
+        self._visiting.add(name)
+        try:
+            kinds = {self.kind(value, depth) for value in self._assigned.get(name, [])}
+            if name in self._params:
+                kinds.add(_annotation_kind(self._params[name].annotation, self.symbols))
+        finally:
+            self._visiting.discard(name)
+        if not kinds:
+            result = Kind.UNKNOWN
+        elif Kind.TENSOR in kinds:
+            result = Kind.TENSOR
+        elif Kind.DATA in kinds:
+            result = Kind.DATA
+        elif kinds == {Kind.STATIC}:
+            result = Kind.STATIC
+        else:
+            result = Kind.UNKNOWN
+        self._cache[name] = result
+        return result
+
+    def _kind_Attribute(self, node: ast.Attribute, depth: int) -> Kind:
+        if node.attr in _STATIC_ATTRIBUTES:
+            return Kind.STATIC
+        value = node.value
+        if isinstance(value, ast.Name) and value.id == "self":
+            return Kind.TENSOR if node.attr in self.self_tensors else Kind.UNKNOWN
+        qualified = self.symbols.qualified_name(node) or ""
+        if qualified.startswith("torch.") and isinstance(value, (ast.Name, ast.Attribute)) and self.symbols.qualified_name(value) in ("torch", "torch.nn"):
+            return Kind.STATIC  # torch.float16, torch.bool, ...
+        if node.attr in _TENSOR_ATTRIBUTES and self.kind(value, depth) is Kind.TENSOR:
+            return Kind.TENSOR
+        if self.kind(value, depth) is Kind.STATIC:
+            return Kind.STATIC
+        return Kind.UNKNOWN
+
+    def _kind_Subscript(self, node: ast.Subscript, depth: int) -> Kind:
+        value_kind = self.kind(node.value, depth)
+        return value_kind if value_kind in (Kind.TENSOR, Kind.DATA, Kind.STATIC) else Kind.UNKNOWN
+
+    def _kind_Starred(self, node: ast.Starred, depth: int) -> Kind:
+        return self.kind(node.value, depth)
+
+    def _combine(self, kinds: List[Kind]) -> Kind:
+        if Kind.TENSOR in kinds:
+            return Kind.TENSOR
+        if Kind.DATA in kinds:
+            return Kind.DATA
+        if all(k is Kind.STATIC for k in kinds):
+            return Kind.STATIC
+        return Kind.UNKNOWN
+
+    def _kind_BinOp(self, node: ast.BinOp, depth: int) -> Kind:
+        return self._combine([self.kind(node.left, depth), self.kind(node.right, depth)])
+
+    def _kind_UnaryOp(self, node: ast.UnaryOp, depth: int) -> Kind:
+        return self.kind(node.operand, depth)
+
+    def _kind_BoolOp(self, node: ast.BoolOp, depth: int) -> Kind:
+        return self._combine([self.kind(v, depth) for v in node.values])
+
+    def _kind_Compare(self, node: ast.Compare, depth: int) -> Kind:
+        if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+            return Kind.STATIC
+        if all(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            return Kind.UNKNOWN
+        return self._combine([self.kind(node.left, depth)] + [self.kind(c, depth) for c in node.comparators])
+
+    def _kind_IfExp(self, node: ast.IfExp, depth: int) -> Kind:
+        return self._combine([self.kind(node.body, depth), self.kind(node.orelse, depth)])
+
+    def _kind_Call(self, node: ast.Call, depth: int) -> Kind:
+        func = node.func
+        qualified = self.symbols.qualified_name(func) or ""
+        if isinstance(func, ast.Name) and func.id not in self.symbols.defined_here():
+            if func.id in _STATIC_BUILTINS:
+                return Kind.STATIC
+            if func.id in _SCALAR_BUILTINS and node.args:
+                arg = self.kind(node.args[0], depth)
+                return Kind.DATA if arg in (Kind.TENSOR, Kind.DATA) else arg
+            if func.id in ("max", "min", "abs", "sum"):
+                return self._combine([self.kind(a, depth) for a in node.args]) if node.args else Kind.UNKNOWN
+            return Kind.UNKNOWN
+        if qualified.startswith("torch."):
+            if qualified in _TORCH_DATA:
+                return Kind.DATA
+            if (
+                qualified in _TORCH_NON_TENSOR
+                or qualified.startswith(_TORCH_NON_TENSOR_MODULES)
+                or qualified.rsplit(".", 1)[-1].startswith(_NON_TENSOR_PREFIXES)
+            ):
+                return Kind.STATIC
+            return Kind.TENSOR
+        if isinstance(func, ast.Attribute):
+            receiver = self.kind(func.value, depth)
+            if func.attr in _DATA_METHODS and receiver is not Kind.STATIC:
+                return Kind.DATA
+            if receiver is Kind.TENSOR:
+                return Kind.STATIC if func.attr in _STATIC_METHODS else Kind.TENSOR
+            if func.attr in _REDUCTIONS and receiver is Kind.UNKNOWN and not self._is_module_receiver(func.value):
+                return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    def _is_module_receiver(self, node: ast.expr) -> bool:
+        """``math.max``-style calls on imported modules are not tensor reductions."""
+        return isinstance(node, ast.Name) and node.id in self.symbols.imports and not self.symbols.imports[node.id].startswith("torch")
+
+    # ------------------------------------------------------------------ masks
+    def is_bool_mask(self, node: ast.expr, depth: int = 0) -> bool:
+        """A boolean tensor (for ``x[mask]``)."""
+        if depth > _DEPTH_LIMIT:
+            return False
+        if isinstance(node, ast.Compare):
+            # Only tensors (and arrays) accept a comparison as an index, so an operand of unknown
+            # type counts too.
+            return self.kind(node) in (Kind.TENSOR, Kind.UNKNOWN) and not any(
+                isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops
+            )
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
+            return self.is_bool_mask(node.operand, depth + 1)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return self.is_bool_mask(node.left, depth + 1) or self.is_bool_mask(node.right, depth + 1)
+        if isinstance(node, ast.Call):
+            qualified = self.symbols.qualified_name(node.func) or ""
+            name = qualified.rsplit(".", 1)[-1] if isinstance(node.func, (ast.Attribute, ast.Name)) else ""
+            if name in ("isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor", "bool", "eq", "ne", "gt", "ge", "lt", "le"):
+                return qualified.startswith("torch.") or (isinstance(node.func, ast.Attribute) and self.kind(node.func.value) is Kind.TENSOR)
+            for keyword in node.keywords:
+                if keyword.arg == "dtype" and self.symbols.qualified_name(keyword.value) == "torch.bool":
+                    return True
+        if isinstance(node, ast.Name):
+            values = self._assigned.get(node.id, [])
+            return bool(values) and all(self.is_bool_mask(v, depth + 1) for v in values)
+        return False

@@ -1,0 +1,187 @@
+"""The detector: source in, GM findings out. Shared by the flake8 plugin, the CLI and the codemods."""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from .analysis.regions import Region, RegionFinder
+from .analysis.symbols import ModuleSymbols
+from .analysis.values import ValueAnalysis
+from .rules import CALL_DETECTORS, Finding, FunctionContext, control_flow, shapes
+
+SCOPES = ("compiled", "all")
+#: Code of the finding that reports an internal error on a file (never raised to flake8).
+INTERNAL_ERROR_CODE = "GM000"
+_COMPILING_PROBES = {"is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling"}
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>([A-Z][0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What counts as compiled code (see docs/usage.md)."""
+
+    #: ``compiled``: entry points and what they call; ``all``: every function of a torch file.
+    scope: str = "compiled"
+    #: Extra entry points: ``func``, ``Class`` (its forward) or ``Class.method``.
+    entry_points: Tuple[str, ...] = ()
+    #: Glob patterns of files treated as wholly compiled (shared library modules).
+    compiled_modules: Tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.scope not in SCOPES:
+            raise ValueError(f"scope must be one of {', '.join(SCOPES)}, not {self.scope!r}")
+
+    def whole_module(self, filename: str) -> bool:
+        if self.scope == "all":
+            return True
+        path = Path(filename).as_posix()
+        return any(fnmatch.fnmatch(path, pattern) or path.endswith(pattern.lstrip("*")) for pattern in self.compiled_modules)
+
+
+def _compiling_probe(test: ast.expr) -> Optional[bool]:
+    """True for ``is_compiling()``, False for ``not is_compiling()``, else None."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    call = test.operand if negated else test
+    if isinstance(call, ast.Call) and not call.args:
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name in _COMPILING_PROBES:
+            return not negated
+    return None
+
+
+def _branches_traced(node: ast.If) -> Tuple[bool, bool]:
+    """Which of (body, orelse) Dynamo traces, given ``is_compiling()`` guards in the test."""
+    operands = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [node.test]
+    for operand in operands:
+        if _compiling_probe(operand) is False:
+            return False, True
+    if len(operands) == 1 and _compiling_probe(node.test) is True:
+        return True, False
+    return True, True
+
+
+def _header_expressions(statement: ast.stmt) -> List[ast.AST]:
+    """The expressions a statement evaluates itself (for compound statements: the header)."""
+    if isinstance(statement, (ast.If, ast.While)):
+        return [statement.test]
+    if isinstance(statement, (ast.For, ast.AsyncFor)):
+        return [statement.iter]
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return [item.context_expr for item in statement.items]
+    if isinstance(statement, ast.Try) or (hasattr(ast, "TryStar") and isinstance(statement, ast.TryStar)):
+        return [h.type for h in statement.handlers if h.type is not None]
+    if hasattr(ast, "Match") and isinstance(statement, ast.Match):
+        return [statement.subject]
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return []
+    return [statement]
+
+
+def _child_blocks(statement: ast.stmt) -> Iterator[List[ast.stmt]]:
+    if isinstance(statement, ast.If):
+        body, orelse = _branches_traced(statement)
+        if body:
+            yield statement.body
+        if orelse:
+            yield statement.orelse
+        return
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(statement, field, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            yield block
+    for handler in getattr(statement, "handlers", []):
+        yield handler.body
+    for case in getattr(statement, "cases", []):
+        yield case.body
+
+
+def _walk_expression(node: ast.AST) -> Iterator[ast.AST]:
+    """Nodes of an expression, not entering nested function or class definitions."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(current))
+
+
+def _check_block(block: List[ast.stmt], ctx: FunctionContext) -> Iterator[Finding]:
+    for statement in block:
+        if isinstance(statement, ast.If):
+            yield from control_flow.check_if(statement, block, ctx)
+        elif isinstance(statement, ast.While):
+            yield from control_flow.check_while(statement, ctx)
+        for expression in _header_expressions(statement):
+            for node in _walk_expression(expression):
+                if isinstance(node, ast.Call):
+                    for detector in CALL_DETECTORS:
+                        yield from detector(node, statement, ctx)
+                elif isinstance(node, ast.Subscript):
+                    yield from shapes.check_subscript(node, ctx)
+                elif isinstance(node, ast.IfExp):
+                    yield from control_flow.check_if_expression(node, ctx)
+        for child in _child_blocks(statement):
+            yield from _check_block(child, ctx)
+
+
+def analyze_tree(tree: ast.Module, lines: Sequence[str], filename: str = "<unknown>", options: Optional[Options] = None) -> List[Finding]:
+    """Findings for a parsed module, sorted by position."""
+    options = options or Options()
+    source_mentions_torch = any("torch" in line for line in lines)
+    if not source_mentions_torch:
+        return []
+    symbols = ModuleSymbols.collect(tree)
+    whole = options.whole_module(filename)
+    if whole and not symbols.imports_torch:
+        whole = False
+    regions = RegionFinder(symbols, options.entry_points, whole_module=whole).regions()
+    findings: List[Finding] = []
+    for region in regions.values():
+        ctx = FunctionContext(region, symbols, ValueAnalysis(region.function, symbols, region.owner), lines)
+        findings.extend(_check_block(region.function.body, ctx))
+    unique = {(f.line, f.col, f.code): f for f in findings}
+    return sorted(unique.values(), key=lambda f: (f.line, f.col, f.code))
+
+
+def analyze_source(source: str, filename: str = "<unknown>", options: Optional[Options] = None) -> List[Finding]:
+    """Parse and analyze. Raises SyntaxError (and ValueError for NUL bytes) on unparsable input."""
+    tree = ast.parse(source, filename=filename)
+    return analyze_tree(tree, source.splitlines(), filename, options)
+
+
+def analyze_file(path: Path, scope: Optional[str] = None, options: Optional[Options] = None) -> List[Finding]:
+    """Findings of one file; ``scope`` overrides the options' scope."""
+    options = options or Options()
+    if scope is not None:
+        options = Options(scope, options.entry_points, options.compiled_modules)
+    source = Path(path).read_bytes().decode("utf-8-sig")
+    return analyze_source(source, str(path), options)
+
+
+def suppressed(finding: Finding, lines: Sequence[str]) -> bool:
+    """Whether a ``# noqa`` comment on the finding's lines covers its code (flake8's rules)."""
+    for number in range(finding.line, min(finding.end_line, len(lines)) + 1):
+        match = _NOQA.search(lines[number - 1])
+        if match:
+            codes = match.group("codes")
+            if not codes:
+                return True
+            if any(finding.code.startswith(code) for code in re.split(r"[,\s]+", codes.upper()) if code):
+                return True
+    return False
+
+
+def internal_error(exc: BaseException) -> Tuple[int, int, str]:
+    """The (line, col, text) of the finding that reports an analysis crash on a file."""
+    return 1, 0, f"{INTERNAL_ERROR_CODE} graphmend internal error, file not analyzed: {type(exc).__name__}: {exc}"
+
+
+__all__ = ["Finding", "Options", "Region", "analyze_file", "analyze_source", "analyze_tree", "suppressed"]

@@ -1,0 +1,67 @@
+"""The flake8 adapter: ``flake8 --select GM`` reports the engine's findings.
+
+flake8 hands the plugin the parsed ``ast`` and the source lines, so the plugin never parses a
+file again. Columns are 0-based (flake8 adds one); ``# noqa`` is flake8's business.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, ClassVar, Iterator, List, Tuple
+
+from . import __version__
+from .engine import SCOPES, Options, analyze_tree, internal_error
+
+
+class GraphMendChecker:
+    name = "flake8-graphmend"
+    version = __version__
+    options: ClassVar[Options] = Options()
+
+    def __init__(self, tree: ast.AST, filename: str, lines: List[str]) -> None:
+        self.tree = tree
+        self.filename = filename
+        self.lines = lines
+
+    @classmethod
+    def add_options(cls, manager: Any) -> None:
+        manager.add_option(
+            "--graphmend-scope",
+            default="compiled",
+            choices=SCOPES,
+            parse_from_config=True,
+            help="GM: which functions count as compiled: 'compiled' (entry points and what they "
+            "call; default) or 'all' (every function of a file that imports torch)",
+        )
+        manager.add_option(
+            "--graphmend-entry-points",
+            default="",
+            comma_separated_list=True,
+            parse_from_config=True,
+            help="GM: extra compiled entry points: NAME, CLASS (its forward) or CLASS.METHOD",
+        )
+        manager.add_option(
+            "--graphmend-compiled-modules",
+            default="",
+            comma_separated_list=True,
+            parse_from_config=True,
+            help="GM: glob patterns of files whose every function counts as compiled",
+        )
+
+    @classmethod
+    def parse_options(cls, options: Any) -> None:
+        cls.options = Options(
+            scope=options.graphmend_scope,
+            entry_points=tuple(options.graphmend_entry_points or ()),
+            compiled_modules=tuple(options.graphmend_compiled_modules or ()),
+        )
+
+    def run(self) -> Iterator[Tuple[int, int, str, type]]:
+        try:
+            findings = analyze_tree(self.tree, [line.rstrip("\r\n") for line in self.lines], self.filename, self.options)
+        except Exception as exc:  # one broken file must never abort the whole flake8 run
+            line, col, text = internal_error(exc)
+            yield line, col, text, type(self)
+            return
+        for finding in findings:
+            yield finding.line, finding.col, finding.text, type(self)

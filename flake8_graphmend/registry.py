@@ -1,0 +1,581 @@
+"""The rule table: every GM code, what it means, what Dynamo says, and how it is fixed.
+
+This is the single source the flake8 plugin, the codemods, the CLI, the generated docs and the
+tests read. Each rule carries a failing and a passing example: small modules whose ``build()``
+returns ``(callable, args)``. The test suite lints them and runs them under Dynamo, so every
+claim here ("this breaks with GB0291", "this compiles to one graph") is checked on the installed
+torch. A line of a failing example that ends with ``# <- GMxxx`` is where the finding must land.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Tuple
+
+FAMILIES: Dict[str, str] = {
+    "LC": "Logging and other side effects (print, logging, warnings)",
+    "DC": "Data-dependent control flow",
+    "VG": "Validation guards",
+    "DO/TI": "Data-dependent scalars (.item(), .tolist(), int(t))",
+    "DS": "Data-dependent output shapes",
+    "other": "Other untraceable calls",
+}
+
+#: flake8 code prefix of each family, in registry order.
+FAMILY_PREFIXES: Dict[str, str] = {
+    "GM1": "LC",
+    "GM2": "DC",
+    "GM3": "VG",
+    "GM4": "DO/TI",
+    "GM5": "DS",
+    "GM6": "other",
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One GM code."""
+
+    code: str
+    name: str
+    family: str
+    #: What the finding says; ``{call}`` and ``{function}`` are filled in by the detector.
+    message: str
+    #: The PyTorch graph-break ids (``graph_break_registry.json``) this pattern produces.
+    gb_ids: Tuple[str, ...]
+    #: The codemod that fixes it (``graphmend.<fixer>``), or None.
+    fixer: Optional[str]
+    #: What to do by hand where no fix applies.
+    hint: str
+    explanation: str
+    failing: str
+    passing: str
+    #: What changes under compile after the fix (stated in the docs), if anything.
+    fix_note: str = ""
+    default_enabled: bool = True
+
+    @property
+    def summary(self) -> str:
+        return self.message.format(call=self.name_for_docs, function="forward")
+
+    @property
+    def name_for_docs(self) -> str:
+        return self.name.replace("-", " ")
+
+
+_LOGGER_SETUP = "import logging\n\nimport torch\nfrom torch import nn\n\nlogger = logging.getLogger(__name__)\n"
+_TORCH_SETUP = "import torch\nfrom torch import nn\n"
+_BUILD_VECTOR = "\n\ndef build():\n    return Model(), (torch.randn(8),)\n"
+
+RULES: Tuple[Rule, ...] = (
+    # ---------------------------------------------------------------- LC: side effects
+    Rule(
+        code="GM101",
+        name="print-in-compiled-code",
+        family="LC",
+        message="{call}() inside compiled {function}() breaks the graph",
+        gb_ids=("GB0059",),
+        fixer="DeferSideEffects",
+        hint="move the print out of the compiled code, or defer it with graphmend.DeferSideEffects",
+        explanation=(
+            "Dynamo cannot put a call to the builtin `print` into an FX graph. It ends the graph "
+            "before the call, runs the print in Python and starts a new graph after it. The fix "
+            "routes the call through a small module-level helper that is registered in "
+            "`torch._dynamo.config.reorderable_logging_functions`: Dynamo then records the call "
+            "and replays it after the graph has run, with the same arguments."
+        ),
+        fix_note=(
+            "Eager behaviour is unchanged. Under compile the text is printed after the graph "
+            "instead of in the middle of it; the fixer declines when a tensor argument is "
+            "mutated later in the function (the deferred print would show the new value)."
+        ),
+        failing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
+        + '        print("scaled input")  # <- GM101\n        return y + 1\n'
+        + _BUILD_VECTOR,
+        passing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
+        + "        return y + 1\n\n\ndef report(model, x):\n"
+        + '    print("output", model(x))  # outside compiled code: fine\n'
+        + _BUILD_VECTOR,
+    ),
+    Rule(
+        code="GM102",
+        name="logger-call-in-compiled-code",
+        family="LC",
+        message="{call}() inside compiled {function}() breaks the graph",
+        gb_ids=("GB0291",),
+        fixer="DeferSideEffects",
+        hint="move the log call out of the compiled code, or defer it with graphmend.DeferSideEffects",
+        explanation=(
+            "Every `logging.Logger` method (`debug`, `info`, `warning`, `warn`, `error`, "
+            "`critical`, `log`, `isEnabledFor`, and transformers' `warning_once`) breaks the "
+            "graph, even when the logger's level means nothing is emitted. Registering the "
+            "logger method itself in `reorderable_logging_functions` does not help on torch "
+            "2.13, and `ignore_logging_functions` or `if not torch.compiler.is_compiling():` "
+            "silently drop the message. The fix calls a module-level helper that Dynamo "
+            "reorders to after the graph, so the record is still emitted, once per call (and "
+            "once only for `warning_once`)."
+        ),
+        fix_note=(
+            "Eager behaviour is unchanged: the helper passes `stacklevel` so that records keep "
+            "the caller's file, line and function. Under compile the record is emitted after "
+            "the graph runs. `logger.exception`, `exc_info=` and calls whose value is used are "
+            "declined."
+        ),
+        failing=_LOGGER_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
+        + '        logger.warning("scaling by two")  # <- GM102\n        return y + 1\n'
+        + _BUILD_VECTOR,
+        passing=_LOGGER_SETUP
+        + "\n\nclass Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        + '        logger.info("model built")  # __init__ is not compiled: fine\n\n'
+        + "    def forward(self, x):\n        return x * 2 + 1\n"
+        + _BUILD_VECTOR,
+    ),
+    Rule(
+        code="GM103",
+        name="warnings-warn-in-compiled-code",
+        family="LC",
+        message="{call}() inside compiled {function}() breaks the graph",
+        gb_ids=("GB0007",),
+        fixer="DeferSideEffects",
+        hint="warn outside the compiled code, or defer it with graphmend.DeferSideEffects",
+        explanation=(
+            "`warnings.warn` is a C function that Dynamo skips: the graph ends before it. Adding "
+            "`warnings.warn` itself to `reorderable_logging_functions` fails as soon as a "
+            "category is passed (GB0296). The fix calls a module-level helper with the category "
+            "built in, which Dynamo reorders to after the graph."
+        ),
+        fix_note=(
+            "Eager behaviour is unchanged (same message, category and reported location, so "
+            "the once-per-location filters behave the same). Under compile the warning is "
+            "issued after the graph runs."
+        ),
+        failing="import warnings\n\n" + _TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
+        + '        warnings.warn("the scale argument is deprecated", FutureWarning)  # <- GM103\n'
+        + "        return y + 1\n"
+        + _BUILD_VECTOR,
+        passing="import warnings\n\n" + _TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def __init__(self, scale=None):\n        super().__init__()\n"
+        + "        if scale is not None:\n"
+        + '            warnings.warn("the scale argument is deprecated", FutureWarning)\n\n'
+        + "    def forward(self, x):\n        return x * 2 + 1\n"
+        + _BUILD_VECTOR,
+    ),
+    # ---------------------------------------------------------------- DC: control flow
+    Rule(
+        code="GM201",
+        name="data-dependent-if",
+        family="DC",
+        message="Python `if` on a tensor value in compiled {function}() breaks the graph",
+        gb_ids=("GB0170",),
+        fixer="PredicateControlFlow",
+        hint="select with torch.where, or use torch.cond when only one branch may run",
+        explanation=(
+            "A Python `if` needs a Python bool, but inside a compiled region a tensor's value is "
+            "not known until the graph runs. Dynamo ends the graph, computes the condition, and "
+            "resumes in a new graph on each side. Conditions on static facts (`x.dtype`, "
+            "`x.shape`, `self.training`, `x is None`, `isinstance`) do not break. The fix "
+            "predicates the branch: both sides are computed and `torch.where` selects one, "
+            "through an emitted helper that uses `torch.where` only when that is exact (0-d "
+            "bool condition, same shape, dtype and device, no autograd recording) and branches "
+            "as before otherwise. A leading static conjunct such as `x.dtype == torch.float16` "
+            "stays a plain `if`."
+        ),
+        fix_note=(
+            "Eager values are bitwise identical. Both branches are evaluated, so the fixer "
+            "declines branches with calls it cannot prove pure, integer indexing, attribute "
+            "writes, early returns, names not defined on both paths, in-place mutation of the "
+            "names involved, or a condition that materialises a Python scalar. While autograd "
+            "records (training), the helper keeps the Python branch so gradients stay exact, "
+            "and the break remains there."
+        ),
+        failing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        if x.sum() > 0:  # <- GM201\n            y = x * 2\n"
+        + "        else:\n            y = x - 1\n        return y + 1\n"
+        + _BUILD_VECTOR,
+        passing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x, mask=None):\n"
+        + "        if mask is not None:\n            x = x * mask\n"
+        + "        if x.dtype == torch.float16 and self.training:\n            x = x.float()\n"
+        + "        for i in range(x.shape[0] // 4):\n            x = x + i\n"
+        + "        return torch.where(x.sum() > 0, x * 2, x - 1)\n"
+        + _BUILD_VECTOR,
+    ),
+    Rule(
+        code="GM202",
+        name="data-dependent-while",
+        family="DC",
+        message="`while` on a tensor value in compiled {function}() breaks the graph",
+        gb_ids=("GB0170",),
+        fixer=None,
+        hint="bound the loop by a static count (range over a shape) and select with torch.where",
+        explanation=(
+            "A `while` loop whose condition is a tensor breaks the graph at every test, and "
+            "Dynamo cannot unroll it. Use a static bound (a Python int or a shape) and mask the "
+            "iterations that should not happen, or move the loop out of compiled code."
+        ),
+        failing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        while x.abs().max() > 1:  # <- GM202\n            x = x / 2\n"
+        + "        return x + 1\n"
+        + "\n\ndef build():\n    return Model(), (torch.randn(8) * 4,)\n",
+        passing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        steps = 0\n        while steps < 3:\n            x = x / 2\n            steps += 1\n"
+        + "        return x + 1\n"
+        + _BUILD_VECTOR,
+    ),
+    Rule(
+        code="GM203",
+        name="data-dependent-conditional-expression",
+        family="DC",
+        message="conditional expression on a tensor value in compiled {function}() breaks the graph",
+        gb_ids=("GB0170",),
+        fixer=None,
+        hint="write torch.where(condition, a, b) instead of `a if condition else b`",
+        explanation=(
+            "`a if cond else b` with a tensor `cond` is a data-dependent branch like an `if` "
+            "statement. When both sides are cheap and valid, `torch.where(cond, a, b)` computes "
+            "the same value in one graph."
+        ),
+        failing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        y = x * 2 if x.mean() > 0 else x  # <- GM203\n        return y + 1\n"
+        + _BUILD_VECTOR,
+        passing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x, scale=None):\n"
+        + "        y = x * 2 if scale is None else x * scale\n        return y + 1\n"
+        + _BUILD_VECTOR,
+    ),
+    # ---------------------------------------------------------------- VG: validation guards
+    Rule(
+        code="GM301",
+        name="tensor-validation-guard",
+        family="VG",
+        message="validation guard on a tensor value in compiled {function}() breaks the graph",
+        gb_ids=("GB0170",),
+        fixer="TrapGuards",
+        hint="check with torch._assert_async(condition, message) instead of `if ...: raise`",
+        explanation=(
+            "`if <tensor condition>: raise SomeError(\"...\")` is a data-dependent branch whose "
+            "only purpose is to fail. The fix turns it into a graph-native check: an emitted "
+            "helper raises exactly as before in eager mode, and under compile calls "
+            "`torch._assert_async`, which checks the condition inside the graph."
+        ),
+        fix_note=(
+            "Eager behaviour is unchanged (same exception type and message). Under compile a "
+            "failing check raises `RuntimeError` with the same message, when the graph runs, "
+            "instead of the original exception type. The fixer declines guards whose exception "
+            "is not a builtin, whose message is not a plain string literal, that use "
+            "`raise ... from`, or whose condition it cannot evaluate without side effects."
+        ),
+        failing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x, mask):\n        y = x * 2\n"
+        + "        if (mask == 0).all():  # <- GM301\n"
+        + '            raise ValueError("mask must keep at least one position")\n'
+        + "        return y * mask\n"
+        + "\n\ndef build():\n    return Model(), (torch.randn(8), torch.ones(8))\n",
+        passing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x, mask):\n"
+        + "        if x.dim() != 1:\n"
+        + '            raise ValueError("expected a vector")\n'
+        + "        return x * 2 * mask\n"
+        + "\n\ndef build():\n    return Model(), (torch.randn(8), torch.ones(8))\n",
+    ),
+    Rule(
+        code="GM302",
+        name="torch-equal-guard",
+        family="VG",
+        message="torch.equal() guard in compiled {function}() breaks the graph",
+        gb_ids=("GB0033",),
+        fixer="TrapGuards",
+        hint="compare shapes statically and check (a == b).all() with torch._assert_async",
+        explanation=(
+            "`torch.equal` returns a Python bool computed from tensor data, which Dynamo cannot "
+            "produce inside a graph. As a guard (`if not torch.equal(a, b): raise ...`) it is "
+            "fixed like GM301, with a static shape check first: `(a == b).all()` alone would "
+            "broadcast and accept tensors of different shapes that `torch.equal` rejects."
+        ),
+        fix_note="As GM301: eager unchanged; under compile a failure raises RuntimeError with the message.",
+        failing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x, mask, expected):\n        y = x * 2\n"
+        + "        if not torch.equal(mask, expected):  # <- GM302\n"
+        + '            raise ValueError("unsupported attention mask")\n'
+        + "        return y * mask\n"
+        + "\n\ndef build():\n    return Model(), (torch.randn(8), torch.ones(8), torch.ones(8))\n",
+        passing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x, mask, expected):\n"
+        + "        torch._assert_async((mask == expected).all(), \"unsupported attention mask\")\n"
+        + "        return x * 2 * mask\n"
+        + "\n\ndef build():\n    return Model(), (torch.randn(8), torch.ones(8), torch.ones(8))\n",
+    ),
+    # ---------------------------------------------------------------- DO/TI: scalars
+    Rule(
+        code="GM401",
+        name="tensor-item",
+        family="DO/TI",
+        message=".item() in compiled {function}() breaks the graph",
+        gb_ids=("GB0124",),
+        fixer=None,
+        hint=(
+            "keep the value as a 0-d tensor (x.sum() instead of x.sum().item()), or set "
+            "torch._dynamo.config.capture_scalar_outputs = True"
+        ),
+        explanation=(
+            "`.item()` copies a tensor value into a Python number, which forces the graph to "
+            "end (and a device sync on GPU). Arithmetic with the 0-d tensor itself stays in the "
+            "graph. `capture_scalar_outputs=True` (or `fullgraph=True`) traces it as an unbacked "
+            "symbol instead, which some models do not survive."
+        ),
+        failing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        scale = x.abs().max().item()  # <- GM401\n        return x / (scale + 1)\n"
+        + _BUILD_VECTOR,
+        passing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        scale = x.abs().max()\n        return x / (scale + 1)\n"
+        + _BUILD_VECTOR,
+    ),
+    Rule(
+        code="GM402",
+        name="tensor-tolist",
+        family="DO/TI",
+        message=".tolist() in compiled {function}() breaks the graph",
+        gb_ids=("GB0109", "GB0033"),
+        fixer=None,
+        hint="compute with tensor ops instead of Python lists, or move the conversion out",
+        explanation=(
+            "`.tolist()` turns tensor data into Python values. On a floating-point tensor it "
+            "always breaks (GB0109); on an integer tensor it breaks unless "
+            "`capture_scalar_outputs=True` (GB0033)."
+        ),
+        failing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        first = x[:2].tolist()  # <- GM402\n        return x + sum(first)\n"
+        + _BUILD_VECTOR,
+        passing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        return x + x[:2].sum()\n"
+        + _BUILD_VECTOR,
+    ),
+    Rule(
+        code="GM403",
+        name="tensor-to-python-scalar",
+        family="DO/TI",
+        message="{call}() of a tensor in compiled {function}() breaks the graph",
+        gb_ids=("GB0124",),
+        fixer=None,
+        hint="keep the 0-d tensor, or hoist the conversion out of the compiled code",
+        explanation=(
+            "`int(t)`, `float(t)` and `bool(t)` call `.item()` under the hood. When the result "
+            "sizes a tensor (`torch.zeros(int(t.max()))`) no exact source rewrite exists; use "
+            "`capture_scalar_outputs=True` or compute the size outside."
+        ),
+        failing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        total = float(x.sum())  # <- GM403\n        return x * total\n"
+        + _BUILD_VECTOR,
+        passing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        rows = int(x.shape[0])\n        return x * x.sum() + rows\n"
+        + _BUILD_VECTOR,
+    ),
+    # ---------------------------------------------------------------- DS: dynamic shapes
+    Rule(
+        code="GM501",
+        name="nonzero",
+        family="DS",
+        message="{call}() has a data-dependent output shape; it breaks the graph in compiled {function}()",
+        gb_ids=("GB0036",),
+        fixer=None,
+        hint=(
+            "count with torch.count_nonzero or mask with torch.where(cond, x, 0); or set "
+            "torch._dynamo.config.capture_dynamic_output_shape_ops = True"
+        ),
+        explanation=(
+            "`nonzero`, `argwhere` and one-argument `torch.where(cond)` return as many indices "
+            "as the data holds, so the output shape is unknown when the graph is built. Keep "
+            "fixed shapes (masks and reductions) where the indices only feed a reduction."
+        ),
+        failing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        idx = torch.nonzero(x > 0)  # <- GM501\n        return x.sum() + idx.shape[0]\n"
+        + _BUILD_VECTOR,
+        passing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        return x.sum() + torch.count_nonzero(x > 0)\n"
+        + _BUILD_VECTOR,
+    ),
+    Rule(
+        code="GM502",
+        name="boolean-mask-indexing",
+        family="DS",
+        message="boolean-mask indexing has a data-dependent output shape; it breaks the graph in compiled {function}()",
+        gb_ids=("GB0036",),
+        fixer=None,
+        hint="inside reductions use torch.where(mask, x, 0).sum(); or set capture_dynamic_output_shape_ops",
+        explanation=(
+            "`x[mask]` with a boolean tensor mask selects a data-dependent number of elements "
+            "(it calls `nonzero`). When the selection only feeds a reduction, "
+            "`torch.where(mask, x, 0)` keeps the shape fixed."
+        ),
+        failing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        positive = x[x > 0]  # <- GM502\n        return positive.sum() + x\n"
+        + _BUILD_VECTOR,
+        passing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        index = torch.arange(4)\n"
+        + "        return torch.where(x > 0, x, 0).sum() + x[index].sum()\n"
+        + _BUILD_VECTOR,
+    ),
+    Rule(
+        code="GM503",
+        name="torch-unique",
+        family="DS",
+        message="{call}() has a data-dependent output shape; it breaks the graph in compiled {function}()",
+        gb_ids=("GB0036",),
+        fixer=None,
+        hint="move torch.unique out of the compiled code, or set capture_dynamic_output_shape_ops",
+        explanation="`torch.unique` returns as many values as the data holds distinct ones.",
+        failing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        values = torch.unique(x.round())  # <- GM503\n        return x + values.sum()\n"
+        + _BUILD_VECTOR,
+        passing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        return x + x.round().sum()\n"
+        + _BUILD_VECTOR,
+    ),
+    Rule(
+        code="GM504",
+        name="masked-select",
+        family="DS",
+        message="{call}() has a data-dependent output shape; it breaks the graph in compiled {function}()",
+        gb_ids=("GB0036",),
+        fixer=None,
+        hint="use torch.where(mask, x, 0) when the result feeds a reduction",
+        explanation="`masked_select` is boolean-mask indexing under another name.",
+        failing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        kept = torch.masked_select(x, x > 0)  # <- GM504\n        return x + kept.sum()\n"
+        + _BUILD_VECTOR,
+        passing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        return x + torch.where(x > 0, x, 0).sum()\n"
+        + _BUILD_VECTOR,
+    ),
+    # ---------------------------------------------------------------- other
+    Rule(
+        code="GM601",
+        name="time-call-in-compiled-code",
+        family="other",
+        message="{call}() inside compiled {function}() breaks the graph",
+        gb_ids=("GB0007",),
+        fixer=None,
+        hint="time the compiled call from the uncompiled caller",
+        explanation=(
+            "Clock functions are skipped by Dynamo and end the graph; their value would be "
+            "taken at trace time anyway. Measure around the compiled call instead."
+        ),
+        failing="import time\n\n" + _TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
+        + "        started = time.perf_counter()  # <- GM601\n        return y + started\n"
+        + _BUILD_VECTOR,
+        passing="import time\n\n" + _TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+        + "\n\ndef timed(model, x):\n    started = time.perf_counter()\n"
+        + "    out = model(x)\n    return out, time.perf_counter() - started\n"
+        + _BUILD_VECTOR,
+    ),
+    Rule(
+        code="GM602",
+        name="deepcopy-of-tensor",
+        family="other",
+        message="copy.deepcopy() of a tensor value in compiled {function}() breaks the graph",
+        gb_ids=("GB4198",),
+        fixer=None,
+        hint="use tensor.clone() (and .detach() if the copy must not track gradients)",
+        explanation="Dynamo refuses to deepcopy a tensor; `clone()` copies it inside the graph.",
+        failing="import copy\n\n" + _TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
+        + "        snapshot = copy.deepcopy(y)  # <- GM602\n        return y + snapshot\n"
+        + _BUILD_VECTOR,
+        passing="import copy\n\n" + _TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n"
+        + "        self.config = copy.deepcopy(config)\n\n"
+        + "    def forward(self, x):\n        y = x * 2\n        return y + y.clone()\n"
+        + "\n\ndef build():\n    return Model({\"scale\": 2}), (torch.randn(8),)\n",
+    ),
+    Rule(
+        code="GM603",
+        name="manual-seed-in-compiled-code",
+        family="other",
+        message="{call}() inside compiled {function}() breaks the graph",
+        gb_ids=("GB0007",),
+        fixer=None,
+        hint="seed in the uncompiled caller, before the compiled call",
+        explanation="Seeding the global generator is skipped by Dynamo and ends the graph.",
+        failing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
+        + "        torch.manual_seed(0)  # <- GM603\n        return y + torch.rand_like(y)\n"
+        + _BUILD_VECTOR,
+        passing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        return x * 2 + torch.rand_like(x)\n"
+        + "\n\ndef seeded(model, x):\n    torch.manual_seed(0)\n    return model(x)\n"
+        + _BUILD_VECTOR,
+    ),
+    Rule(
+        code="GM604",
+        name="data-ptr",
+        family="other",
+        message=".data_ptr() in compiled {function}() breaks the graph",
+        gb_ids=("GB5976",),
+        fixer=None,
+        hint="decide aliasing in the uncompiled caller; `a is b` is not equivalent for views",
+        explanation="Storage addresses do not exist while Dynamo traces with fake tensors.",
+        failing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x, y):\n        z = x * 2\n"
+        + "        if x.data_ptr() == y.data_ptr():  # <- GM604\n            return z\n"
+        + "        return z + y\n"
+        + "\n\ndef build():\n    return Model(), (torch.randn(8), torch.randn(8))\n",
+        passing=_TORCH_SETUP
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x, y):\n        return x * 2 + y\n"
+        + "\n\ndef build():\n    return Model(), (torch.randn(8), torch.randn(8))\n",
+    ),
+)
+
+RULES_BY_CODE: Dict[str, Rule] = {rule.code: rule for rule in RULES}
+
+#: The codemods and the codes each one fixes.
+FIXERS: Dict[str, Tuple[str, ...]] = {}
+for _rule in RULES:
+    if _rule.fixer:
+        FIXERS.setdefault(_rule.fixer, ())
+        FIXERS[_rule.fixer] += (_rule.code,)
+del _rule
+
+
+def expand_codes(selectors: Iterable[str]) -> List[str]:
+    """Codes matched by flake8-style prefixes (``GM``, ``GM1``, ``GM201``) or ``ALL``.
+
+    Raises ValueError on a selector that matches no rule, so typos do not pass silently.
+    """
+    codes: List[str] = []
+    for selector in selectors:
+        selector = selector.strip().upper()
+        if not selector:
+            continue
+        matched = [r.code for r in RULES if selector == "ALL" or r.code.startswith(selector)]
+        if not matched:
+            raise ValueError(f"unknown GM code or prefix: {selector!r}")
+        codes.extend(c for c in matched if c not in codes)
+    return codes
+
+
+def family_of(code: str) -> str:
+    return RULES_BY_CODE[code].family

@@ -1,0 +1,9 @@
+"""The detectors, one module per family, dispatched by node type from one walk per function."""
+
+from . import control_flow, other, scalars, shapes, side_effects
+from .base import Finding, FunctionContext
+
+#: Detectors of calls: ``(call, enclosing statement, context) -> findings``.
+CALL_DETECTORS = (side_effects.check_call, scalars.check_call, shapes.check_call, other.check_call)
+
+__all__ = ["CALL_DETECTORS", "Finding", "FunctionContext", "control_flow", "shapes"]

@@ -1,0 +1,99 @@
+"""What a detector reports, and what it is given to look at."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Dict, List, Optional, Sequence
+
+from ..analysis.mutation import in_place_mutations
+from ..analysis.regions import Region
+from ..analysis.symbols import ModuleSymbols
+from ..analysis.values import ValueAnalysis
+from ..registry import RULES_BY_CODE
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One GM finding. ``line`` is 1-based, ``col`` 0-based (in characters), as flake8 expects."""
+
+    code: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    #: The message without the code, complete with GB ids and the fix or hint.
+    message: str
+    #: ``graphmend.<fixer>`` fixes this site when set.
+    fixer: Optional[str] = None
+    #: Why the rule's fixer does not fix this site (None when it does, or the rule has no fixer).
+    decline: Optional[str] = None
+    #: Facts the fixer needs to rewrite the site (see analysis/legality.py); empty when not fixable.
+    plan: Dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def text(self) -> str:
+        return f"{self.code} {self.message}"
+
+
+@dataclass
+class FunctionContext:
+    """A compiled function under inspection."""
+
+    region: Region
+    symbols: ModuleSymbols
+    values: ValueAnalysis
+    #: The source lines (ast columns count UTF-8 bytes; findings count characters).
+    lines: Sequence[str]
+
+    @property
+    def function_name(self) -> str:
+        return self.region.function.name
+
+    @cached_property
+    def mutations(self) -> Dict[str, List[int]]:
+        return in_place_mutations(self.region.function)
+
+    def _char_col(self, line: int, byte_col: int) -> int:
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+    def finding(
+        self,
+        code: str,
+        node: ast.AST,
+        call: str = "",
+        decline: Optional[str] = None,
+        plan: Optional[Dict[str, Any]] = None,
+        end_node: Optional[ast.AST] = None,
+    ) -> Finding:
+        """Build the finding for ``code`` at ``node``.
+
+        For a rule with a fixer, pass ``plan`` when the site is fixable, else ``decline``.
+        ``end_node`` ends the reported span (the test of an ``if``, not its whole body).
+        """
+        rule = RULES_BY_CODE[code]
+        text = rule.message.format(call=call, function=self.function_name)
+        text += " [" + ", ".join(rule.gb_ids) + "]"
+        fixer = None
+        if rule.fixer and plan is not None:
+            fixer = rule.fixer
+            text += f"; fix: graphmend.{rule.fixer}"
+        elif rule.fixer and decline:
+            text += f"; graphmend.{rule.fixer} declines: {decline}; hint: {rule.hint}"
+        else:
+            text += f"; hint: {rule.hint}"
+        end = end_node or node
+        line, end_line = node.lineno, end.end_lineno or node.lineno
+        return Finding(
+            code=code,
+            line=line,
+            col=self._char_col(line, node.col_offset),
+            end_line=end_line,
+            end_col=self._char_col(end_line, end.end_col_offset or 0),
+            message=text,
+            fixer=fixer,
+            decline=None if fixer else decline,
+            plan=plan or {},
+        )

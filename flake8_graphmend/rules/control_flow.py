@@ -1,0 +1,274 @@
+"""DC and VG: Python control flow on tensor values ([Where] and [Trap])."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+
+from ..analysis.purity import impurity
+from ..analysis.values import Kind
+from .base import Finding, FunctionContext
+
+BUILTIN_EXCEPTIONS = {
+    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
+}
+_TORCH_BOOL_DATA = {"torch.equal", "torch.allclose"}
+
+
+def split_condition(test: ast.expr, ctx: FunctionContext) -> Tuple[List[ast.expr], List[ast.expr]]:
+    """Split ``static and ... and tensor ...`` into its leading static conjuncts and the rest."""
+    operands = list(test.values) if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    count = 0
+    while count < len(operands) - 1 and not ctx.values.is_data_dependent(operands[count]):
+        count += 1
+    return operands[:count], operands[count:]
+
+
+def _lowering_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
+    """Why ``and``/``or``/``not`` in a tensor condition cannot become ``torch.logical_*``."""
+    if isinstance(node, ast.BoolOp):
+        for value in node.values:
+            problem = _lowering_problem(value, ctx)
+            if problem:
+                return problem
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _lowering_problem(node.operand, ctx)
+    kind = ctx.values.kind(node)
+    if kind is Kind.DATA:
+        return f"`{ast.unparse(node)}` turns tensor data into a Python value; that is the break to fix first"
+    if kind is not Kind.TENSOR:
+        return f"`{ast.unparse(node)}` is not a tensor, so it cannot be combined with torch.logical_*"
+    return impurity(node, ctx.values, ctx.symbols)
+
+
+def _tensor_condition_problem(operands: Sequence[ast.expr], ctx: FunctionContext) -> Optional[str]:
+    for operand in operands:
+        problem = _lowering_problem(operand, ctx)
+        if problem:
+            return problem
+    return None
+
+
+def _contains_call_to(node: ast.expr, names: Set[str], ctx: FunctionContext) -> bool:
+    return any(
+        isinstance(sub, ast.Call) and ctx.symbols.qualified_name(sub.func) in names for sub in ast.walk(node)
+    )
+
+
+# ---------------------------------------------------------------------------- [Trap]
+def trap_plan(node: ast.If, code: str, ctx: FunctionContext):
+    raise_stmt = node.body[0]
+    exc = raise_stmt.exc
+    if raise_stmt.cause is not None:
+        return None, "`raise ... from ...` cannot be rebuilt by a graph-native check"
+    if not (isinstance(exc, ast.Call) and isinstance(exc.func, ast.Name)):
+        return None, "the raised exception is not built as `Name(message)`"
+    name = exc.func.id
+    if name not in BUILTIN_EXCEPTIONS or name in ctx.symbols.defined_here() or ctx.values.assignments_of(name):
+        return None, f"`{name}` is not a builtin exception class"
+    if len(exc.args) != 1 or exc.keywords or isinstance(exc.args[0], ast.Starred):
+        return None, "the exception takes other than exactly one message argument"
+    message = exc.args[0]
+    if isinstance(message, ast.JoinedStr):
+        for piece in message.values:
+            if isinstance(piece, ast.FormattedValue) and ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA):
+                return None, f"the message formats tensor data `{ast.unparse(piece.value)}`"
+    elif not (isinstance(message, ast.Constant) and isinstance(message.value, str)):
+        return None, "the message is not a string literal"
+    static, tensor_part = split_condition(node.test, ctx)
+    if code == "GM302":
+        if len(tensor_part) != 1:
+            return None, "the torch.equal() test is combined with other tensor tests"
+        test = tensor_part[0]
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        call = test.operand if negated else test
+        if not (isinstance(call, ast.Call) and ctx.symbols.qualified_name(call.func) == "torch.equal"):
+            return None, "only `torch.equal(a, b)` and `not torch.equal(a, b)` guards have an exact graph-native form"
+        if len(call.args) != 2 or call.keywords:
+            return None, "torch.equal() is not called with two positional tensors"
+        for arg in call.args:
+            problem = impurity(arg, ctx.values, ctx.symbols)
+            if problem:
+                return None, problem
+        return {"kind": "equal", "static_conjuncts": len(static), "negated": negated}, None
+    problem = _tensor_condition_problem(tensor_part, ctx)
+    if problem:
+        return None, problem
+    return {"kind": "raise", "static_conjuncts": len(static)}, None
+
+
+# ---------------------------------------------------------------------------- [Where]
+def _names_read(node: ast.AST) -> Set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _reads_outside(name: str, node: ast.If, ctx: FunctionContext) -> bool:
+    """Whether ``name`` is read anywhere in the function outside the ``if`` statement."""
+    inside = {id(n) for n in ast.walk(node)}
+    for sub in ast.walk(ctx.region.function):
+        if isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Load) and id(sub) not in inside:
+            return True
+    return False
+
+
+def _bound_before(name: str, node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> bool:
+    """Whether ``name`` surely has a value when the ``if`` starts (parameter or earlier assignment)."""
+    if ctx.values.is_parameter(name):
+        return True
+    function = ctx.region.function
+    for statement in list(block[: block.index(node)]) + [s for s in function.body if s.lineno < node.lineno]:
+        targets: List[ast.expr] = []
+        if isinstance(statement, ast.Assign):
+            targets = statement.targets
+        elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)) and getattr(statement, "value", None) is not None:
+            targets = [statement.target]
+        for target in targets:
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+                return True
+    return False
+
+
+def _branch_assignments(branch: Sequence[ast.stmt]) -> Tuple[Optional[Dict[str, ast.expr]], Optional[str]]:
+    assigned: Dict[str, ast.expr] = {}
+    for statement in branch:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            name, value = statement.targets[0].id, statement.value
+        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) and statement.value is not None:
+            name, value = statement.target.id, statement.value
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            target = statement.targets[0] if isinstance(statement, ast.Assign) else statement.target
+            return None, f"it assigns `{ast.unparse(target)}`, which is not a plain local name"
+        elif isinstance(statement, ast.AugAssign):
+            return None, f"it updates `{ast.unparse(statement.target)}` in place"
+        else:
+            return None, f"a branch contains `{ast.unparse(statement).splitlines()[0]}`"
+        if name in assigned:
+            return None, f"`{name}` is assigned twice in one branch"
+        assigned[name] = value
+    return assigned, None
+
+
+def where_plan(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext):
+    if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        return None, "an elif chain has more than two outcomes"
+    static, tensor_part = split_condition(node.test, ctx)
+    problem = _tensor_condition_problem(tensor_part, ctx)
+    if problem:
+        return None, problem
+    plan = {"static_conjuncts": len(static)}
+    # Shape 1: a return in both branches (or a return right after an else-less `if`).
+    body, orelse = node.body, node.orelse
+    following = block[block.index(node) + 1] if block.index(node) + 1 < len(block) else None
+    if len(body) == 1 and isinstance(body[0], ast.Return):
+        other = orelse[0] if len(orelse) == 1 and isinstance(orelse[0], ast.Return) else None
+        trailing = False
+        if not orelse and isinstance(following, ast.Return):
+            other, trailing = following, True
+        if other is None:
+            return None, "the branch returns early while the other path goes on"
+        if static and trailing:
+            return None, "a static conjunct guards an early return"
+        for value in (body[0].value, other.value):
+            if value is None or (isinstance(value, ast.Constant) and value.value is None):
+                return None, "one path returns None"
+            problem = impurity(value, ctx.values, ctx.symbols)
+            if problem:
+                return None, problem
+        return {**plan, "shape": "return", "trailing_return": trailing}, None
+    # Shape 2: assignments to local names (if/else, or an else-less update).
+    true_assigned, problem = _branch_assignments(body)
+    if problem:
+        return None, problem
+    false_assigned, problem = _branch_assignments(orelse)
+    if problem:
+        return None, problem
+    both = set(true_assigned) & set(false_assigned)
+    condition_reads = _names_read(ast.BoolOp(op=ast.And(), values=list(tensor_part)))
+    hoisted: Dict[str, List[int]] = {"body": [], "orelse": []}
+    results: List[str] = []
+    branches = (("body", true_assigned, orelse), ("orelse", false_assigned, body))
+    for branch_name, assigned, other_branch in branches:
+        other_reads = set().union(*(_names_read(s) for s in other_branch)) if other_branch else set()
+        setups: Set[str] = set()
+        earlier: Set[str] = set()
+        for index, (name, value) in enumerate(assigned.items()):
+            problem = impurity(value, ctx.values, ctx.symbols)
+            if problem:
+                return None, problem
+            if isinstance(value, ast.Constant) and value.value is None:
+                return None, f"`{name}` is None on one path"
+            reads = _names_read(value)
+            # A setup value used only inside its own branch runs unconditionally before the
+            # selection: it must not be read elsewhere, nor read this branch's other results.
+            confined = (
+                name not in both
+                and name not in other_reads
+                and name not in condition_reads
+                and not _reads_outside(name, node, ctx)
+            )
+            earlier_results = reads & (earlier - setups)
+            earlier.add(name)
+            if confined and not earlier_results:
+                setups.add(name)
+                hoisted[branch_name].append(index)
+                continue
+            if earlier_results:
+                return None, f"`{name}` reads `{sorted(earlier_results)[0]}`, assigned earlier in the same branch"
+            if name not in results:
+                results.append(name)
+    if not results:
+        return None, "the branch computes nothing that is used afterwards"
+    for name in results:
+        if name not in true_assigned or name not in false_assigned:
+            if not _bound_before(name, node, block, ctx):
+                return None, f"`{name}` is not defined on both paths"
+    aliased = set(results)
+    for value in list(true_assigned.values()) + list(false_assigned.values()):
+        if isinstance(value, ast.Name):
+            aliased.add(value.id)
+    for name in sorted(aliased):
+        if name in ctx.mutations:
+            return None, f"`{name}` is mutated in place (line {ctx.mutations[name][0]}); torch.where returns a new tensor, not the same one"
+    # Results assigned later must not read results assigned before them (they would see new values).
+    for position, name in enumerate(results):
+        for value in (true_assigned.get(name), false_assigned.get(name)):
+            if value is not None and _names_read(value) & set(results[:position]):
+                return None, f"`{name}` reads a name that the same `if` reassigns"
+    plan.update(
+        shape="assign",
+        results=results,
+        hoisted=hoisted,
+        condition_temp=len(results) > 1 or bool(condition_reads & set(results)),
+    )
+    return plan, None
+
+
+# ---------------------------------------------------------------------------- detectors
+def check_if(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> Iterator[Finding]:
+    if not ctx.values.is_data_dependent(node.test):
+        return
+    uses_equal = _contains_call_to(node.test, _TORCH_BOOL_DATA, ctx)
+    is_guard = len(node.body) == 1 and isinstance(node.body[0], ast.Raise) and not node.orelse
+    if is_guard:
+        code = "GM302" if uses_equal else "GM301"
+        plan, decline = trap_plan(node, code, ctx)
+        yield ctx.finding(code, node, plan=plan, decline=decline, end_node=node.test)
+    elif uses_equal:
+        yield ctx.finding("GM302", node, decline="only guards that raise are rewritten", end_node=node.test)
+    elif ctx.values.kind(node.test) is Kind.TENSOR:
+        plan, decline = where_plan(node, block, ctx)
+        yield ctx.finding("GM201", node, plan=plan, decline=decline, end_node=node.test)
+    # A condition that is only data-dependent through .item()/int(t) is reported at the
+    # materialising call (GM401/GM403): that call is the break.
+
+
+def check_while(node: ast.While, ctx: FunctionContext) -> Iterator[Finding]:
+    if ctx.values.kind(node.test) is Kind.TENSOR:
+        yield ctx.finding("GM202", node, end_node=node.test)
+
+
+def check_if_expression(node: ast.IfExp, ctx: FunctionContext) -> Iterator[Finding]:
+    if ctx.values.kind(node.test) is Kind.TENSOR:
+        yield ctx.finding("GM203", node)

@@ -1,0 +1,28 @@
+"""Other untraceable calls: clocks, deepcopy of tensors, global seeding, storage pointers."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from ..analysis.values import Kind
+from .base import Finding, FunctionContext
+
+_CLOCKS = {
+    "time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns", "time.monotonic",
+    "time.monotonic_ns", "time.process_time", "time.process_time_ns",
+}
+_SEEDS = {"torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "torch.seed"}
+
+
+def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Iterator[Finding]:
+    func = node.func
+    qualified = ctx.symbols.qualified_name(func) or ""
+    if qualified in _CLOCKS:
+        yield ctx.finding("GM601", node, call=ast.unparse(func))
+    elif qualified in _SEEDS:
+        yield ctx.finding("GM603", node, call=ast.unparse(func))
+    elif qualified == "copy.deepcopy" and node.args and ctx.values.kind(node.args[0]) is not Kind.STATIC:
+        yield ctx.finding("GM602", node)
+    elif isinstance(func, ast.Attribute) and func.attr == "data_ptr" and not node.args:
+        yield ctx.finding("GM604", node)
