@@ -1,0 +1,1 @@
+"""Static facts about a module: names, compiled regions, value kinds, purity, mutation."""
