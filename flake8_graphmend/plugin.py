@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Iterator, List, Tuple
 
 from . import __version__
 from .engine import SCOPES, Options, analyze_tree, internal_error
+from .registry import RULES
 
 
 class GraphMendChecker:
@@ -25,6 +26,7 @@ class GraphMendChecker:
 
     @classmethod
     def add_options(cls, manager: Any) -> None:
+        manager.extend_default_ignore([rule.code for rule in RULES if not rule.default_enabled])
         manager.add_option(
             "--graphmend-scope",
             default="compiled",

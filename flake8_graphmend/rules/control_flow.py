@@ -25,27 +25,32 @@ def split_condition(test: ast.expr, ctx: FunctionContext) -> Tuple[List[ast.expr
     return operands[:count], operands[count:]
 
 
-def _lowering_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
-    """Why ``and``/``or``/``not`` in a tensor condition cannot become ``torch.logical_*``."""
+def _lowering_problem(node: ast.expr, ctx: FunctionContext, always_evaluated: bool) -> Optional[str]:
+    """Why ``and``/``or``/``not`` in a tensor condition cannot become ``torch.logical_*``.
+
+    Every operand must be a tensor. Lowering evaluates all of them, so an operand that Python
+    might have skipped by short-circuiting must also be pure.
+    """
     if isinstance(node, ast.BoolOp):
-        for value in node.values:
-            problem = _lowering_problem(value, ctx)
+        for position, value in enumerate(node.values):
+            problem = _lowering_problem(value, ctx, always_evaluated and position == 0)
             if problem:
                 return problem
         return None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return _lowering_problem(node.operand, ctx)
+        return _lowering_problem(node.operand, ctx, always_evaluated)
     kind = ctx.values.kind(node)
     if kind is Kind.DATA:
         return f"`{ast.unparse(node)}` turns tensor data into a Python value; that is the break to fix first"
     if kind is not Kind.TENSOR:
         return f"`{ast.unparse(node)}` is not a tensor, so it cannot be combined with torch.logical_*"
-    return impurity(node, ctx.values, ctx.symbols)
+    return None if always_evaluated else impurity(node, ctx.values, ctx.symbols)
 
 
 def _tensor_condition_problem(operands: Sequence[ast.expr], ctx: FunctionContext) -> Optional[str]:
-    for operand in operands:
-        problem = _lowering_problem(operand, ctx)
+    """Problems of the tensor conjuncts of a test (those after the static prefix)."""
+    for position, operand in enumerate(operands):
+        problem = _lowering_problem(operand, ctx, always_evaluated=position == 0)
         if problem:
             return problem
     return None
