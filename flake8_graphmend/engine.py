@@ -7,11 +7,12 @@ import fnmatch
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
+from .analysis.index import ModuleIndex
 from .analysis.regions import Region, RegionFinder
 from .analysis.symbols import ModuleSymbols
-from .analysis.values import ValueAnalysis
+from .analysis.values import ValueAnalysis, class_tensor_attributes
 from .rules import CALL_DETECTORS, Finding, FunctionContext, control_flow, shapes
 
 SCOPES = ("compiled", "all")
@@ -139,13 +140,19 @@ def analyze_tree(tree: ast.Module, lines: Sequence[str], filename: str = "<unkno
     if not source_mentions_torch:
         return []
     symbols = ModuleSymbols.collect(tree)
-    whole = options.whole_module(filename)
-    if whole and not symbols.imports_torch:
-        whole = False
-    regions = RegionFinder(symbols, options.entry_points, whole_module=whole).regions()
+    index = ModuleIndex(tree)
+    whole = options.whole_module(filename) and symbols.imports_torch
+    mentions_compile = any("compile" in line for line in lines)
+    regions = RegionFinder(symbols, index, options.entry_points, whole, mentions_compile).regions()
     findings: List[Finding] = []
+    self_tensors: Dict[Optional[str], Set[str]] = {}
     for region in regions.values():
-        ctx = FunctionContext(region, symbols, ValueAnalysis(region.function, symbols, region.owner), lines)
+        owner = region.owner.node.name if region.owner else None
+        if owner not in self_tensors:
+            self_tensors[owner] = class_tensor_attributes(region.owner, symbols, index)
+        facts = index.facts(region.function)
+        values = ValueAnalysis(facts, symbols, self_tensors[owner])
+        ctx = FunctionContext(region, symbols, facts, values, lines)
         findings.extend(_check_block(region.function.body, ctx))
     unique = {(f.line, f.col, f.code): f for f in findings}
     return sorted(unique.values(), key=lambda f: (f.line, f.col, f.code))

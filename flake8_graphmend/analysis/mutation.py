@@ -5,8 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List
 
-from .regions import body_nodes
-from .symbols import FunctionNode
+from .index import FunctionFacts
 
 
 def _root_name(node: ast.expr) -> str:
@@ -15,7 +14,7 @@ def _root_name(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def in_place_mutations(function: FunctionNode) -> Dict[str, List[int]]:
+def in_place_mutations(facts: FunctionFacts) -> Dict[str, List[int]]:
     """Names mutated in place, with the lines where it happens.
 
     Counts in-place tensor methods (``x.add_(1)``, ``x.copy_(y)``), stores into items or
@@ -28,12 +27,13 @@ def in_place_mutations(function: FunctionNode) -> Dict[str, List[int]]:
         if name:
             found.setdefault(name, []).append(line)
 
-    for node in body_nodes(function):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            attr = node.func.attr
+    for call in facts.calls:
+        if isinstance(call.func, ast.Attribute):
+            attr = call.func.attr
             if attr.endswith("_") and not attr.startswith("_"):
-                note(_root_name(node.func.value), node.lineno)
-        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                note(_root_name(call.func.value), call.lineno)
+    for node in facts.bindings:
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, (ast.Subscript, ast.Attribute)):

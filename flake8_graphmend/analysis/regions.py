@@ -12,10 +12,14 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Sequence, Set
 
+from .index import ModuleIndex
 from .symbols import ClassInfo, FunctionNode, ModuleSymbols
 
 #: Decorators that keep a function out of Dynamo's trace (it runs eagerly).
 _EAGER_DECORATORS = {"torch.compiler.disable", "torch._dynamo.disable"}
+#: Prefix of the helpers that the graphmend fixers emit (fixers/helpers.py). They are built to
+#: compile (or, for [Defer], to run after the graph), so they are never analysed or rewritten.
+GRAPHMEND_HELPER_PREFIX = "_graphmend_"
 
 
 @dataclass(frozen=True)
@@ -29,51 +33,27 @@ class Region:
     entry: bool
 
 
-def _function_nodes(tree: ast.AST) -> Iterator[FunctionNode]:
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node
-
-
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-
-
-def body_nodes(function: FunctionNode) -> Iterator[ast.AST]:
-    """Nodes of a function's own body, in no particular order.
-
-    Nested functions, lambdas and classes are yielded themselves but not entered: they are
-    separate scopes (a nested function is traced only when called, and then as its own region).
-    """
-    stack: List[ast.AST] = list(function.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
-
-
 class RegionFinder:
     """Computes the compiled regions of one module."""
 
-    def __init__(self, symbols: ModuleSymbols, entry_points: Sequence[str] = (), whole_module: bool = False):
+    def __init__(
+        self,
+        symbols: ModuleSymbols,
+        index: ModuleIndex,
+        entry_points: Sequence[str] = (),
+        whole_module: bool = False,
+        mentions_compile: bool = True,
+    ):
         self.symbols = symbols
+        self.index = index
+        #: False when the source never says "compile": no ``torch.compile(...)`` site to look for.
+        self.mentions_compile = mentions_compile
         self.entry_points = tuple(entry_points)
         self.whole_module = whole_module
         self._owner: Dict[FunctionNode, ClassInfo] = {}
-        self._nested: Dict[FunctionNode, Dict[str, FunctionNode]] = {}
-        self._parent: Dict[FunctionNode, FunctionNode] = {}
         for info in symbols.classes.values():
             for method in info.methods.values():
                 self._owner[method] = info
-        for function in _function_nodes(symbols.tree):
-            nested = {
-                node.name: node
-                for node in body_nodes(function)
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            }
-            self._nested[function] = nested
-            for child in nested.values():
-                self._parent[child] = function
         self.module_classes = self._module_classes()
 
     # ------------------------------------------------------------------ nn.Module classes
@@ -126,14 +106,17 @@ class RegionFinder:
     def _compile_targets(self) -> Iterator[FunctionNode]:
         """Functions named by ``torch.compile(...)`` calls and decorators."""
         symbols = self.symbols
-        for function in _function_nodes(symbols.tree):
+        methods = [m for info in symbols.classes.values() for m in info.methods.values()]
+        for function in list(symbols.functions.values()) + methods:
             for decorator in function.decorator_list:
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
                 if symbols.qualified_name(target) == "torch.compile":
                     yield function
+        if not self.mentions_compile:
+            return
         instances = self._instance_classes()
-        for node in ast.walk(symbols.tree):
-            if not (isinstance(node, ast.Call) and symbols.qualified_name(node.func) == "torch.compile"):
+        for node in self.index.all_calls():
+            if symbols.qualified_name(node.func) != "torch.compile":
                 continue
             args = list(node.args) + [k.value for k in node.keywords if k.arg == "model"]
             for arg in args[:1]:
@@ -143,12 +126,13 @@ class RegionFinder:
         """Names bound to an instance of a local class anywhere in the module (``model = Net()``)."""
         bound: Dict[str, str] = {}
         for node in ast.walk(self.symbols.tree):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                cls = node.value.func
-                if isinstance(cls, ast.Name) and cls.id in self.symbols.classes:
-                    for target in node.targets:
-                        if isinstance(target, ast.Name):
-                            bound[target.id] = cls.id
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+                continue
+            cls = node.value.func
+            if isinstance(cls, ast.Name) and cls.id in self.symbols.classes:
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        bound[target.id] = cls.id
         return bound
 
     def _functions_named_by(self, expr: ast.expr, instances: Dict[str, str]) -> Iterator[FunctionNode]:
@@ -200,7 +184,10 @@ class RegionFinder:
 
     def _entries(self) -> Iterator[FunctionNode]:
         if self.whole_module:
-            yield from _function_nodes(self.symbols.tree)
+            functions = list(self.index.all_functions())
+            for function in functions:  # outer functions first, so nested ones know their parent
+                self.index.facts(function)
+            yield from functions
             return
         for name in self.module_classes:
             yield from self._forward_of(name)
@@ -209,6 +196,8 @@ class RegionFinder:
 
     # ------------------------------------------------------------------ closure
     def _is_eager(self, function: FunctionNode) -> bool:
+        if function.name.startswith(GRAPHMEND_HELPER_PREFIX):
+            return True
         for decorator in function.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             if self.symbols.qualified_name(target) in _EAGER_DECORATORS:
@@ -218,14 +207,12 @@ class RegionFinder:
     def _enclosing_nested(self, function: FunctionNode) -> Iterator[Dict[str, FunctionNode]]:
         current: Optional[FunctionNode] = function
         while current is not None:
-            yield self._nested.get(current, {})
-            current = self._parent.get(current)
+            yield self.index.facts(current).nested
+            current = self.index.parent_of(current)
 
     def _callees(self, function: FunctionNode) -> Iterator[FunctionNode]:
         owner = self._owner.get(function)
-        for node in body_nodes(function):
-            if not isinstance(node, ast.Call):
-                continue
+        for node in self.index.facts(function).calls:
             func = node.func
             if isinstance(func, ast.Name):
                 yield from self._resolve_plain_call(function, func.id)
@@ -245,7 +232,7 @@ class RegionFinder:
         for decorator in function.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             if isinstance(target, ast.Name) and target.id in self.symbols.functions:
-                yield from self._nested.get(self.symbols.functions[target.id], {}).values()
+                yield from self.index.facts(self.symbols.functions[target.id]).nested.values()
 
     def _resolve_plain_call(self, function: FunctionNode, name: str) -> Iterator[FunctionNode]:
         for scope in self._enclosing_nested(function):

@@ -20,7 +20,7 @@ import ast
 import enum
 from typing import Dict, List, Optional, Set
 
-from .regions import body_nodes
+from .index import FunctionFacts, ModuleIndex
 from .symbols import ClassInfo, FunctionNode, ModuleSymbols
 
 
@@ -114,40 +114,45 @@ def _annotation_kind(annotation: Optional[ast.expr], symbols: ModuleSymbols) -> 
     return Kind.UNKNOWN
 
 
-def class_tensor_attributes(info: Optional[ClassInfo], symbols: ModuleSymbols) -> Set[str]:
-    """Attributes of ``self`` that hold tensors: registered buffers and parameters."""
+def class_tensor_attributes(info: Optional[ClassInfo], symbols: ModuleSymbols, index: ModuleIndex) -> Set[str]:
+    """Attributes of ``self`` that hold tensors: buffers and parameters set up by the initialisers."""
     if info is None:
         return set()
     names: Set[str] = set()
-    for node in ast.walk(info.node):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in ("register_buffer", "register_parameter") and node.args:
-                first = node.args[0]
+    for name, method in info.methods.items():
+        if not (name == "__init__" or name.startswith(("_init", "reset", "build"))):
+            continue
+        facts = index.facts(method)
+        for call in facts.calls:
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr in ("register_buffer", "register_parameter") and call.args:
+                first = call.args[0]
                 if isinstance(first, ast.Constant) and isinstance(first.value, str):
                     names.add(first.value)
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            if (symbols.qualified_name(node.value.func) or "").endswith("nn.Parameter"):
-                for target in node.targets:
-                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                        names.add(target.attr)
+        for node in facts.bindings:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                if (symbols.qualified_name(node.value.func) or "").endswith("nn.Parameter"):
+                    for target in node.targets:
+                        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                            names.add(target.attr)
     return names
 
 
 class ValueAnalysis:
     """Classifies expressions of one function (see the module docstring)."""
 
-    def __init__(self, function: FunctionNode, symbols: ModuleSymbols, owner: Optional[ClassInfo]):
-        self.function = function
+    def __init__(self, facts: FunctionFacts, symbols: ModuleSymbols, self_tensors: Set[str]):
+        self.function = facts.node
         self.symbols = symbols
-        self.self_tensors = class_tensor_attributes(owner, symbols)
+        self.self_tensors = self_tensors
         self._assigned: Dict[str, List[ast.expr]] = {}
         self._params: Dict[str, ast.arg] = {}
         self._cache: Dict[str, Kind] = {}
         self._visiting: Set[str] = set()
-        args = function.args
+        args = facts.node.args
         for arg in args.posonlyargs + args.args + args.kwonlyargs:
             self._params[arg.arg] = arg
-        for node in body_nodes(function):
+        for node in facts.bindings:
             self._record_binding(node)
 
     # ------------------------------------------------------------------ bindings

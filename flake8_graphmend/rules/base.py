@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Dict, List, Optional, Sequence
 
+from ..analysis.index import FunctionFacts
 from ..analysis.mutation import in_place_mutations
 from ..analysis.regions import Region
 from ..analysis.symbols import ModuleSymbols
@@ -43,6 +44,7 @@ class FunctionContext:
 
     region: Region
     symbols: ModuleSymbols
+    facts: FunctionFacts
     values: ValueAnalysis
     #: The source lines (ast columns count UTF-8 bytes; findings count characters).
     lines: Sequence[str]
@@ -53,7 +55,7 @@ class FunctionContext:
 
     @cached_property
     def mutations(self) -> Dict[str, List[int]]:
-        return in_place_mutations(self.region.function)
+        return in_place_mutations(self.facts)
 
     def _char_col(self, line: int, byte_col: int) -> int:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""

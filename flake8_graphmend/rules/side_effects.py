@@ -61,6 +61,14 @@ def _is_global_reference(node: ast.expr, ctx: FunctionContext) -> bool:
     return not ctx.values.assignments_of(node.id) and not ctx.values.is_parameter(node.id)
 
 
+def _mangled(node: ast.expr, ctx: FunctionContext) -> bool:
+    """A ``__name`` inside a class, which Python mangles there (but not in a module-level helper)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    name = node.id if isinstance(node, ast.Name) else ""
+    return ctx.region.owner is not None and name.startswith("__") and not name.endswith("__")
+
+
 def _formats_tensor(arg: ast.expr, ctx: FunctionContext) -> Optional[str]:
     """Source of a tensor that ``arg`` formats into a string at the call site, if any."""
     pieces = []
@@ -109,7 +117,7 @@ def defer_plan(code: str, node: ast.Call, statement: ast.stmt, ctx: FunctionCont
     baked = []
     mutations = ctx.mutations
     for index, arg in enumerate(node.args):
-        if isinstance(arg, (ast.Name, ast.Attribute)) and _is_global_reference(arg, ctx):
+        if isinstance(arg, (ast.Name, ast.Attribute)) and _is_global_reference(arg, ctx) and not _mangled(arg, ctx):
             baked.append(index)
             continue
         formatted = _formats_tensor(arg, ctx)
