@@ -14,11 +14,12 @@ from typing import List, Optional, Sequence
 
 from . import __version__
 from .config import ConfigError, Settings, load_settings
-from .engine import SCOPES, Options, analyze_source, suppressed
+from .engine import SCOPES, Options, analyze_source, internal_error, suppressed
 from .files import UnreadableSource, iter_python_files, read_source
 from .registry import RULES, expand_codes
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+TOO_DEEP = "expressions nested too deeply for Python's parser"
 
 
 def _add_scope_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,6 +74,14 @@ def run_check(args: argparse.Namespace) -> int:
             continue
         except ValueError as exc:  # e.g. NUL bytes
             _error(f"{path}: cannot parse: {exc}; file skipped")
+            status = EXIT_USAGE
+            continue
+        except RecursionError:
+            _error(f"{path}: {TOO_DEEP}; file skipped")
+            status = EXIT_USAGE
+            continue
+        except Exception as exc:  # an analysis bug must not stop the other files
+            _error(f"{path}: {internal_error(exc)[2]}")
             status = EXIT_USAGE
             continue
         lines = source.splitlines()
