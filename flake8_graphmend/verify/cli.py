@@ -1,0 +1,138 @@
+"""The ``verify`` command line: ``graphmend verify ENTRY [--fix TARGET ...] [--json FILE] ...``.
+
+Exit codes: 0 verified, 1 verification failed (the fixed code fails, its outputs differ, it has
+more graphs or break events than the original, or more than ``--max-breaks``), 2 bad input
+(entry file, factory, model, ``--fix`` target or options), 130 interrupted. Errors are one
+line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .entry import parse_entry
+from .errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, VerifyError
+from .report import problems, render_table, write_json
+from .runner import VerifyOptions, verify
+
+_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``verify`` arguments to ``parser``."""
+    parser.add_argument(
+        "entry",
+        metavar="ENTRY",
+        help="path/to/file.py:factory; the factory (default: build) returns (model, args) "
+        "or (model, args, kwargs)",
+    )
+    parser.add_argument(
+        "--fix",
+        metavar="TARGET",
+        action="append",
+        default=[],
+        help="also rewrite this file, folder or importable module or package in the fixed arm "
+        "(repeatable); installed packages are copied, never modified",
+    )
+    parser.add_argument(
+        "--fix-scope",
+        choices=("compiled", "all"),
+        default="compiled",
+        help="what the fixers rewrite: code Dynamo traces (default), or every function of a file "
+        "that imports torch (for helpers called from another module's forward)",
+    )
+    parser.add_argument(
+        "--json",
+        metavar="FILE",
+        type=Path,
+        help="also write the results to FILE as JSON "
+        "(the original arm's alone when the fixed side fails)",
+    )
+    parser.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="auto",
+        help="auto: CUDA when available (default)",
+    )
+    parser.add_argument(
+        "--backend",
+        default="eager",
+        help="torch.compile backend for the timings (default: eager; inductor for real timings); "
+        "graphs and breaks are always counted with a counting backend",
+    )
+    parser.add_argument(
+        "--mode", choices=_MODES, help="torch.compile mode (needs --backend inductor)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=20, metavar="N", help="warm calls to time (default: 20)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="torch seed for building and calling (default: 0)"
+    )
+    parser.add_argument(
+        "--grad", action="store_true", help="run with autograd on (default: torch.no_grad())"
+    )
+    parser.add_argument(
+        "--max-breaks",
+        type=int,
+        metavar="N",
+        help="fail when the fixed code has more than N break events",
+    )
+    parser.add_argument(
+        "--overlay-dir",
+        type=Path,
+        metavar="DIR",
+        help="keep the rewritten copies in DIR (must not exist yet; default: a temporary folder)",
+    )
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """Run ``graphmend verify`` for parsed ``args``; print the table; return the exit code."""
+    try:
+        options = VerifyOptions(
+            entry=parse_entry(args.entry),
+            fix_targets=list(args.fix),
+            fix_scope=args.fix_scope,
+            device=args.device,
+            backend=args.backend,
+            mode=args.mode,
+            grad=args.grad,
+            seed=args.seed,
+            repeat=args.repeat,
+            overlay_dir=args.overlay_dir,
+        )
+        _check_options(options, args.json)
+        verification = verify(options, progress=sys.stderr)
+    except VerifyError as error:
+        print(f"graphmend verify: error: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("graphmend verify: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+    if args.json:
+        write_json(verification, args.json, args.max_breaks)
+    if verification.failure:
+        print(f"graphmend verify: error: {verification.failure}", file=sys.stderr)
+        return verification.failure.exit_code
+    sys.stdout.write(render_table(verification))
+    found = problems(verification, args.max_breaks)
+    if found:
+        print(f"graphmend verify: FAILED: {'; '.join(found)}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _check_options(options: VerifyOptions, json_path: Path | None) -> None:
+    if options.mode and options.backend != "inductor":
+        raise VerifyError(
+            f"--mode {options.mode} needs --backend inductor (got --backend {options.backend})"
+        )
+    if options.repeat < 1:
+        raise VerifyError("--repeat must be at least 1")
+    if options.overlay_dir and options.overlay_dir.exists():
+        raise VerifyError(f"--overlay-dir {options.overlay_dir} already exists; name a new folder")
+    if json_path and not json_path.resolve().parent.is_dir():
+        raise VerifyError(f"--json {json_path}: its folder does not exist")

@@ -1,0 +1,113 @@
+"""Flatten model outputs to named leaves and compare two of them bit for bit.
+
+Outputs may nest tuples, lists, dicts, ``ModelOutput`` (a mapping), dataclasses and plain
+objects such as cache classes (through their attributes). Tensor leaves are compared by their
+bytes (so NaN equals NaN and -0.0 differs from 0.0); when they differ the largest absolute
+difference is reported. Other leaves are compared by ``repr``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+_SCALARS = (str, bytes, int, float, complex, bool, type(None))
+_MAX_LISTED_DIFFERENCES = 10
+
+
+@dataclass
+class OutputComparison:
+    """Whether two outputs are bitwise equal, and if not, where and by how much they differ."""
+
+    equal: bool
+    max_abs_diff: float | None = None
+    differences: list[str] = field(default_factory=list)
+
+
+def flatten_output(output: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    """Split an output into ``{path: tensor copied to CPU}`` and ``{path: repr}`` for the rest."""
+    import torch
+
+    tensors: dict[str, Any] = {}
+    values: dict[str, str] = {}
+    seen: set[int] = set()
+
+    def visit(value: Any, path: str) -> None:
+        if isinstance(value, torch.Tensor):
+            tensors[path] = value.detach().to("cpu", copy=True)
+        elif isinstance(value, _SCALARS) or id(value) in seen:
+            values[path] = repr(value)
+        else:
+            seen.add(id(value))
+            children = _children(value)
+            if children is None:
+                values[path] = repr(value)
+            for key, child in children or ():
+                visit(child, f"{path}{key}")
+
+    visit(output, "output")
+    return tensors, values
+
+
+def _children(value: Any) -> list[tuple[str, Any]] | None:
+    if isinstance(value, Mapping):
+        return [(f"[{key!r}]", child) for key, child in value.items()]
+    if isinstance(value, (tuple, list)):
+        return [(f"[{index}]", child) for index, child in enumerate(value)]
+    if dataclasses.is_dataclass(value):
+        return [(f".{f.name}", getattr(value, f.name)) for f in dataclasses.fields(value)]
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return [(f".{name}", child) for name, child in vars(value).items()]
+    return None
+
+
+def compare_outputs(
+    expected: tuple[dict[str, Any], dict[str, str]], actual: tuple[dict[str, Any], dict[str, str]]
+) -> OutputComparison:
+    """Compare two flattened outputs (``expected`` from the original arm)."""
+    expected_tensors, expected_values = expected
+    actual_tensors, actual_values = actual
+    differences: list[str] = []
+    largest: float | None = None
+    for path in sorted(expected_tensors.keys() | actual_tensors.keys()):
+        if path not in actual_tensors or path not in expected_tensors:
+            side = "fixed" if path not in actual_tensors else "original"
+            differences.append(f"{path}: tensor missing in the {side} output")
+            continue
+        difference, gap = _compare_tensors(expected_tensors[path], actual_tensors[path])
+        if difference:
+            differences.append(f"{path}: {difference}")
+        if gap is not None:
+            largest = gap if largest is None else max(largest, gap)
+    for path in sorted(expected_values.keys() | actual_values.keys()):
+        if expected_values.get(path) != actual_values.get(path):
+            differences.append(f"{path}: {expected_values.get(path)} != {actual_values.get(path)}")
+    return OutputComparison(not differences, largest, differences[:_MAX_LISTED_DIFFERENCES])
+
+
+def _compare_tensors(expected: Any, actual: Any) -> tuple[str | None, float | None]:
+    """(what differs or None, largest absolute difference when shapes and dtypes match)."""
+    import torch
+
+    if expected.dtype != actual.dtype or expected.shape != actual.shape:
+        return (
+            f"{expected.dtype}{tuple(expected.shape)} != {actual.dtype}{tuple(actual.shape)}",
+            None,
+        )
+    if torch.equal(_bytes_of(expected), _bytes_of(actual)):
+        return None, 0.0
+    wide = torch.complex128 if expected.is_complex() else torch.float64
+    gap = (expected.to(wide) - actual.to(wide)).abs()
+    if expected.is_floating_point() or expected.is_complex():
+        both_nan = expected.isnan() & actual.isnan()
+        gap = torch.where(both_nan, 0.0, gap.nan_to_num(nan=float("inf")))
+    largest = float(gap.max()) if gap.numel() else 0.0
+    return f"max |difference| {largest:.3g}", largest
+
+
+def _bytes_of(tensor: Any) -> Any:
+    import torch
+
+    return tensor.reshape(-1).contiguous().view(torch.uint8)

@@ -1,0 +1,168 @@
+"""Present a verification: the verdict, the before/after table and the JSON file.
+
+JSON keys (stable): ``entry``, ``settings``, ``original`` and ``fixed`` (each with ``graphs``,
+``breaks``, ``break_sites``, ``fullgraph``, ``fullgraph_error``), ``outputs_equal``,
+``max_abs_diff``, ``output_differences``, ``timings`` (``original`` and ``fixed``, seconds),
+``fixes``, ``ok`` and ``problems``. When the fixed side failed, ``fixed``, ``outputs_equal``
+and ``timings.fixed`` are null and ``problems`` holds the error.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from .results import ArmResult, SiteResult
+from .runner import Verification
+
+
+def problems(verification: Verification, max_breaks: int | None = None) -> list[str]:
+    """Why the fixed arm fails verification; empty when it passes."""
+    original, fixed = verification.original, verification.fixed
+    if verification.failure:
+        return [str(verification.failure)]
+    found = []
+    if not fixed.comparison.equal:
+        found.append("the outputs of the two arms differ")
+    if fixed.graphs > original.graphs:
+        found.append(
+            f"the fixed code has more graphs ({fixed.graphs}) than the original ({original.graphs})"
+        )
+    if fixed.breaks > original.breaks:
+        found.append(
+            f"the fixed code has more break events ({fixed.breaks}) "
+            f"than the original ({original.breaks})"
+        )
+    if max_breaks is not None and fixed.breaks > max_breaks:
+        found.append(
+            f"the fixed code has {fixed.breaks} break events, more than --max-breaks {max_breaks}"
+        )
+    return found
+
+
+def to_json(verification: Verification, max_breaks: int | None = None) -> dict[str, Any]:
+    """The JSON document written by ``--json``."""
+    options, original, fixed = verification.options, verification.original, verification.fixed
+    comparison = fixed.comparison if fixed else None
+    found = problems(verification, max_breaks)
+    return {
+        "entry": str(options.entry),
+        "settings": {
+            "device": original.device,
+            "backend": options.backend,
+            "mode": options.mode,
+            "grad": options.grad,
+            "seed": options.seed,
+            "repeat": options.repeat,
+            "torch": original.torch_version,
+            "fix_targets": options.fix_targets,
+            "fix_scope": options.fix_scope,
+        },
+        "original": _arm_json(original),
+        "fixed": _arm_json(fixed) if fixed else None,
+        "outputs_equal": comparison.equal if comparison else None,
+        "max_abs_diff": comparison.max_abs_diff if comparison else None,
+        "output_differences": comparison.differences if comparison else [],
+        "timings": {
+            "original": asdict(original.timings),
+            "fixed": asdict(fixed.timings) if fixed else None,
+        },
+        "fixes": verification.fix_outcomes,
+        "ok": not found,
+        "problems": found,
+    }
+
+
+def _arm_json(arm: ArmResult) -> dict[str, Any]:
+    return {
+        "graphs": arm.graphs,
+        "breaks": arm.breaks,
+        "break_sites": [asdict(site) for site in arm.break_sites],
+        "fullgraph": arm.fullgraph_error is None,
+        "fullgraph_error": arm.fullgraph_error,
+    }
+
+
+def write_json(verification: Verification, path: Path, max_breaks: int | None = None) -> None:
+    path.write_text(
+        json.dumps(to_json(verification, max_breaks), indent=2) + "\n", encoding="utf-8"
+    )
+
+
+def render_table(verification: Verification) -> str:
+    """The human-readable report: settings, the before/after table, sites, fixes."""
+    options, original, fixed = verification.options, verification.original, verification.fixed
+    timing_note = f"compile = cold - warm, warm = median of {options.repeat} calls"
+    mode = f", mode {options.mode}" if options.mode else ""
+    lines = [
+        f"graphmend verify {options.entry}",
+        f"torch {original.torch_version} on {original.device}, "
+        f"{options.backend} backend{mode}, {timing_note}",
+        "",
+        _row("", "original", "fixed"),
+        _row("graphs", original.graphs, fixed.graphs),
+        _row("break events", original.breaks, fixed.breaks),
+        _row("fullgraph=True", _fullgraph(original), _fullgraph(fixed)),
+        _row("compile (ms)", _ms(original.timings.compile_s), _ms(fixed.timings.compile_s)),
+        _row("cold call (ms)", _ms(original.timings.cold_s), _ms(fixed.timings.cold_s)),
+        _row(
+            "warm call (ms)", _ms(original.timings.warm_median_s), _ms(fixed.timings.warm_median_s)
+        ),
+        f"{'outputs':<18}{_outputs(fixed)}",
+    ]
+    lines += _sites_section("break sites, original", original.break_sites)
+    lines += _sites_section("break sites, fixed (lines of the rewritten copies)", fixed.break_sites)
+    lines += _fixes_section(verification.fix_outcomes)
+    return "\n".join(lines) + "\n"
+
+
+def _row(label: str, before: Any, after: Any) -> str:
+    return f"{label:<18}{before!s:>12}{after!s:>12}"
+
+
+def _fullgraph(arm: ArmResult) -> str:
+    return "ok" if arm.fullgraph_error is None else "fails"
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f}"
+
+
+def _outputs(fixed: ArmResult) -> str:
+    comparison = fixed.comparison
+    if comparison.equal:
+        return "bitwise equal"
+    gap = f" (largest difference {comparison.max_abs_diff:.3g})" if comparison.max_abs_diff else ""
+    return "DIFFERENT" + gap + "".join(f"\n  {difference}" for difference in comparison.differences)
+
+
+def _sites_section(title: str, sites: list[SiteResult]) -> list[str]:
+    if not sites:
+        return ["", f"{title}: none"]
+    lines = ["", f"{title}:"]
+    for site in sites:
+        events = f" x{site.events}" if site.events > 1 else ""
+        lines.append(
+            f"  {site.file}:{site.line}  {site.gb_id or '(no GB id)'}{events}  {site.gb_type}"
+        )
+        lines.append(f"      {site.reason}")
+        if site.lint_error:
+            lines.append(f"      not linted: {site.lint_error}")
+        elif site.findings:
+            lines += [f"      {f['code']} {f['message']}" for f in site.findings]
+        else:
+            lines.append("      no GM rule covers this line")
+    return lines
+
+
+def _fixes_section(outcomes: list[dict[str, Any]]) -> list[str]:
+    applied = sum(outcome["fixed"] for outcome in outcomes)
+    changed = sum(1 for outcome in outcomes if outcome["changed"])
+    lines = ["", f"fixes: {applied} applied in {changed} file{'s' if changed != 1 else ''}"]
+    for outcome in outcomes:
+        lines += [f"  declined in {outcome['path']}: {reason}" for reason in outcome["declined"]]
+        if outcome["error"]:
+            lines.append(f"  not rewritten, {outcome['path']}: {outcome['error']}")
+    return lines
