@@ -69,6 +69,13 @@ _REDUCTIONS = {
     "logical_and", "logical_or", "logical_not", "logical_xor", "eq", "ne", "gt", "ge", "lt", "le",
     "nansum", "nanmean", "median", "cumsum", "abs",
 }
+#: Methods only tensors have (modules and containers do not), so their result is a tensor.
+_TENSOR_ONLY_METHODS = {
+    "squeeze", "unsqueeze", "view", "view_as", "reshape", "reshape_as", "transpose", "permute",
+    "contiguous", "flatten", "unflatten", "softmax", "log_softmax", "masked_fill", "matmul",
+    "expand", "expand_as", "repeat", "type_as", "clamp", "clamp_min", "clamp_max", "sigmoid",
+    "tanh", "exp", "sqrt", "rsqrt", "pow", "narrow", "chunk", "split", "gather", "index_select",
+}
 #: Attributes that are static facts of a tensor or module.
 _STATIC_ATTRIBUTES = {
     "shape", "dtype", "device", "ndim", "is_cuda", "is_cpu", "is_meta", "requires_grad", "layout",
@@ -321,8 +328,9 @@ class ValueAnalysis:
                 return Kind.DATA
             if receiver is Kind.TENSOR:
                 return Kind.STATIC if func.attr in _STATIC_METHODS else Kind.TENSOR
-            if func.attr in _REDUCTIONS and receiver is Kind.UNKNOWN and not self._is_module_receiver(func.value):
-                return Kind.TENSOR
+            if receiver is Kind.UNKNOWN and not self._is_module_receiver(func.value):
+                if func.attr in _REDUCTIONS or func.attr in _TENSOR_ONLY_METHODS:
+                    return Kind.TENSOR
         return Kind.UNKNOWN
 
     def _is_module_receiver(self, node: ast.expr) -> bool:
@@ -336,10 +344,11 @@ class ValueAnalysis:
             return False
         if isinstance(node, ast.Compare):
             # Only tensors (and arrays) accept a comparison as an index, so an operand of unknown
-            # type counts too.
-            return self.kind(node) in (Kind.TENSOR, Kind.UNKNOWN) and not any(
-                isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops
-            )
+            # type counts too (``scores > threshold`` with ``threshold`` a Python float).
+            if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+                return False
+            operands = [node.left, *node.comparators]
+            return any(self.kind(operand) in (Kind.TENSOR, Kind.UNKNOWN) for operand in operands)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
             return self.is_bool_mask(node.operand, depth + 1)
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):

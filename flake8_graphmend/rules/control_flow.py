@@ -118,21 +118,30 @@ def _reads_outside(name: str, node: ast.If, ctx: FunctionContext) -> bool:
     return False
 
 
+def _assigns(statement: ast.stmt, name: str) -> bool:
+    """Whether ``statement`` binds ``name`` on every path through it that goes on."""
+    if isinstance(statement, ast.Assign):
+        return any(isinstance(n, ast.Name) and n.id == name for t in statement.targets for n in ast.walk(t))
+    if isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        return getattr(statement, "value", None) is not None and isinstance(statement.target, ast.Name) and statement.target.id == name
+    if isinstance(statement, ast.If):
+        return _block_assigns(statement.body, name) and _block_assigns(statement.orelse, name)
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return _block_assigns(statement.body, name)
+    return False
+
+
+def _block_assigns(block: Sequence[ast.stmt], name: str) -> bool:
+    return any(_assigns(statement, name) or isinstance(statement, (ast.Return, ast.Raise)) for statement in block)
+
+
 def _bound_before(name: str, node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> bool:
     """Whether ``name`` surely has a value when the ``if`` starts (parameter or earlier assignment)."""
     if ctx.values.is_parameter(name):
         return True
     function = ctx.region.function
-    for statement in list(block[: block.index(node)]) + [s for s in function.body if s.lineno < node.lineno]:
-        targets: List[ast.expr] = []
-        if isinstance(statement, ast.Assign):
-            targets = statement.targets
-        elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)) and getattr(statement, "value", None) is not None:
-            targets = [statement.target]
-        for target in targets:
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
-                return True
-    return False
+    earlier = list(block[: block.index(node)]) + [s for s in function.body if s.end_lineno < node.lineno]
+    return any(_assigns(statement, name) for statement in earlier)
 
 
 def _branch_assignments(branch: Sequence[ast.stmt]) -> Tuple[Optional[Dict[str, ast.expr]], Optional[str]]:
