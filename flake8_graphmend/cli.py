@@ -15,11 +15,10 @@ from typing import List, Optional, Sequence
 from . import __version__
 from .config import ConfigError, Settings, load_settings
 from .engine import SCOPES, Options, analyze_source, internal_error, suppressed
-from .files import UnreadableSource, iter_python_files, read_source
+from .files import TOO_DEEP, UnreadableSource, iter_python_files, read_source
 from .registry import RULES, expand_codes
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-TOO_DEEP = "expressions nested too deeply for Python's parser"
 
 
 def _add_scope_arguments(parser: argparse.ArgumentParser) -> None:

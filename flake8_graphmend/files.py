@@ -9,6 +9,10 @@ from typing import Iterator, Optional, Sequence, Set
 SKIPPED_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "__pycache__", "build", "dist", "node_modules", ".eggs"}
 
 
+#: The message for a source whose nesting exceeds Python's parser (a RecursionError).
+TOO_DEEP = "expressions nested too deeply for Python's parser"
+
+
 class UnreadableSource(Exception):
     """A file that cannot be read or decoded; the message says why, in one line."""
 

@@ -1,0 +1,98 @@
+"""FixAll on files and folders, without libcst's CLI (used by ``graphmend fix`` and the runner)."""
+
+from __future__ import annotations
+
+import ast
+import codecs
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+from libcst.codemod import CodemodContext, TransformFailure, TransformSuccess, transform_module
+
+from flake8_graphmend.engine import Options, analyze_source, suppressed
+from flake8_graphmend.files import TOO_DEEP, UnreadableSource, iter_python_files, read_source
+
+from .base import decline_message
+from .fix_all import FixAll
+
+
+@dataclass
+class FileOutcome:
+    """What fixing one file did.
+
+    ``declined`` holds the codemod warnings, ``line:col: CODE not fixed: why``.
+    """
+
+    path: Path
+    changed: bool = False
+    error: Optional[str] = None
+    fixed: int = 0
+    declined: List[str] = field(default_factory=list)
+    diff: str = ""
+
+
+def fix_paths(
+    paths: Sequence[Path], *, options: Optional[Options] = None, diff: bool = False
+) -> List[FileOutcome]:
+    """Fix every ``.py`` file under ``paths`` in place (``diff=True``: only compute the diffs).
+
+    Files are found as ``graphmend check`` finds them; a missing path raises FileNotFoundError.
+    """
+    return [fix_file(path, options=options, diff=diff) for path in iter_python_files(paths)]
+
+
+def fix_file(path: Path, *, options: Optional[Options] = None, diff: bool = False) -> FileOutcome:
+    """Fix one file; a file that cannot be read or parsed, or a failed rewrite, stays untouched.
+
+    A UTF-8 BOM and the line endings are kept.
+    """
+    outcome = FileOutcome(Path(path))
+    try:
+        source = read_source(path)
+        ast.parse(source, filename=str(path))
+    except UnreadableSource as error:
+        outcome.error = str(error)
+        return outcome
+    except SyntaxError as error:
+        outcome.error = f"syntax error: {error.msg} (line {error.lineno or 0})"
+        return outcome
+    except ValueError as error:  # NUL bytes
+        outcome.error = f"cannot parse: {error}"
+        return outcome
+    except RecursionError:
+        outcome.error = TOO_DEEP
+        return outcome
+    options = options or Options()
+    try:
+        findings = analyze_source(source, str(path), options)
+    except RecursionError:
+        outcome.error = TOO_DEEP
+        return outcome
+    lines = source.splitlines()
+    live = [finding for finding in findings if not suppressed(finding, lines)]
+    if not any(finding.fixer for finding in live):  # nothing to rewrite: spare the libcst parse
+        outcome.declined = [decline_message(f, f.decline) for f in live if f.decline]
+        return outcome
+    command = FixAll(CodemodContext(filename=str(path)), options=options)
+    result = transform_module(command, source)
+    outcome.declined = list(result.warning_messages)
+    if isinstance(result, TransformFailure):
+        outcome.error = f"internal error: {type(result.error).__name__}: {result.error}"
+        return outcome
+    if not isinstance(result, TransformSuccess) or result.code == source:
+        return outcome
+    outcome.changed, outcome.fixed = True, command.fixed_count
+    lines = difflib.unified_diff(
+        source.splitlines(True), result.code.splitlines(True), f"a/{path}", f"b/{path}"
+    )
+    outcome.diff = "".join(lines)
+    if not diff:
+        try:
+            bom = codecs.BOM_UTF8 if Path(path).read_bytes().startswith(codecs.BOM_UTF8) else b""
+            Path(path).write_bytes(bom + result.code.encode("utf-8"))
+        except OSError as error:
+            outcome.changed, outcome.fixed = False, 0
+            outcome.error = f"cannot write: {error.strerror or error}"
+    return outcome

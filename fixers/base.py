@@ -1,0 +1,442 @@
+"""What the fixers share: findings from the engine, node lookup, helpers and emitted code."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
+from libcst.metadata import PositionProvider
+
+from flake8_graphmend.engine import SCOPES, Finding, Options, analyze_source, suppressed
+
+from .helpers import HelperNameTaken, HelperSet
+
+#: Emitted calls longer than the file's longest line, within these bounds, are split one
+#: argument per line (so the fix follows the file's own line length).
+LINE_LENGTH_BOUNDS = (79, 120)
+
+#: The statements of an ``if`` branch, each with its line (None in a one-line suite).
+Branch = List[Tuple[cst.BaseSmallStatement, Optional[cst.SimpleStatementLine]]]
+
+
+def decline_message(finding: Finding, reason: str) -> str:
+    """The warning for a site that is not fixed: ``line:col: CODE not fixed: reason``."""
+    return f"{finding.line}:{finding.col + 1}: {finding.code} not fixed: {reason}"
+
+
+class Decline(Exception):
+    """The rewrite of one site is abandoned; the message says why (it becomes a codemod warning)."""
+
+
+class GraphMendCommand(VisitorBasedCodemodCommand, ABC):
+    """Base of the fixers: rewrites the sites whose findings (codes ``CODES``) carry a fix plan.
+
+    The engine analyses the module; subclasses look their sites up with ``target(node)`` while
+    visiting and call ``fixed()`` for each one rewritten. Declined findings, and sites that the
+    rewrite abandons, are reported with ``warn``. Suppressed findings (``# noqa``) are left alone.
+    """
+
+    CODES: ClassVar[FrozenSet[str]] = frozenset()
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(
+        self,
+        context: CodemodContext,
+        scope: str = "compiled",
+        entry_points: Sequence[str] = (),
+        compiled_modules: Sequence[str] = (),
+        options: Optional[Options] = None,
+        analyses: Optional[Dict[str, List[Finding]]] = None,
+    ) -> None:
+        super().__init__(context)
+        self.options = options or Options(
+            scope, tuple(entry_points or ()), tuple(compiled_modules or ())
+        )
+        #: The findings of the last source analysed. FixAll shares it between its stages, so a
+        #: stage that changes nothing does not make the next one analyse the same code again.
+        self.analyses: Dict[str, List[Finding]] = analyses if analyses is not None else {}
+        self.fixed_count = 0
+        self._source = ""
+        self._lines: List[str] = []
+        self._line_length = LINE_LENGTH_BOUNDS[0]
+        self._targets: Dict[Tuple[int, int], Finding] = {}
+        self._helpers: Optional[HelperSet] = None
+        #: Functions and classes whose bodies the current pass does not enter.
+        self._skipped: Set[int] = set()
+
+    @staticmethod
+    def add_args(arg_parser: argparse.ArgumentParser) -> None:
+        arg_parser.add_argument(
+            "--scope",
+            choices=SCOPES,
+            default="compiled",
+            help="which functions count as compiled code",
+        )
+        arg_parser.add_argument(
+            "--entry-point",
+            dest="entry_points",
+            action="append",
+            default=[],
+            help="an extra compiled entry point: func, Class or Class.method (repeatable)",
+        )
+        arg_parser.add_argument(
+            "--compiled-module",
+            dest="compiled_modules",
+            action="append",
+            default=[],
+            help="glob of files treated as wholly compiled (repeatable)",
+        )
+
+    # ------------------------------------------------------------------ driving
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        """Select the sites first: a file without any is skipped before metadata is computed."""
+        self._select(tree.code)
+        return super().transform_module(tree)
+
+    def _select(self, source: str) -> None:
+        if source not in self.analyses:
+            self.analyses.clear()
+            self.analyses[source] = analyze_source(
+                source, self.context.filename or "<unknown>", self.options
+            )
+        self._source, self._lines = source, source.splitlines()
+        longest = max((len(line) for line in self._lines), default=0)
+        self._line_length = min(LINE_LENGTH_BOUNDS[1], max(LINE_LENGTH_BOUNDS[0], longest))
+        self._targets = {}
+        for finding in self.analyses[source]:
+            if finding.code not in self.CODES or suppressed(finding, self._lines):
+                continue
+            if finding.fixer:
+                self._targets[(finding.line, finding.col)] = finding
+            elif finding.decline:
+                self.declined(finding, finding.decline)
+        if not self._targets:
+            raise SkipFile("no fixable finding")
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        self._helpers = HelperSet(tree, self._source)
+        self.fixed_count = 0
+        self._skipped = set()
+        updated = tree.visit(self)
+        for finding in self._targets.values():
+            self.declined(finding, "the fixer found no statement of the expected form there")
+        if not self.fixed_count:
+            raise SkipFile("nothing was rewritten")
+        updated = self._helpers.insert(updated)
+        try:
+            ast.parse(updated.code)
+        except SyntaxError as error:  # a fixer bug: never write code that does not parse
+            raise RuntimeError(
+                f"graphmend produced code that does not parse ({error}); file left as it was"
+            ) from None
+        return updated
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        """Skip functions and classes that hold no site (most of a large file)."""
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            span = self.get_metadata(PositionProvider, node)
+            if not any(span.start.line <= line <= span.end.line for line, _ in self._targets):
+                self._skipped.add(id(node))
+                return False
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        if id(original_node) in self._skipped:
+            return updated_node
+        return super().on_leave(original_node, updated_node)
+
+    def target(self, node: cst.CSTNode) -> Optional[Finding]:
+        """The fixable finding at the start of ``node`` (an original node), taken off the list."""
+        position = self.get_metadata(PositionProvider, node).start
+        return self._targets.pop((position.line, position.column), None)
+
+    def declined(self, finding: Finding, reason: str) -> None:
+        self.warn(decline_message(finding, reason))
+
+    def fixed(self) -> None:
+        self.fixed_count += 1
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def helpers(self) -> HelperSet:
+        assert self._helpers is not None, "helpers exist only while a module is transformed"
+        return self._helpers
+
+    def helper(self, name: str) -> str:
+        """Request a fixed helper by name."""
+        try:
+            return self.helpers.fixed(name)
+        except HelperNameTaken as error:
+            raise Decline(str(error)) from None
+
+    def deferred_helper(self, base: str, parameters: Sequence[str], call: str) -> str:
+        """The name of a registered helper that makes ``call`` (see ``HelperSet.deferred``)."""
+        try:
+            return self.helpers.deferred(base, parameters, call)
+        except HelperNameTaken as error:
+            raise Decline(str(error)) from None
+
+    # ------------------------------------------------------------------ emitted code
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def statement(self, text: str) -> cst.BaseStatement:
+        """Parse one emitted statement with the module's own parser settings."""
+        return cst.parse_statement(
+            text + self.module.default_newline, config=self.module.config_for_parsing
+        )
+
+    def indentation(self, node: cst.CSTNode) -> str:
+        """The whitespace before ``node`` (an original statement) on its first line."""
+        position = self.get_metadata(PositionProvider, node).start
+        return self._lines[position.line - 1][: position.column]
+
+    def call_text(self, prefix: str, function: str, arguments: Sequence[str], indent: str) -> str:
+        """``prefix + function(arguments)`` at ``indent``; one argument a line when too long.
+
+        Continuation lines are indented relative to the statement: libcst adds the block's own
+        indentation when it renders the statement in place.
+        """
+        one_line = f"{prefix}{function}({', '.join(arguments)})"
+        if len(indent) + len(one_line) <= self._line_length and "\n" not in one_line:
+            return one_line
+        unit = self.module.default_indent
+        lines = [f"{prefix}{function}("] + [f"{unit}{argument}," for argument in arguments] + [")"]
+        return self.module.default_newline.join(lines)
+
+    def condition_text(self, condition: cst.BaseExpression, prefix: str, indent: str) -> str:
+        """``prefix + condition``, an outermost ``torch.logical_*`` call split when too long."""
+        function = self.code(condition.func) if isinstance(condition, cst.Call) else ""
+        if function.startswith("torch.logical_"):
+            arguments = [self.code(argument.value) for argument in condition.args]
+            return self.call_text(prefix, function, arguments, indent)
+        return prefix + self.code(condition)
+
+
+class IfRewriteCommand(GraphMendCommand):
+    """A fixer that replaces ``if`` statements (found at their findings) by other statements.
+
+    The replacement happens in the enclosing block, so that an ``if`` can become several
+    statements or take the statement after it along (a trailing ``return``).
+    """
+
+    def __init__(self, context: CodemodContext, *args: Any, **kwargs: Any) -> None:
+        super().__init__(context, *args, **kwargs)
+        #: ``if`` statements to rewrite, by the identity of their updated node.
+        self._pending: Dict[int, Tuple[cst.If, Finding]] = {}
+        #: Names used in each enclosing function (innermost last), for fresh temporaries.
+        self._function_names: List[Set[str]] = []
+
+    @abstractmethod
+    def rewrite_if(
+        self,
+        original: cst.If,
+        updated: cst.If,
+        finding: Finding,
+        following: Optional[cst.BaseStatement],
+    ) -> Tuple[List[cst.BaseStatement], bool]:
+        """The statements that replace ``if``, and whether they replace ``following`` too.
+
+        ``original`` is the node as parsed (for positions), ``updated`` the one to rewrite.
+        Raise ``Decline`` to leave the site as it is.
+        """
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._pending = {}
+        self._function_names = []
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        for _, finding in self._pending.values():
+            self.declined(
+                finding,
+                "an `elif` is rewritten only as a plain `if` (move it into an `else:` block)",
+            )
+        return updated_node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        names: Set[str] = set()
+
+        class Names(cst.CSTVisitor):
+            def visit_Name(self, name: cst.Name) -> None:
+                names.add(name.value)
+
+        node.visit(Names())
+        self._function_names.append(names)
+
+    def leave_FunctionDef(
+        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        self._function_names.pop()
+        return updated_node
+
+    def fresh_name(self, base: str) -> str:
+        """A name not used in the enclosing function (and reserved from now on)."""
+        names = self._function_names[-1] if self._function_names else set()
+        name, number = base, 1
+        while name in names:
+            number += 1
+            name = f"{base}_{number}"
+        names.add(name)
+        return name
+
+    def branch(self, block: cst.BaseSuite) -> Branch:
+        """The statements of an ``if`` branch."""
+        if isinstance(block, cst.SimpleStatementSuite):
+            return [(small, None) for small in block.body]
+        statements: Branch = []
+        for line in block.body:
+            if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1):
+                raise Decline(
+                    "a branch holds several statements on one line, or a compound statement"
+                )
+            statements.append((line.body[0], line))
+        return statements
+
+    @staticmethod
+    def as_line(
+        small: cst.BaseSmallStatement, line: Optional[cst.SimpleStatementLine]
+    ) -> cst.BaseStatement:
+        """A statement kept by a rewrite: its own line when it had one, else a new line."""
+        if line is not None:
+            return line
+        return cst.SimpleStatementLine(
+            body=[small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)]
+        )
+
+    @staticmethod
+    def indented(body: cst.BaseSuite) -> cst.IndentedBlock:
+        """``body`` as an indented block (a one-line suite keeps its trailing comment)."""
+        if isinstance(body, cst.IndentedBlock):
+            return body
+        return cst.IndentedBlock(body=[], header=body.trailing_whitespace)
+
+    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
+        finding = self.target(original_node)
+        if finding is not None:
+            self._pending[id(updated_node)] = (original_node, finding)
+        return updated_node
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        body = list(updated_node.body)
+        if not any(id(statement) in self._pending for statement in body):
+            return updated_node
+        new_body: List[cst.BaseStatement] = []
+        index = 0
+        while index < len(body):
+            statement = body[index]
+            index += 1
+            entry = self._pending.pop(id(statement), None)
+            if entry is None:
+                new_body.append(statement)
+                continue
+            original, finding = entry
+            following = body[index] if index < len(body) else None
+            try:
+                statements, consumed = self.rewrite_if(original, statement, finding, following)
+            except Decline as reason:
+                self.declined(finding, str(reason))
+                new_body.append(statement)
+                continue
+            self.fixed()
+            new_body += statements
+            index += int(consumed)
+        return updated_node.with_changes(body=new_body)
+
+
+# ---------------------------------------------------------------------- conditions
+def conjuncts(test: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The operands of the ``and`` chain of an ``if`` test, as ast sees them.
+
+    Parentheses around the whole test are transparent; a parenthesized group inside stays whole.
+    """
+    if isinstance(test, cst.BooleanOperation) and test.lpar:
+        test = test.with_changes(lpar=[], rpar=[])
+    operands: List[cst.BaseExpression] = []
+    while (
+        isinstance(test, cst.BooleanOperation)
+        and isinstance(test.operator, cst.And)
+        and not test.lpar
+    ):
+        operands.insert(0, test.right)
+        test = test.left
+    return [test] + operands
+
+
+def with_static_prefix(node: cst.If, count: int) -> cst.If:
+    """``node`` testing only the first ``count`` operands of its ``and`` chain."""
+    test = (
+        node.test.with_changes(lpar=[], rpar=[])
+        if isinstance(node.test, cst.BooleanOperation)
+        else node.test
+    )
+    for _ in range(len(conjuncts(node.test)) - count):
+        assert isinstance(test, cst.BooleanOperation)
+        test = test.left
+    space = node.whitespace_before_test
+    if not getattr(test, "lpar", None) and not space.value:
+        space = cst.SimpleWhitespace(" ")
+    return node.with_changes(test=test, whitespace_before_test=space)
+
+
+def tensor_condition(test: cst.BaseExpression, static_count: int) -> cst.BaseExpression:
+    """The lowered tensor part of ``test``: the operands after the first ``static_count``."""
+    operands = conjuncts(test)[static_count:]
+    if not operands:
+        raise Decline("the test does not have the form the analysis planned for")
+    condition = lowered(operands[0])
+    for operand in operands[1:]:
+        condition = _torch_call("logical_and", condition, lowered(operand))
+    return condition
+
+
+def lowered(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``and``/``or``/``not`` of tensor operands as ``torch.logical_and/or/not`` calls."""
+    if isinstance(node, cst.BooleanOperation):
+        name = "logical_and" if isinstance(node.operator, cst.And) else "logical_or"
+        return _torch_call(name, lowered(node.left), lowered(node.right))
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return _torch_call("logical_not", lowered(node.expression))
+    return node
+
+
+def _torch_call(name: str, *arguments: cst.BaseExpression) -> cst.Call:
+    return cst.Call(
+        func=cst.Attribute(value=cst.Name("torch"), attr=cst.Name(name)),
+        args=[cst.Arg(value=_unparenthesized(argument)) for argument in arguments],
+    )
+
+
+def _unparenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(node, (cst.Tuple, cst.GeneratorExp)) or not getattr(node, "lpar", None):
+        return node
+    return node.with_changes(lpar=[], rpar=[])
+
+
+def comment_lines(nodes: Sequence[cst.CSTNode]) -> List[cst.EmptyLine]:
+    """Statement-level comments of code a rewrite removes, as lines to keep above the new code.
+
+    ``nodes`` are removed statements, blocks and ``else`` clauses. Comments inside expressions
+    are not collected: the rewrite reuses the expressions, comments included.
+    """
+    found: List[cst.EmptyLine] = []
+    for node in nodes:
+        lines: List[cst.EmptyLine] = list(getattr(node, "leading_lines", ()))
+        trailing: List[cst.TrailingWhitespace] = []
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            trailing = [node.trailing_whitespace]
+        elif isinstance(node, cst.IndentedBlock):
+            trailing = [node.header]
+            lines += node.footer
+        elif isinstance(node, cst.Else):
+            found += comment_lines([node.body])
+        found += [
+            cst.EmptyLine(indent=True, comment=line.comment) for line in lines if line.comment
+        ]
+        found += [cst.EmptyLine(indent=True, comment=t.comment) for t in trailing if t.comment]
+    return found

@@ -1,0 +1,87 @@
+"""[Defer]: print, logger and warnings.warn calls go through a helper run after the graph.
+
+Fixes GM101, GM102 and GM103 sites as planned by ``rules/side_effects.py::defer_plan``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import List
+
+import libcst as cst
+
+from .base import Decline, GraphMendCommand
+from .helpers import DEFERRED_WRAPPER_FRAMES, PREFIX
+
+#: Callees whose first positional argument is the message.
+_MESSAGE_FIRST = re.compile(
+    r"(^|\.)(warn|debug|info|warning|warning_once|warning_advice|info_once|error|critical|fatal)$"
+)
+
+
+class DeferSideEffects(GraphMendCommand):
+    """Defer print, logging and warnings.warn calls in compiled code until after the graph runs.
+
+    Each call becomes a call of a module-level helper registered in
+    torch._dynamo.config.reorderable_logging_functions (and never traced itself). Static
+    arguments (the category of warnings.warn, keywords) are built into the helper, and
+    `stacklevel` is raised past the helper's frames, so that eager records and warnings keep
+    the caller's location.
+    """
+
+    DESCRIPTION = __doc__.splitlines()[0]
+    CODES = frozenset({"GM101", "GM102", "GM103"})
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        finding = self.target(original_node)
+        if finding is None:
+            return updated_node
+        try:
+            replacement = self._deferred_call(updated_node, finding.plan)
+        except Decline as reason:
+            self.declined(finding, str(reason))
+            return updated_node
+        self.fixed()
+        return replacement
+
+    def _deferred_call(self, call: cst.Call, plan: dict) -> cst.Call:
+        """The call of the helper, which makes ``call`` with the baked arguments built in."""
+        callee: str = plan["callee"]
+        baked = set(plan["baked_args"])
+        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+        keywords = [arg for arg in call.args if arg.keyword is not None]
+        if len(positional) + len(keywords) != len(call.args):
+            raise Decline("the call unpacks arguments")
+        parameters: List[str] = []
+        inner: List[str] = []
+        for index, arg in enumerate(positional):
+            if index in baked:
+                inner.append(self.code(arg.value))
+            else:
+                parameters.append(_parameter_name(callee, index))
+                inner.append(parameters[-1])
+        if not baked:
+            parameters, inner = ["*args"], ["*args"]
+        stacklevel = plan["stacklevel"]
+        for arg in keywords:
+            if stacklevel is None or arg.keyword.value != "stacklevel":
+                inner.append(f"{arg.keyword.value}={self.code(arg.value)}")
+        if stacklevel is not None:  # the plan counts the helper's frame; add its wrapper's
+            inner.append(f"stacklevel={stacklevel + DEFERRED_WRAPPER_FRAMES}")
+        name = self.deferred_helper(
+            PREFIX + callee.replace(".", "_"), parameters, f"{callee}({', '.join(inner)})"
+        )
+        kept = [arg for index, arg in enumerate(positional) if index not in baked]
+        if not kept:
+            return call.with_changes(
+                func=cst.Name(name), args=[], whitespace_before_args=cst.SimpleWhitespace("")
+            )
+        last = call.args[-1]  # the end of the argument list keeps its formatting
+        kept[-1] = kept[-1].with_changes(
+            comma=last.comma, whitespace_after_arg=last.whitespace_after_arg
+        )
+        return call.with_changes(func=cst.Name(name), args=kept)
+
+
+def _parameter_name(callee: str, index: int) -> str:
+    return "message" if index == 0 and _MESSAGE_FIRST.search(callee) else f"arg{index}"

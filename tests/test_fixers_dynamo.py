@@ -1,0 +1,391 @@
+"""The fixed code under Dynamo on CPU: one graph, no break, fullgraph, and the original's results.
+
+Each test writes an original module, fixes a copy with FixAll, imports both (as ``model.py`` in
+two folders, so file names in records and warnings match) and compares eager original with
+compiled fixed code: values bitwise, exceptions by type and message, stdout, log records and
+warnings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import itertools
+import logging
+import sys
+import warnings
+from pathlib import Path
+from textwrap import dedent
+from types import ModuleType
+from typing import Any, Callable, Iterator, List, Tuple
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from libcst.codemod import CodemodContext, TransformSuccess, transform_module  # noqa: E402
+
+from fixers.fix_all import FixAll  # noqa: E402
+from flake8_graphmend.verify.dynamo import fullgraph_error, probe  # noqa: E402
+
+_counter = itertools.count()
+
+
+def load(source: str, folder: Path) -> ModuleType:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "model.py"
+    path.write_text(source)
+    name = f"graphmend_fixture_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def original_and_fixed(source: str, tmp_path: Path) -> Tuple[ModuleType, ModuleType, str]:
+    source = dedent(source).lstrip()
+    result = transform_module(FixAll(CodemodContext(filename="model.py")), source)
+    assert isinstance(result, TransformSuccess), result
+    assert result.warning_messages == []
+    return load(source, tmp_path / "original"), load(result.code, tmp_path / "fixed"), result.code
+
+
+def same(a: Any, b: Any) -> bool:
+    """Bitwise equality of tensors (NaN equal to NaN), recursively through tuples."""
+    if isinstance(a, tuple):
+        return isinstance(b, tuple) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, torch.Tensor):
+        return (
+            isinstance(b, torch.Tensor)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and torch.equal(a.isnan(), b.isnan())
+            and torch.equal(torch.where(a.isnan(), 0, a), torch.where(b.isnan(), 0, b))
+        )
+    return a == b
+
+
+def assert_one_graph(fn: Callable, *args: Any) -> None:
+    report = probe(fn, *args)
+    assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
+    assert fullgraph_error(fn, *args) is None
+
+
+def assert_breaks(fn: Callable, *args: Any) -> None:
+    report = probe(fn, *args)
+    assert report.graphs > 1 or report.breaks > 0
+
+
+def compiled(fn: Callable, backend: str = "eager") -> Callable:
+    torch._dynamo.reset()
+    return torch.compile(fn, backend=backend)
+
+
+# ---------------------------------------------------------------------------- [Where]
+WHERE_SOURCE = """
+    import torch
+    from torch import nn
+
+
+    class Clamp(nn.Module):
+        def forward(self, hidden_states):
+            hidden_states = hidden_states * 2
+            if hidden_states.dtype == torch.float16 and (
+                torch.isinf(hidden_states).any() or torch.isnan(hidden_states).any()
+            ):
+                clamp_value = torch.finfo(hidden_states.dtype).max - 1000
+                hidden_states = torch.clamp(hidden_states, min=-clamp_value, max=clamp_value)
+            return hidden_states
+
+
+    class Select(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = nn.Parameter(torch.full((4,), 1.5))
+
+        def forward(self, x):
+            x = x * self.scale
+            if not (x > 0).all() and (x < 3).any():
+                x = x + 0.5
+            if x.sum() > 0:
+                y = x * 2
+                z = x + 1
+            else:
+                y = x - 1
+                z = x
+            if y.sum() >= 0:
+                return y
+            return z
+"""
+
+SELECT_INPUTS = {
+    "positive": torch.tensor([1.0, 2.0, 0.5, 0.25]),
+    "negative": torch.tensor([-1.0, -2.0, -0.5, -0.25]),
+    "tie": torch.tensor([1.0, -1.0, 2.0, -2.0]) / 1.5,  # x.sum() is exactly 0 after scaling
+    "zeros": torch.zeros(4),
+    "mixed": torch.tensor([3.0, -0.5, 0.0, 1.0]),
+}
+HALF = float("inf"), float("nan"), 40000.0, 1.0
+
+
+@pytest.fixture(scope="module")
+def where_modules(tmp_path_factory: pytest.TempPathFactory) -> Tuple[ModuleType, ModuleType]:
+    original, fixed, code = original_and_fixed(WHERE_SOURCE, tmp_path_factory.mktemp("where"))
+    assert "_graphmend_where(" in code and "if hidden_states.dtype == torch.float16:" in code
+    return original, fixed
+
+
+@pytest.mark.parametrize("value", HALF, ids=["inf", "nan", "overflows", "finite"])
+def test_fp16_clamp(where_modules: Tuple[ModuleType, ModuleType], value: float) -> None:
+    original, fixed = where_modules
+    x = torch.tensor([1.0, value, -3.0, 60000.0], dtype=torch.float16)
+    with torch.no_grad():
+        assert_breaks(original.Clamp(), x)
+        assert_one_graph(fixed.Clamp(), x)
+        expected = original.Clamp()(x)
+        assert same(fixed.Clamp()(x), expected)
+        assert same(compiled(fixed.Clamp())(x), expected)
+        assert same(compiled(fixed.Clamp())(x.float()), original.Clamp()(x.float()))
+
+
+@pytest.mark.parametrize("name", SELECT_INPUTS)
+def test_selections_inference(where_modules: Tuple[ModuleType, ModuleType], name: str) -> None:
+    original, fixed = where_modules
+    x = SELECT_INPUTS[name]
+    before, after = original.Select(), fixed.Select()
+    with torch.no_grad():
+        assert_breaks(before, x)
+        assert_one_graph(after, x)
+        assert same(compiled(after)(x), before(x))
+        assert same(after(x), before(x))
+
+
+@pytest.mark.parametrize("name", ["positive", "negative", "tie"])
+def test_selections_keep_exact_gradients_while_training(
+    where_modules: Tuple[ModuleType, ModuleType], name: str
+) -> None:
+    original, fixed = where_modules
+    x = SELECT_INPUTS[name]
+    before, after = original.Select(), fixed.Select()
+    expected = before(x)
+    (expected_grad,) = torch.autograd.grad(expected.sum(), before.scale)
+    output = compiled(after)(x)
+    (grad,) = torch.autograd.grad(output.sum(), after.scale)
+    assert same(output.detach(), expected.detach()) and same(grad, expected_grad)
+    # While autograd records, the helper keeps the Python branch: the break stays, gradients exact.
+    assert_breaks(after, x)
+
+
+@pytest.mark.slow
+def test_selections_under_inductor(where_modules: Tuple[ModuleType, ModuleType]) -> None:
+    original, fixed = where_modules
+    with torch.no_grad():
+        model = torch.compile(fixed.Select(), backend="inductor", fullgraph=True)
+        for x in SELECT_INPUTS.values():
+            assert same(model(x), original.Select()(x))
+
+
+# ---------------------------------------------------------------------------- [Trap]
+TRAP_SOURCE = """
+    import torch
+    from torch import nn
+
+
+    class Guarded(nn.Module):
+        def forward(self, hidden, mask, expected):
+            pooled = hidden * mask
+            if hidden.dim() == 1 and (mask.sum() == 0 or (mask < 0).any()):
+                raise ValueError("the mask must keep a position and be non-negative")
+            if not torch.equal(mask, expected):
+                raise RuntimeError("unsupported attention mask")
+            return pooled + 1
+"""
+
+ONES = torch.ones(4)
+TRAP_CASES = {
+    "passes": (ONES, ONES, None),
+    "empty mask": (
+        torch.zeros(4),
+        torch.zeros(4),
+        (ValueError, "the mask must keep a position and be non-negative"),
+    ),
+    "negative mask": (torch.tensor([1.0, -1.0, 1.0, 1.0]),) * 2
+    + ((ValueError, "the mask must keep a position and be non-negative"),),
+    "other values": (
+        ONES,
+        torch.tensor([1.0, 0.0, 1.0, 1.0]),
+        (RuntimeError, "unsupported attention mask"),
+    ),
+    "broadcastable shape": (ONES, torch.ones(1, 4), (RuntimeError, "unsupported attention mask")),
+    "nan": (torch.tensor([1.0, float("nan"), 1.0, 1.0]),) * 2
+    + ((RuntimeError, "unsupported attention mask"),),
+    "other dtype, same values": (ONES, torch.ones(4, dtype=torch.int64), None),
+}
+
+
+def outcome(fn: Callable, *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except Exception as error:  # the exception is the outcome under test
+        return type(error), str(error).splitlines()[0]
+
+
+@pytest.fixture(scope="module")
+def trap_modules(tmp_path_factory: pytest.TempPathFactory) -> Tuple[ModuleType, ModuleType]:
+    original, fixed, code = original_and_fixed(TRAP_SOURCE, tmp_path_factory.mktemp("trap"))
+    assert code.count("_graphmend_check(") == 3 and "_graphmend_differ(mask, expected)" in code
+    return original, fixed
+
+
+@pytest.mark.parametrize("name", TRAP_CASES)
+def test_guards(trap_modules: Tuple[ModuleType, ModuleType], name: str) -> None:
+    original, fixed = trap_modules
+    mask, expected, failure = TRAP_CASES[name]
+    hidden = torch.arange(4.0)
+    before, after = original.Guarded(), fixed.Guarded()
+    eager = outcome(before, hidden, mask, expected)
+    assert same(outcome(after, hidden, mask, expected), eager)  # eager: same type and message
+    if failure is None:
+        assert same(eager, hidden * mask + 1)
+        assert_breaks(before, hidden, mask, expected)
+        assert_one_graph(after, hidden, mask, expected)
+        assert same(outcome(compiled(after), hidden, mask, expected), eager)
+    else:
+        assert eager == failure
+        # compiled: the check runs in the graph and raises RuntimeError with the same message
+        assert outcome(compiled(after), hidden, mask, expected) == (RuntimeError, failure[1])
+
+
+@pytest.mark.slow
+def test_guards_under_inductor(trap_modules: Tuple[ModuleType, ModuleType]) -> None:
+    _, fixed = trap_modules
+    model = torch.compile(fixed.Guarded(), backend="inductor", fullgraph=True)
+    hidden = torch.arange(4.0)
+    assert same(model(hidden, ONES, ONES), hidden + 1)
+    assert outcome(model, hidden, torch.zeros(4), torch.zeros(4)) == (
+        RuntimeError,
+        "the mask must keep a position and be non-negative",
+    )
+
+
+# ---------------------------------------------------------------------------- [Defer]
+DEFER_SOURCE = """
+    import logging
+    import sys
+    import warnings
+
+    import torch
+    from torch import nn
+    from transformers.utils import logging as hf_logging
+
+    logger = logging.getLogger("graphmend.fixture")
+    hf_logger = hf_logging.get_logger("graphmend.fixture.hf")
+
+
+    class Chatty(nn.Module):
+        def forward(self, x, scale):
+            y = x * scale
+            print("scaled by", scale, sep=" = ", file=sys.stdout)
+            print("y:", y)
+            logger.warning("scaling by %s", "two")
+            logger.info("info %d", 3, stacklevel=1)
+            hf_logger.warning_once("legacy cache format")
+            warnings.warn("the scale argument is deprecated", FutureWarning)
+            return y + 1
+"""
+
+
+class Capture(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: List[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextlib.contextmanager
+def side_effects() -> Iterator[Tuple[io.StringIO, Capture, list]]:
+    """Capture stdout, the fixture loggers' records and every warning."""
+    stdout, handler = io.StringIO(), Capture()
+    loggers = [logging.getLogger("graphmend.fixture")]
+    saved = [(lg.level, lg.propagate) for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(handler)
+        lg.setLevel(logging.DEBUG)
+        lg.propagate = False
+    try:
+        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(stdout):
+            warnings.simplefilter("always")
+            yield stdout, handler, caught
+    finally:
+        for lg, (level, propagate) in zip(loggers, saved):
+            lg.removeHandler(handler)
+            lg.setLevel(level)
+            lg.propagate = propagate
+
+
+def run_three_times(fn: Callable, module: ModuleType) -> Tuple[str, list, list, list]:
+    module.hf_logger.warning_once.cache_clear()
+    with side_effects() as (stdout, handler, caught):
+        outputs = [fn(torch.full((3,), float(i)), 2) for i in range(3)]
+    records = [(r.name, r.levelname, r.getMessage()) for r in handler.records]
+    sites = [
+        (Path(r.pathname).name, r.funcName, r.lineno)
+        for r in handler.records
+        if r.name == "graphmend.fixture"
+    ]
+    caught_warnings = [(str(w.message), w.category) for w in caught]
+    return (
+        stdout.getvalue(),
+        records,
+        caught_warnings,
+        outputs + sites + [(Path(w.filename).name, w.lineno) for w in caught],
+    )
+
+
+def line_of(code: str, text: str) -> int:
+    """The line of the first statement that starts with ``text``."""
+    return next(
+        number for number, line in enumerate(code.splitlines(), 1) if line.strip().startswith(text)
+    )
+
+
+def test_deferred_side_effects(tmp_path: Path) -> None:
+    original, fixed, code = original_and_fixed(DEFER_SOURCE, tmp_path)
+    source = dedent(DEFER_SOURCE).lstrip()
+    x = torch.ones(3)
+    with side_effects():
+        original.hf_logger.warning_once.cache_clear()
+        assert_breaks(original.Chatty(), x, 2)
+        fixed.hf_logger.warning_once.cache_clear()
+        assert_one_graph(fixed.Chatty(), x, 2)
+    stdout, records, caught, rest = run_three_times(original.Chatty(), original)
+    assert stdout.count("scaled by = 2\n") == stdout.count("y: tensor([") == 3
+    assert records.count(("graphmend.fixture.hf", "WARNING", "legacy cache format")) == 1
+    assert len(records) == 7 and len(caught) == 3
+    # Eager fixed: identical side effects, attributed to the same function and statement.
+    fixed_stdout, fixed_records, fixed_caught, fixed_rest = run_three_times(fixed.Chatty(), fixed)
+    assert (fixed_stdout, fixed_records, fixed_caught) == (stdout, records, caught)
+    assert same(tuple(fixed_rest[:3]), tuple(rest[:3]))
+    original_lines = [line_of(source, t) for t in ("logger.warning(", "logger.info(")] * 3
+    fixed_lines = [
+        line_of(code, t) for t in ("_graphmend_logger_warning(", "_graphmend_logger_info(")
+    ] * 3
+    assert [site[2] for site in rest[3:9]] == original_lines
+    assert [site[2] for site in fixed_rest[3:9]] == fixed_lines
+    assert {site[:2] for site in rest[3:9] + fixed_rest[3:9]} == {("model.py", "forward")}
+    warn_line = line_of(source, "warnings.warn(")
+    fixed_warn_line = line_of(code, "_graphmend_warnings_warn(")
+    assert (
+        rest[9:] == [("model.py", warn_line)] * 3
+        and fixed_rest[9:] == [("model.py", fixed_warn_line)] * 3
+    )
+    # Compiled fixed: the same stdout, records and warnings, emitted after the graph.
+    compiled_stdout, compiled_records, compiled_caught, compiled_rest = run_three_times(
+        compiled(fixed.Chatty()), fixed
+    )
+    assert (compiled_stdout, compiled_records, compiled_caught) == (stdout, records, caught)
+    assert same(tuple(compiled_rest[:3]), tuple(rest[:3]))
