@@ -12,7 +12,7 @@ from typing import List, Optional, Sequence
 from libcst.codemod import CodemodContext, TransformFailure, TransformSuccess, transform_module
 
 from flake8_graphmend.engine import Options, analyze_source, suppressed
-from flake8_graphmend.files import TOO_DEEP, UnreadableSource, iter_python_files, read_source
+from flake8_graphmend.files import TOO_DEEP, UnreadableSource, iter_python_files, parse_failure, read_source
 
 from .base import decline_message
 from .fix_all import FixAll
@@ -55,14 +55,8 @@ def fix_file(path: Path, *, options: Optional[Options] = None, diff: bool = Fals
     except UnreadableSource as error:
         outcome.error = str(error)
         return outcome
-    except SyntaxError as error:
-        outcome.error = f"syntax error: {error.msg} (line {error.lineno or 0})"
-        return outcome
-    except ValueError as error:  # NUL bytes
-        outcome.error = f"cannot parse: {error}"
-        return outcome
-    except RecursionError:
-        outcome.error = TOO_DEEP
+    except (SyntaxError, ValueError, RecursionError) as error:
+        outcome.error = parse_failure(error)
         return outcome
     options = options or Options()
     try:

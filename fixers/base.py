@@ -12,6 +12,7 @@ from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
 from libcst.metadata import PositionProvider
 
 from flake8_graphmend.engine import SCOPES, Finding, Options, analyze_source, suppressed
+from flake8_graphmend.files import parse_failure
 
 from .helpers import HelperNameTaken, HelperSet
 
@@ -26,6 +27,10 @@ Branch = List[Tuple[cst.BaseSmallStatement, Optional[cst.SimpleStatementLine]]]
 def decline_message(finding: Finding, reason: str) -> str:
     """The warning for a site that is not fixed: ``line:col: CODE not fixed: reason``."""
     return f"{finding.line}:{finding.col + 1}: {finding.code} not fixed: {reason}"
+
+
+class SourceNotAnalysed(SkipFile):
+    """The file cannot be analysed (Python's parser rejects it); no fixer can rewrite it."""
 
 
 class Decline(Exception):
@@ -100,9 +105,13 @@ class GraphMendCommand(VisitorBasedCodemodCommand, ABC):
     def _select(self, source: str) -> None:
         if source not in self.analyses:
             self.analyses.clear()
-            self.analyses[source] = analyze_source(
-                source, self.context.filename or "<unknown>", self.options
-            )
+            try:
+                self.analyses[source] = analyze_source(
+                    source, self.context.filename or "<unknown>", self.options
+                )
+            except (SyntaxError, ValueError, RecursionError) as error:
+                # libcst parses more than this Python's ast does (newer syntax, deeper nesting)
+                raise SourceNotAnalysed(f"not analysed: {parse_failure(error)}") from None
         self._source, self._lines = source, source.splitlines()
         longest = max((len(line) for line in self._lines), default=0)
         self._line_length = min(LINE_LENGTH_BOUNDS[1], max(LINE_LENGTH_BOUNDS[0], longest))

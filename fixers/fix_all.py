@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod import SkipFile
 
-from .base import GraphMendCommand
+from .base import GraphMendCommand, SourceNotAnalysed
 from .defer import DeferSideEffects
 from .trap import TrapGuards
 from .where import PredicateControlFlow
@@ -27,6 +27,8 @@ class FixAll(GraphMendCommand):
             fixer = fixer_class(self.context, options=self.options, analyses=analyses)
             try:
                 tree = fixer.transform_module(tree)
+            except SourceNotAnalysed:
+                raise
             except SkipFile:
                 continue
             self.fixed_count += fixer.fixed_count

@@ -17,6 +17,17 @@ class UnreadableSource(Exception):
     """A file that cannot be read or decoded; the message says why, in one line."""
 
 
+def parse_failure(error: BaseException) -> Optional[str]:
+    """One line saying why ``ast.parse`` failed with ``error``; None for any other exception."""
+    if isinstance(error, SyntaxError):
+        return f"syntax error: {error.msg} (line {error.lineno or 0})"
+    if isinstance(error, RecursionError):
+        return TOO_DEEP
+    if isinstance(error, ValueError):  # NUL bytes
+        return f"cannot parse: {error}"
+    return None
+
+
 def iter_python_files(paths: Sequence[Path]) -> Iterator[Path]:
     """The ``.py`` files named or contained (recursively) in ``paths``, each once, sorted per folder.
 

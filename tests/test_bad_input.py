@@ -143,3 +143,18 @@ def test_symlink_loop_is_skipped(tmp_path, command):
     code, out, err = graphmend(command, "pkg", cwd=tmp_path)
     assert "Traceback" not in err
     assert code == (1 if command == "check" else 0), err
+
+
+def test_libcst_tool_skips_syntax_that_libcst_parses_but_this_python_does_not(tmp_path):
+    """libcst's parser accepts newer syntax than ``ast`` on Python 3.11: the codemod skips the file."""
+    if sys.version_info >= (3, 12):
+        pytest.skip("valid syntax on this Python")
+    content = FIXABLE + "\n\ntype Vector = list[float]\n"
+    path = tmp_path / "newer.py"
+    path.write_text(content)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    command = [sys.executable, "-m", "libcst.tool", "codemod", "--hide-progress", "graphmend.FixAll", str(path)]
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "not analysed: syntax error" in done.stderr and "Skipped 1 files" in done.stderr
+    assert path.read_text() == content
