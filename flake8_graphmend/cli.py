@@ -23,7 +23,7 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 def _add_scope_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scope", choices=SCOPES, help="what counts as compiled code (default: compiled)")
-    parser.add_argument("--entry-points", metavar="NAMES", help="extra compiled entry points: NAME, CLASS or CLASS.METHOD, comma-separated")
+    parser.add_argument("--entry-points", metavar="NAMES", help="extra compiled entry points: NAME, CLASS, CLASS.METHOD or @DECORATOR, comma-separated")
     parser.add_argument("--compiled-modules", metavar="GLOBS", help="glob patterns of files whose every function counts as compiled")
     parser.add_argument("--select", metavar="CODES", help="codes or prefixes to report, comma-separated (default: GM)")
     parser.add_argument("--ignore", metavar="CODES", help="codes or prefixes not to report, comma-separated")

@@ -28,7 +28,8 @@ class Options:
 
     #: ``compiled``: entry points and what they call; ``all``: every function of a torch file.
     scope: str = "compiled"
-    #: Extra entry points: ``func``, ``Class`` (its forward) or ``Class.method``.
+    #: Extra entry points: ``func``, ``Class`` (its forward), ``Class.method`` or ``@decorator``
+    #: (the inner functions of a decorator applied to compiled code in another file).
     entry_points: Tuple[str, ...] = ()
     #: Glob patterns of files treated as wholly compiled (shared library modules).
     compiled_modules: Tuple[str, ...] = ()
@@ -141,9 +142,7 @@ def analyze_tree(tree: ast.Module, lines: Sequence[str], filename: str = "<unkno
         return []
     symbols = ModuleSymbols.collect(tree)
     index = ModuleIndex(tree)
-    whole = options.whole_module(filename) and symbols.imports_torch
-    mentions_compile = any("compile" in line for line in lines)
-    regions = RegionFinder(symbols, index, options.entry_points, whole, mentions_compile).regions()
+    regions = RegionFinder.for_module(symbols, index, lines, filename, options).regions()
     findings: List[Finding] = []
     self_tensors: Dict[Optional[str], Set[str]] = {}
     for region in regions.values():

@@ -40,7 +40,7 @@ class GraphMendChecker:
             default="",
             comma_separated_list=True,
             parse_from_config=True,
-            help="GM: extra compiled entry points: NAME, CLASS (its forward) or CLASS.METHOD",
+            help="GM: extra compiled entry points: NAME, CLASS (its forward), CLASS.METHOD or @DECORATOR (its inner functions)",
         )
         manager.add_option(
             "--graphmend-compiled-modules",

@@ -24,13 +24,7 @@ SCRIPT = ROOT / "benchmarks" / "table2.py"
 
 #: Rows known to fall short of the paper, and why. The test fails when such a row reaches the
 #: paper's rate (remove it here then), and xfails while it does not.
-KNOWN_GAPS = {
-    "layoutlmv3": (
-        "the runner rewrites transformers/modeling_utils.py with the default 'compiled' scope, "
-        "so ModuleUtilsMixin.get_extended_attention_mask (called from another module's forward) "
-        "is not fixed"
-    ),
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 @pytest.mark.slow

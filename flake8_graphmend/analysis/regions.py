@@ -9,7 +9,7 @@ inner functions of decorators applied to region functions.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Set
 
 from .index import ModuleIndex
@@ -31,6 +31,27 @@ class Region:
     owner: Optional[ClassInfo]
     #: True for entry points (their parameters receive the compiled call's inputs).
     entry: bool
+
+
+@dataclass
+class ExternalReferences:
+    """Names that compiled code calls but its own module does not define."""
+
+    #: ``self.name()`` / ``super().name()`` with no such method in the module's classes.
+    methods: Set[str] = field(default_factory=set)
+    #: Imported functions called by their plain name.
+    functions: Set[str] = field(default_factory=set)
+    #: Imported decorators applied to compiled functions (their inner functions run compiled).
+    decorators: Set[str] = field(default_factory=set)
+
+    def update(self, other: "ExternalReferences") -> None:
+        self.methods |= other.methods
+        self.functions |= other.functions
+        self.decorators |= other.decorators
+
+
+def _is_super_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
 
 
 class RegionFinder:
@@ -55,6 +76,25 @@ class RegionFinder:
             for method in info.methods.values():
                 self._owner[method] = info
         self.module_classes = self._module_classes()
+
+    @classmethod
+    def for_module(
+        cls,
+        symbols: ModuleSymbols,
+        index: ModuleIndex,
+        lines: Sequence[str],
+        filename: str,
+        options,
+        entry_points: Optional[Sequence[str]] = None,
+    ) -> "RegionFinder":
+        """The finder for one module analysed with ``options`` (an ``engine.Options``)."""
+        return cls(
+            symbols,
+            index,
+            options.entry_points if entry_points is None else entry_points,
+            whole_module=options.whole_module(filename) and symbols.imports_torch,
+            mentions_compile=any("compile" in line for line in lines),
+        )
 
     # ------------------------------------------------------------------ nn.Module classes
     def _module_classes(self) -> Set[str]:
@@ -173,7 +213,11 @@ class RegionFinder:
     def _user_entry_points(self) -> Iterator[FunctionNode]:
         for spec in self.entry_points:
             owner, _, method = spec.partition(".")
-            if method:
+            if spec.startswith("@"):  # a decorator of compiled code: its inner functions run
+                decorator = self.symbols.functions.get(spec[1:])
+                if decorator is not None:
+                    yield from self.index.facts(decorator).nested.values()
+            elif method:
                 found = self._lookup_method(owner, method)
                 if found is not None:
                     yield found
@@ -220,7 +264,7 @@ class RegionFinder:
                 receiver = func.value
                 if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls") and owner is not None:
                     found = self._lookup_method(owner.node.name, func.attr)
-                elif isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super" and owner is not None:
+                elif _is_super_call(receiver) and owner is not None:
                     found = self._lookup_in_bases(owner, func.attr)
                 elif isinstance(receiver, ast.Name) and receiver.id in self.symbols.classes:
                     found = self._lookup_method(receiver.id, func.attr)
@@ -249,6 +293,41 @@ class RegionFinder:
                 if found is not None:
                     return found
         return None
+
+    def external_references(self, regions: Dict[FunctionNode, Region]) -> "ExternalReferences":
+        """What the regions call that this module does not define (defined in another file)."""
+        found = ExternalReferences()
+        for function, region in regions.items():
+            owner = region.owner
+            for node in self.index.facts(function).calls:
+                func = node.func
+                if isinstance(func, ast.Name):
+                    if not any(self._resolve_plain_call(function, func.id)):
+                        imported = self.symbols.imports.get(func.id)
+                        if imported is not None:
+                            found.functions.add(imported.rpartition(".")[2])
+                elif isinstance(func, ast.Attribute) and owner is not None:
+                    receiver = func.value
+                    if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
+                        if self._lookup_method(owner.node.name, func.attr) is None:
+                            found.methods.add(func.attr)
+                    elif _is_super_call(receiver) and self._lookup_in_bases(owner, func.attr) is None:
+                        found.methods.add(func.attr)
+            for decorator in function.decorator_list:
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                if isinstance(target, ast.Name) and target.id not in self.symbols.functions:
+                    imported = self.symbols.imports.get(target.id)
+                    if imported is not None:
+                        found.decorators.add(imported.rpartition(".")[2])
+        return found
+
+    def entry_points_for(self, references: "ExternalReferences") -> Set[str]:
+        """The entry-point specs under which this module defines what other modules call."""
+        specs = {name for name in references.functions if name in self.symbols.functions}
+        specs |= {f"@{name}" for name in references.decorators if name in self.symbols.functions}
+        for class_name, info in self.symbols.classes.items():
+            specs |= {f"{class_name}.{name}" for name in references.methods if name in info.methods}
+        return specs
 
     def regions(self) -> Dict[FunctionNode, Region]:
         result: Dict[FunctionNode, Region] = {}

@@ -34,6 +34,9 @@ class Overlay:
     entry_copy: Path
     copies: dict[str, str] = field(default_factory=dict)
     fix_outcomes: list[Any] = field(default_factory=list)
+    #: Entry points that compiled code in one rewritten file reaches in another (see
+    #: ``flake8_graphmend.analysis.project``): the files were fixed with these added.
+    linked_entry_points: tuple[str, ...] = ()
 
     def original_of(self, copy: str) -> str | None:
         """The original file a copy was made from, if ``copy`` is one."""
@@ -94,7 +97,7 @@ def build_overlay(
         copies[entry_key] = str(entry_copy)
         rewrite_roots.insert(0, entry_copy)
     overlay = Overlay(root=root, entry_copy=Path(copies[entry_key]), copies=copies)
-    overlay.fix_outcomes = _rewrite(rewrite_roots, scope)
+    overlay.fix_outcomes, overlay.linked_entry_points = _rewrite(rewrite_roots, scope)
     return overlay
 
 
@@ -106,14 +109,20 @@ def _outermost(targets: Sequence[Path]) -> list[Path]:
     ]
 
 
-def _rewrite(paths: list[Path], scope: str) -> list[Any]:
+def _rewrite(paths: list[Path], scope: str) -> tuple[list[Any], tuple[str, ...]]:
+    """Fix the copies together: calls from one file's compiled code into another are followed."""
     try:
         from fixers.apply import fix_paths
     except ImportError as error:
         raise VerifyError(f"the graphmend fixers cannot be imported ({error})") from None
+    from flake8_graphmend.analysis.project import linked_entry_points
     from flake8_graphmend.engine import Options
+    from flake8_graphmend.files import iter_python_files
 
-    return list(fix_paths(paths, options=Options(scope=scope)))
+    options = Options(scope=scope)
+    files = list(iter_python_files(paths))
+    linked = linked_entry_points(files, options)
+    return list(fix_paths(files, options=Options(scope, linked))), linked
 
 
 class OverlayFinder(importlib.abc.MetaPathFinder):

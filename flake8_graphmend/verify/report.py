@@ -70,6 +70,7 @@ def to_json(verification: Verification, max_breaks: int | None = None) -> dict[s
             "fixed": asdict(fixed.timings) if fixed else None,
         },
         "fixes": verification.fix_outcomes,
+        "linked_entry_points": list(verification.linked_entry_points),
         "ok": not found,
         "problems": found,
     }
@@ -114,7 +115,7 @@ def render_table(verification: Verification) -> str:
     ]
     lines += _sites_section("break sites, original", original.break_sites)
     lines += _sites_section("break sites, fixed (lines of the rewritten copies)", fixed.break_sites)
-    lines += _fixes_section(verification.fix_outcomes)
+    lines += _fixes_section(verification.fix_outcomes, verification.linked_entry_points)
     return "\n".join(lines) + "\n"
 
 
@@ -157,10 +158,12 @@ def _sites_section(title: str, sites: list[SiteResult]) -> list[str]:
     return lines
 
 
-def _fixes_section(outcomes: list[dict[str, Any]]) -> list[str]:
+def _fixes_section(outcomes: list[dict[str, Any]], linked: tuple[str, ...]) -> list[str]:
     applied = sum(outcome["fixed"] for outcome in outcomes)
     changed = sum(1 for outcome in outcomes if outcome["changed"])
     lines = ["", f"fixes: {applied} applied in {changed} file{'s' if changed != 1 else ''}"]
+    if linked:  # what flake8, one file at a time, needs as graphmend-entry-points to see the same
+        lines.append(f"  compiled through calls between the fixed files: {', '.join(linked)}")
     for outcome in outcomes:
         lines += [f"  declined in {outcome['path']}: {reason}" for reason in outcome["declined"]]
         if outcome["error"]:

@@ -60,6 +60,8 @@ class Verification:
     fixed: ArmResult | None
     fix_outcomes: list[dict[str, Any]]
     failure: VerifyError | None = None
+    #: Entry points followed from one rewritten file into another (``Overlay``).
+    linked_entry_points: tuple[str, ...] = ()
 
 
 def verify(options: VerifyOptions, progress: TextIO) -> Verification:
@@ -82,6 +84,7 @@ def verify(options: VerifyOptions, progress: TextIO) -> Verification:
             verification.fix_outcomes = [
                 _outcome_json(outcome, overlay) for outcome in overlay.fix_outcomes
             ]
+            verification.linked_entry_points = overlay.linked_entry_points
             verification.fixed = _run_arm(
                 options, FIXED, overlay.entry_copy, overlay.copies, work, progress
             )
