@@ -52,6 +52,8 @@ class PredicateControlFlow(IfRewriteCommand):
             indent += block.indent or self.module.default_indent
         condition = tensor_condition(updated.test, static)
         where = self.helper(WHERE)
+        if plan["shape"] == "call":
+            return self._merged_call(updated, plan, condition, where, indent), False
         sides = {
             "body": self.branch(updated.body),
             "orelse": self.branch(updated.orelse.body) if updated.orelse else [],
@@ -120,6 +122,52 @@ class PredicateControlFlow(IfRewriteCommand):
             text = self.call_text(f"{name} = ", where, [selector, if_true, if_false], indent)
             statements.append(self.statement(text))
         return statements, removed
+
+    def _merged_call(
+        self, node: cst.If, plan: dict, condition: cst.BaseExpression, where: str, indent: str
+    ) -> List[cst.BaseStatement]:
+        """The condition temporary, both branches' moved statements, and the one call."""
+        sides = [_statements(node.body), _statements(node.orelse.body)]
+        calls = [_final_call(side[-1]) for side in sides]
+        selector = self.fresh_name("_graphmend_cond")
+        statements = [self.statement(self.condition_text(condition, f"{selector} = ", indent))]
+        statements += [*sides[0][:-1], *sides[1][:-1]]
+        arguments = []
+        for index, (first, second) in enumerate(zip(calls[0].args, calls[1].args)):
+            value = self.code(first.value)
+            if index in plan["differing"]:
+                value = f"{where}({selector}, {value}, {self.code(second.value)})"
+            arguments.append(f"{first.keyword.value}={value}" if first.keyword else value)
+        function = self.code(calls[0].func)
+        statements.append(self.statement(self.call_text("", function, arguments, indent)))
+        removed = [node.body, node.orelse, sides[0][-1], sides[1][-1]]
+        first = statements[0]
+        statements[0] = first.with_changes(
+            leading_lines=(*node.leading_lines, *comment_lines(removed), *first.leading_lines)
+        )
+        return statements
+
+
+def _statements(block: cst.BaseSuite) -> List[cst.BaseStatement]:
+    """The statements of a branch, a one-line suite as a line of its own."""
+    if isinstance(block, cst.IndentedBlock):
+        return list(block.body)
+    if len(block.body) != 1:
+        raise Decline("a branch holds several statements on one line")
+    small = block.body[0].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+    return [cst.SimpleStatementLine(body=[small])]
+
+
+def _final_call(statement: cst.BaseStatement) -> cst.Call:
+    """The call of a branch's last line, ``f(...)`` alone on it."""
+    if (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, cst.Call)
+    ):
+        return statement.body[0].value
+    raise Decline("the common call shares its line with other statements")
 
 
 def _single_return(branch: Branch) -> cst.BaseExpression:

@@ -164,7 +164,15 @@ RULES: Tuple[Rule, ...] = (
             "through an emitted helper that uses `torch.where` only when that is exact (0-d "
             "bool condition, same shape, dtype and device, no autograd recording) and branches "
             "as before otherwise. A leading static conjunct such as `x.dtype == torch.float16` "
-            "stays a plain `if`."
+            "stays a plain `if`. When both branches end in the same call with different "
+            "arguments (`self.register_buffer(\"inv_freq\", A)` / `(..., B)`, transformers' "
+            "LongRoPE update), the call is made once with the selected argument; what precedes "
+            "it moves before it only if it may run on both paths: a memoised initialisation "
+            "`if not hasattr(self, \"k\"): self.k = init(...)` whose slot is used nowhere else "
+            "and whose `init` is this module's own effect-free code (a function, or one reached "
+            "through a module-level dispatch table such as `ROPE_INIT_FUNCTIONS`), and an "
+            "idempotent move `self.a = self.a.to(device)` of an attribute that is always moved "
+            "before it is read."
         ),
         fix_note=(
             "Eager values are bitwise identical. Both branches are evaluated, so the fixer "
@@ -172,7 +180,12 @@ RULES: Tuple[Rule, ...] = (
             "writes, early returns, names not defined on both paths, in-place mutation of the "
             "names involved, or a condition that materialises a Python scalar. While autograd "
             "records (training), the helper keeps the Python branch so gradients stay exact, "
-            "and the break remains there."
+            "and the break remains there. A merged call receives a new tensor where the original "
+            "passed an existing one, so it is declined when that tensor or the buffer it is "
+            "stored as is modified in place. A moved initialisation fills its slot on the first "
+            "call instead of the first call that takes its branch; the speculation check "
+            "assumes arithmetic and configuration lookups in `init` do not raise, as they do "
+            "not on the branch that runs it."
         ),
         failing=_TORCH_SETUP
         + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"

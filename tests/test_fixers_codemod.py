@@ -312,6 +312,32 @@ class TestWhere(CodemodTest):
 
 
 # ---------------------------------------------------------------------------- [Trap]
+    def test_common_call_with_memoised_init_and_move(self) -> None:
+        """The LongRoPE shape: both branches end in one call; what precedes it moves before it."""
+        before = (FIXTURES / "longrope_before.py").read_text()
+        self.assertCodemod(before, (FIXTURES / "longrope_after.py").read_text())
+
+    def test_common_call_on_one_line_branches(self) -> None:
+        before = module("""
+            if x.sum() > 0: self.register_buffer("scale", x * 2, persistent=False)
+            else: self.register_buffer("scale", x, persistent=False)
+            return x
+        """)
+        after = fixed_module(
+            """
+            _graphmend_cond = x.sum() > 0
+            self.register_buffer(
+                "scale",
+                _graphmend_where(_graphmend_cond, x * 2, x),
+                persistent=False,
+            )
+            return x
+        """,
+            helpers(WHERE),
+        )
+        self.assertCodemod(before, after)
+
+
 class TestTrap(CodemodTest):
     TRANSFORM = TrapGuards
 
@@ -482,6 +508,69 @@ DECLINES = [
     ),
     ("if x.sum() > 0:\n    fresh = x * 2\nreturn fresh", "`fresh` is not defined on both paths"),
     ("if x.sum() > 0:\n    x = x * 2\nx.mul_(2)\nreturn x", "`x` is mutated in place"),
+    # [Where], one call at the end of both branches (rules/control_flow.py::_call_plan)
+    (
+        'if self.training and x.sum() > 0:\n    self.register_buffer("b", x)\n'
+        'else:\n    self.register_buffer("b", mask)\nreturn x',
+        "a static conjunct guards the common call",
+    ),
+    (
+        'if x.sum() > 0:\n    self.register_buffer("b", x)\nelse:\n    self.register_buffer("b", x)\nreturn x',
+        "both branches make the same call",
+    ),
+    (
+        'if x.sum() > 0:\n    self.register_buffer("b", x)\nelse:\n    self.register_buffer("b", None)\n'
+        "return x",
+        "an argument that is None on one path",
+    ),
+    (
+        'if x.sum() > 0:\n    self.register_buffer("a", x)\nelse:\n    self.register_buffer("b", x)\nreturn x',
+        "the calls differ in `'a'`, which is not a tensor",
+    ),
+    (
+        "if x.sum() > 0:\n    self.register_buffer(*names)\nelse:\n    self.register_buffer(*others)\n"
+        "return x",
+        "the common call unpacks",
+    ),
+    (
+        'if x.sum() > 0:\n    y = x * 2\n    self.register_buffer("b", y)\n'
+        'else:\n    self.register_buffer("b", x)\nreturn x',
+        "a branch contains `y = x * 2` before the common call",
+    ),
+    (
+        'if x.sum() > 0:\n    if not hasattr(self, "cache"):\n        self.cache = x * 2\n'
+        '    self.register_buffer("b", self.cache)\nelse:\n    self.register_buffer("b", x)\n'
+        "return x + self.cache",
+        "`cache` is also used on line 18, so its initialisation cannot move",
+    ),
+    (
+        'if x.sum() > 0:\n    if not hasattr(self, "cache"):\n        self.cache = x * 2\n'
+        '        self.count += 1\n    self.register_buffer("b", self.cache)\n'
+        'else:\n    self.register_buffer("b", x)\nreturn x',
+        "the initialisation of `self.cache` does more than assign",
+    ),
+    (
+        'if x.sum() > 0:\n    if not hasattr(self, "cache"):\n        self.cache = self.make(x)\n'
+        '    self.register_buffer("b", self.cache)\nelse:\n    self.register_buffer("b", x)\n'
+        "return x",
+        "cannot run on both paths: `self.make()` is not a function of this module",
+    ),
+    (
+        'if x.sum() > 0:\n    if not hasattr(self, "extra"):\n        self.extra = x * 2\n'
+        '    self.register_buffer("b", self.extra)\nelse:\n    self.register_buffer("b", self.extra + 1)\n'
+        "return x",
+        "`extra` is set on one path and read on the other",
+    ),
+    (
+        'if x.sum() > 0:\n    self.register_buffer("b", x)\nelse:\n    self.base = self.base.to(x.device)\n'
+        '    self.register_buffer("b", self.base)\nreturn x + self.base',
+        "`base` is used on line 17 without the same `.to()` before it",
+    ),
+    (
+        'if x.sum() > 0:\n    self.register_buffer("b", x)\nelse:\n    self.register_buffer("b", mask)\n'
+        "self.b.mul_(2)\nreturn x",
+        "`b` is modified in place (line 16); the selection is new",
+    ),
     (
         "y = x\nif x.sum() > 0:\n    x = x * 2\n    y = x + 1\nreturn x + y",
         "`y` reads `x`, assigned earlier in the same branch",

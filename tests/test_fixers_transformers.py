@@ -34,6 +34,7 @@ FILES = (
     "models/biogpt/modeling_biogpt.py",
     "models/blenderbot/modeling_blenderbot.py",
     "models/layoutlmv3/modeling_layoutlmv3.py",
+    "models/phi3/modeling_phi3.py",
     "modeling_utils.py",
     "modeling_rope_utils.py",
 )
@@ -50,6 +51,7 @@ KNOWN_SITES = {
     "biogpt": ("modeling_biogpt.py", 685, "GB0291"),
     "blenderbot": ("modeling_blenderbot.py", 951, "GB0291"),
     "layoutlmv3": ("modeling_utils.py", 1614, "GB0007"),
+    "phi3": ("modeling_rope_utils.py", 50, "GB0170"),
 }
 
 pytestmark = pytest.mark.slow
@@ -99,17 +101,14 @@ def arms(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def test_fix_all_rewrites_the_files_and_leaves_no_fixable_finding(arms: dict) -> None:
-    for relative in FILES[
-        :-1
-    ]:  # layoutlmv3's own file has no fixable site; the fix is in modeling_utils
+    # LayoutLMv3's and Phi-3's breaks are in the shared modeling_utils and modeling_rope_utils
+    own_sites_elsewhere = {"modeling_layoutlmv3.py", "modeling_phi3.py"}
+    for relative in FILES:
         name = Path(relative).name
         outcome = arms["outcomes"][name]
-        assert outcome.error is None and (
-            outcome.changed or name == "modeling_layoutlmv3.py"
-        ), outcome
+        assert outcome.error is None and (outcome.changed or name in own_sites_elsewhere), outcome
     for copy in arms["copies"].values():
         assert [f for f in analyze_file(Path(copy), options=SHARED) if f.fixer] == []
-    assert arms["outcomes"]["modeling_rope_utils.py"].changed  # its logger warnings
 
 
 @pytest.mark.parametrize("model", list(KNOWN_SITES))
@@ -127,3 +126,12 @@ def test_known_break_site_is_removed_and_outputs_are_identical(arms: dict, model
     assert same(after["eager"], before["eager"])
     assert same(after["compiled"], before["eager"])
     assert original["clamped"] == fixed["clamped"] == model.endswith("fp16")
+
+
+def test_longrope_fix_is_exact_over_long_short_long_calls(arms: dict) -> None:
+    """The update alternates between the long and the original frequencies, state included."""
+    before = torch.load(arms["work"] / "phi3.original.sequence.pt")
+    after = torch.load(arms["work"] / "phi3.fixed.sequence.pt")
+    for outputs in (after["eager"], after["compiled"]):
+        assert all(same(a, b) for a, b in zip(outputs, before["eager"], strict=True))
+    assert arms["fixed"]["phi3"]["sequence_graphs"] < arms["original"]["phi3"]["sequence_graphs"]

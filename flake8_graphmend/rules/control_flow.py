@@ -9,6 +9,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 from ..analysis.purity import impurity
 from ..analysis.values import Kind
 from .base import Finding, FunctionContext
+from .hoisting import attributes_read, attributes_written, hoisting_problem
 
 BUILTIN_EXCEPTIONS = {
     name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
@@ -191,7 +192,10 @@ def where_plan(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext):
             if problem:
                 return None, problem
         return {**plan, "shape": "return", "trailing_return": trailing}, None
-    # Shape 2: assignments to local names (if/else, or an else-less update).
+    # Shape 2: the same call at the end of both branches, with different arguments.
+    if _common_call(body, orelse) is not None:
+        return _call_plan(node, ctx, plan)
+    # Shape 3: assignments to local names (if/else, or an else-less update).
     true_assigned, problem = _branch_assignments(body)
     if problem:
         return None, problem
@@ -257,6 +261,85 @@ def where_plan(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext):
         condition_temp=len(results) > 1 or bool(condition_reads & set(results)),
     )
     return plan, None
+
+
+def _common_call(
+    body: Sequence[ast.stmt], orelse: Sequence[ast.stmt]
+) -> Optional[Tuple[ast.Call, ast.Call]]:
+    """The last statements of both branches when they are calls of one callee, same arity."""
+    if not (body and orelse):
+        return None
+    last = [branch[-1] for branch in (body, orelse)]
+    if not all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in last):
+        return None
+    first, second = (s.value for s in last)
+    if ast.dump(first.func) != ast.dump(second.func) or len(first.args) != len(second.args):
+        return None
+    if [k.arg for k in first.keywords] != [k.arg for k in second.keywords]:
+        return None
+    return first, second
+
+
+def _call_plan(node: ast.If, ctx: FunctionContext, plan: dict):
+    """``f(.., A, ..)`` / ``f(.., B, ..)``: one call of ``f(.., where(c, A, B), ..)``.
+
+    What precedes the call in each branch is moved before it (``rules/hoisting.py``); the
+    condition is computed first, as the ``if`` did.
+    """
+    if plan["static_conjuncts"]:
+        return None, "a static conjunct guards the common call (its else branch runs without it)"
+    first, second = _common_call(node.body, node.orelse)
+    pairs = list(zip(first.args, second.args)) + [
+        (a.value, b.value) for a, b in zip(first.keywords, second.keywords)
+    ]
+    if any(isinstance(a, ast.Starred) or isinstance(b, ast.Starred) for a, b in pairs) or any(
+        k.arg is None for k in first.keywords
+    ):
+        return None, "the common call unpacks `*args` or `**kwargs`"
+    differing = [index for index, (a, b) in enumerate(pairs) if ast.dump(a) != ast.dump(b)]
+    if not differing:
+        return None, "both branches make the same call; it does not depend on the condition"
+    prefixes = {"body": node.body[:-1], "orelse": node.orelse[:-1]}
+    for statement in (*prefixes["body"], *prefixes["orelse"]):
+        problem = hoisting_problem(statement, node, ctx)
+        if problem:
+            return None, problem
+    for index in differing:
+        for value in pairs[index]:
+            if isinstance(value, ast.Constant) and value.value is None:
+                return None, "the calls differ in an argument that is None on one path"
+            if ctx.values.kind(value) is Kind.STATIC:
+                return None, f"the calls differ in `{ast.unparse(value)}`, which is not a tensor"
+            problem = impurity(value, ctx.values, ctx.symbols)
+            if problem:
+                return None, problem
+    # Each branch's argument is now read after both branches' moved statements.
+    for side, index in (("body", 0), ("orelse", 1)):
+        other = "orelse" if side == "body" else "body"
+        written = attributes_written(prefixes[other])
+        read = attributes_read([pairs[i][index] for i in differing] + list(prefixes[side]))
+        if written & read:
+            shared = sorted(written & read)[0]
+            return None, f"`{shared}` is set on one path and read on the other"
+    stored = {value.value for value in first.args if isinstance(value, ast.Constant)}
+    selected = attributes_read([value for i in differing for value in pairs[i]])
+    for name in sorted(stored | selected):
+        line = _in_place_write(name, ctx.symbols.tree)
+        if line:
+            return None, f"`{name}` is modified in place (line {line}); the selection is new"
+    return {**plan, "shape": "call", "differing": differing}, None
+
+
+def _in_place_write(attribute: str, tree: ast.Module) -> Optional[int]:
+    """The line of an in-place method call (``x.attribute.copy_(...)``) on ``attribute``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            receiver = node.func.value
+            method = node.func.attr
+            if isinstance(receiver, ast.Attribute) and receiver.attr == attribute:
+                if method.endswith("_") and not method.startswith("_"):
+                    return node.lineno
+    return None
 
 
 # ---------------------------------------------------------------------------- detectors
