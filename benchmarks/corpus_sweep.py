@@ -2,6 +2,11 @@
 
     python benchmarks/corpus_sweep.py                      # transformers and torch, all .py files
     python benchmarks/corpus_sweep.py --corpus transformers --limit 300 --jobs 2
+    python benchmarks/corpus_sweep.py --scope all          # every function of a torch file
+
+``--scope compiled`` (the default) is what a user of ``flake8 --select GM`` gets; ``--scope all``
+treats every function of a torch-importing file as compiled, which gives the fixers far more
+real code to rewrite (a stress test of their legality checks and of the writer).
 
 Each corpus is copied to a temporary folder first; nothing installed is modified. Per corpus it
 prints: files, lines, findings, fixable findings, files fixed, sites fixed, crashes (goal 0),
@@ -24,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from flake8_graphmend.engine import analyze_source
+from flake8_graphmend.engine import SCOPES, Options, analyze_source
 from flake8_graphmend.files import UnreadableSource, iter_python_files, read_source
 
 
@@ -46,6 +51,7 @@ class FileRecord:
 @dataclass
 class CorpusFigures:
     name: str
+    scope: str
     files: int = 0
     lines: int = 0
     findings: int = 0
@@ -61,17 +67,18 @@ class CorpusFigures:
     problems: List[str] = field(default_factory=list)
 
 
-def sweep_file(path_text: str) -> FileRecord:
+def sweep_file(path_text: str, scope: str = "compiled") -> FileRecord:
     """Lint, fix, re-fix one file (a copy) and record every deviation from the contract."""
     from fixers.apply import fix_file
 
+    options = Options(scope=scope)
     path = Path(path_text)
     record = FileRecord(path_text)
     original = path.read_bytes()
     try:
         source = read_source(path)
         record.lines = source.count("\n") + 1
-        findings = analyze_source(source, path_text)
+        findings = analyze_source(source, path_text, options)
     except (SyntaxError, ValueError, UnreadableSource, RecursionError):
         record.unparsable_input = True
         findings = []
@@ -81,7 +88,7 @@ def sweep_file(path_text: str) -> FileRecord:
     record.findings = len(findings)
     record.fixable = sum(1 for f in findings if f.fixer)
     try:
-        first = fix_file(path)
+        first = fix_file(path, options=options)
     except Exception as exc:
         record.crash = f"fix: {type(exc).__name__}: {exc}"
         return record
@@ -95,7 +102,7 @@ def sweep_file(path_text: str) -> FileRecord:
             ast.parse(after.decode("utf-8-sig"))
         except (SyntaxError, ValueError, UnicodeDecodeError):
             record.output_unparsable = True
-        second = fix_file(path)
+        second = fix_file(path, options=options)
         record.second_run_changed = second.changed
     elif after != original:
         record.untouched_but_different = True
@@ -112,15 +119,19 @@ def _copy_corpus(source: Path, target: Path) -> List[Path]:
     return copied
 
 
-def sweep(name: str, root: Path, jobs: int, limit: Optional[int]) -> CorpusFigures:
-    figures = CorpusFigures(name)
+def sweep(
+    name: str, root: Path, jobs: int, limit: Optional[int], scope: str = "compiled"
+) -> CorpusFigures:
+    """Sweep every ``.py`` file under ``root`` (copied first) with ``jobs`` processes."""
+    figures = CorpusFigures(name, scope)
     with tempfile.TemporaryDirectory(prefix=f"graphmend-sweep-{name}-") as scratch:
         files = _copy_corpus(root, Path(scratch))
         if limit:
             files = files[:limit]
         started = time.perf_counter()
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            records = list(pool.map(sweep_file, map(str, files), chunksize=8))
+            paths = list(map(str, files))
+            records = list(pool.map(sweep_file, paths, [scope] * len(paths), chunksize=8))
         figures.seconds = round(time.perf_counter() - started, 1)
     for record in records:
         figures.files += 1
@@ -158,18 +169,25 @@ def corpus_root(name: str) -> Path:
 
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", action="append", help="installed package or folder (default: transformers and torch)")
+    parser.add_argument(
+        "--corpus", action="append",
+        help="installed package or folder (default: transformers and torch)",
+    )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--limit", type=int, help="only the first N files of each corpus")
+    parser.add_argument(
+        "--scope", choices=SCOPES, default="compiled", help="what counts as compiled"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     results: Dict[str, CorpusFigures] = {}
     for name in args.corpus or ["transformers", "torch"]:
-        figures = sweep(name, corpus_root(name), args.jobs, args.limit)
+        figures = sweep(name, corpus_root(name), args.jobs, args.limit, args.scope)
         results[name] = figures
         print(
-            f"{name}: {figures.files} files, {figures.lines} lines, {figures.findings} findings "
-            f"({figures.fixable} fixable), {figures.sites_fixed} sites fixed in {figures.files_fixed} files; "
+            f"{name} (scope {args.scope}): {figures.files} files, {figures.lines} lines, "
+            f"{figures.findings} findings ({figures.fixable} fixable), {figures.sites_fixed} "
+            f"sites fixed in {figures.files_fixed} files; "
             f"crashes {figures.crashes}, outputs not parsing {figures.outputs_unparsable}, "
             f"second-run changes {figures.second_run_changes}, unfixed files not identical "
             f"{figures.untouched_not_identical}; unparsable inputs {figures.unparsable_inputs}; "
@@ -179,7 +197,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(f"  {problem}")
     if args.json:
         args.json.write_text(json.dumps({k: asdict(v) for k, v in results.items()}, indent=2))
-    failed = any(f.crashes or f.outputs_unparsable or f.second_run_changes or f.untouched_not_identical for f in results.values())
+    failed = any(
+        f.crashes or f.outputs_unparsable or f.second_run_changes or f.untouched_not_identical
+        for f in results.values()
+    )
     return 1 if failed else 0
 
 
