@@ -258,14 +258,6 @@ class IfRewriteCommand(GraphMendCommand):
         self._pending = {}
         self._function_names = []
 
-    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        for _, finding in self._pending.values():
-            self.declined(
-                finding,
-                "an `elif` is rewritten only as a plain `if` (move it into an `else:` block)",
-            )
-        return updated_node
-
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         names: Set[str] = set()
 
@@ -387,6 +379,9 @@ def with_static_prefix(node: cst.If, count: int) -> cst.If:
     for _ in range(len(conjuncts(node.test)) - count):
         assert isinstance(test, cst.BooleanOperation)
         test = test.left
+    if isinstance(test, cst.BooleanOperation) and node.test.lpar:
+        # the kept `and` may span lines, which is valid only inside the original parentheses
+        test = test.with_changes(lpar=node.test.lpar, rpar=node.test.rpar)
     space = node.whitespace_before_test
     if not getattr(test, "lpar", None) and not space.value:
         space = cst.SimpleWhitespace(" ")

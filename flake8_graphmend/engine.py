@@ -19,7 +19,7 @@ SCOPES = ("compiled", "all")
 #: Code of the finding that reports an internal error on a file (never raised to flake8).
 INTERNAL_ERROR_CODE = "GM000"
 _COMPILING_PROBES = {"is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling"}
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>([A-Z][0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -167,6 +167,12 @@ class TestDefer(CodemodTest):
         before = module('print("kept")  # noqa: GM101\nlogger.warning("kept")  # noqa\nreturn x')
         self.assertCodemod(before, before, expected_skip=True)
 
+    def test_noqa_for_other_tools_codes_does_not_suppress(self) -> None:
+        """Regression (torch/testing/_internal/logging_tensor.py): codes like pylint's PLE1205."""
+        result = run(DeferSideEffects, module('print("fixed")  # noqa: PLE1205\nreturn x'))
+        assert isinstance(result, TransformSuccess)
+        assert '_graphmend_print("fixed")  # noqa: PLE1205' in result.code
+
     def test_name_taken_by_user_code_is_avoided(self) -> None:
         before = module('_graphmend_print = 1\nprint("p")\nreturn x')
         after = fixed_module(
@@ -312,6 +318,31 @@ class TestWhere(CodemodTest):
 
 
 # ---------------------------------------------------------------------------- [Trap]
+    def test_multi_line_static_prefix_keeps_its_parentheses(self) -> None:
+        """Regression (torch/_functorch/_aot_autograd/schemas.py): the kept `and` spans lines."""
+        before = module("""
+            if (
+                x.dim() == 1
+                and self.training
+                and x.sum() > 0
+            ):
+                x = x * 2
+            return x
+        """)
+        after = fixed_module(
+            """
+            if (
+                x.dim() == 1
+                and self.training
+            ):
+                _graphmend_cond = x.sum() > 0
+                x = _graphmend_where(_graphmend_cond, x * 2, x)
+            return x
+        """,
+            helpers(WHERE),
+        )
+        self.assertCodemod(before, after)
+
     def test_common_call_with_memoised_init_and_move(self) -> None:
         """The LongRoPE shape: both branches end in one call; what precedes it moves before it."""
         before = (FIXTURES / "longrope_before.py").read_text()
@@ -503,6 +534,19 @@ DECLINES = [
     ),
     ("y = x\nif x.sum() > 0:\n    y = None\nreturn y", "`y` is None on one path"),
     (
+        "if mask is None:\n    y = x\nelif x.sum() > 0:\n    y = x * 2\nelse:\n    y = x\nreturn y",
+        "an `elif` is rewritten only as a plain `if`",
+    ),
+    (
+        'if mask is None:\n    x = x + 1\nelif (x < 0).any():\n    raise ValueError("negative")\n'
+        "return x",
+        "an `elif` is rewritten only as a plain `if`",
+    ),
+    (
+        "y = x.all()\nif x.sum() > 0:\n    y = True\nreturn y",
+        "`y` is the Python value `True` on one path, not a tensor",
+    ),
+    (
         "if x.sum() > 0:\n    unused = x * 2\nreturn x",
         "the branch computes nothing that is used afterwards",
     ),
@@ -597,15 +641,6 @@ def test_declined_site_is_left_untouched_with_the_reason(body: str, reason: str)
         for warning in result.warning_messages
     ), result.warning_messages
     assert reason in findings[0].message
-
-
-def test_elif_is_declined_by_the_rewrite() -> None:
-    source = module(
-        "if mask is None:\n    y = x\nelif x.sum() > 0:\n    y = x * 2\nelse:\n    y = x\nreturn y"
-    )
-    result = run(FixAll, source)
-    assert isinstance(result, TransformSkip)
-    assert any("an `elif` is rewritten only as a plain `if`" in w for w in result.warning_messages)
 
 
 # ---------------------------------------------------------------------------- whole-file behaviour

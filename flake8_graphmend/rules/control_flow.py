@@ -15,6 +15,9 @@ BUILTIN_EXCEPTIONS = {
     name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
 }
 _TORCH_BOOL_DATA = {"torch.equal", "torch.allclose"}
+#: Why an ``elif`` is not rewritten (the rewrite replaces statements of a block; an ``elif`` is
+#: the ``else`` clause of the ``if`` before it).
+ELIF_DECLINE = "an `elif` is rewritten only as a plain `if` (move it into an `else:` block)"
 
 
 def split_condition(test: ast.expr, ctx: FunctionContext) -> Tuple[List[ast.expr], List[ast.expr]]:
@@ -239,6 +242,11 @@ def where_plan(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext):
     if not results:
         return None, "the branch computes nothing that is used afterwards"
     for name in results:
+        for value in (true_assigned.get(name), false_assigned.get(name)):
+            if value is not None and ctx.values.kind(value) is Kind.STATIC:
+                # the helper would branch in Python as before: nothing to gain, say so instead
+                plain = ast.unparse(value)
+                return None, f"`{name}` is the Python value `{plain}` on one path, not a tensor"
         if name not in true_assigned or name not in false_assigned:
             if not _bound_before(name, node, block, ctx):
                 return None, f"`{name}` is not defined on both paths"
@@ -343,6 +351,10 @@ def _in_place_write(attribute: str, tree: ast.Module) -> Optional[int]:
 
 
 # ---------------------------------------------------------------------------- detectors
+def _is_elif(node: ast.If, ctx: FunctionContext) -> bool:
+    return ctx.lines[node.lineno - 1].lstrip().startswith("elif")
+
+
 def check_if(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> Iterator[Finding]:
     if not ctx.values.is_data_dependent(node.test):
         return
@@ -351,14 +363,18 @@ def check_if(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> I
     if is_guard:
         code = "GM302" if uses_equal else "GM301"
         plan, decline = trap_plan(node, code, ctx)
-        yield ctx.finding(code, node, plan=plan, decline=decline, end_node=node.test)
     elif uses_equal:
-        yield ctx.finding("GM302", node, decline="only guards that raise are rewritten", end_node=node.test)
+        code, plan, decline = "GM302", None, "only guards that raise are rewritten"
     elif ctx.values.kind(node.test) is Kind.TENSOR:
+        code = "GM201"
         plan, decline = where_plan(node, block, ctx)
-        yield ctx.finding("GM201", node, plan=plan, decline=decline, end_node=node.test)
-    # A condition that is only data-dependent through .item()/int(t) is reported at the
-    # materialising call (GM401/GM403): that call is the break.
+    else:
+        # A condition that is only data-dependent through .item()/int(t) is reported at the
+        # materialising call (GM401/GM403): that call is the break.
+        return
+    if plan is not None and _is_elif(node, ctx):
+        plan, decline = None, ELIF_DECLINE
+    yield ctx.finding(code, node, plan=plan, decline=decline, end_node=node.test)
 
 
 def check_while(node: ast.While, ctx: FunctionContext) -> Iterator[Finding]:
