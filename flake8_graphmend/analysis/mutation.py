@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import ast
-from typing import Dict, List
+from typing import Dict, Iterator, List, Tuple
 
 from .index import FunctionFacts
+from .symbols import ModuleSymbols
+from .values import Kind, ValueAnalysis
+
+
+def _torch_function(func: ast.expr, symbols: ModuleSymbols) -> bool:
+    qualified = symbols.qualified_name(func) or ""
+    return qualified.startswith("torch.") and isinstance(func, ast.Attribute)
 
 
 def _root_name(node: ast.expr) -> str:
@@ -14,30 +21,119 @@ def _root_name(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def in_place_mutations(facts: FunctionFacts) -> Dict[str, List[int]]:
+def _tensor_like(node: ast.expr, values: ValueAnalysis) -> bool:
+    """A tensor, or a local of unknown kind (not ``self``, whose attributes are other objects)."""
+    kind = values.kind(node)
+    if kind is Kind.UNKNOWN:
+        return isinstance(node, ast.Name) and node.id != "self"
+    return kind is Kind.TENSOR
+
+
+def storage_root(node: ast.expr, values: ValueAnalysis, symbols: ModuleSymbols) -> str:
+    """The name whose storage ``node`` may share, or "".
+
+    ``y`` for ``y``, ``y[0]``, any attribute or method of a tensor ``y`` (``y.T`` and
+    ``y.view(-1)`` are views, ``y.float()`` may be ``y`` itself) and any torch function of ``y``
+    (``torch.flatten(y)``).
+    """
+    while True:
+        if isinstance(node, ast.Call) and _torch_function(node.func, symbols):
+            if not node.args:
+                return ""
+            node = node.args[0]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if not _tensor_like(node.func.value, values):
+                return ""
+            node = node.func.value
+        elif isinstance(node, ast.Attribute):
+            if not _tensor_like(node.value, values):
+                return ""
+            node = node.value
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        else:
+            return node.id if isinstance(node, ast.Name) else ""
+
+
+def _aliases(
+    facts: FunctionFacts, values: ValueAnalysis, symbols: ModuleSymbols
+) -> Iterator[Tuple[str, str]]:
+    """Pairs of names that may share storage: ``z = y``, ``z = y[0]``, ``for row in y``, ..."""
+    for node in facts.bindings:
+        if isinstance(node, ast.Assign):
+            pairs = [(target, node.value) for target in node.targets]
+        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+            pairs = [(node.target, node.value)]
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            pairs = [(node.target, node.iter)]
+        else:
+            continue
+        while pairs:
+            target, value = pairs.pop()
+            if isinstance(target, (ast.Tuple, ast.List)):
+                if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                    pairs += zip(target.elts, value.elts)
+                else:
+                    pairs += [(element, value) for element in target.elts]
+            elif isinstance(target, ast.Starred):
+                pairs.append((target.value, value))
+            elif isinstance(target, ast.Name) and (
+                isinstance(value, ast.Name) or values.kind(value) in (Kind.TENSOR, Kind.UNKNOWN)
+            ):  # `n = x.dim()` binds a new Python value
+                root = storage_root(value, values, symbols)
+                if root and root != target.id:
+                    yield target.id, root
+
+
+def in_place_mutations(
+    facts: FunctionFacts, values: ValueAnalysis, symbols: ModuleSymbols
+) -> Dict[str, List[int]]:
     """Names mutated in place, with the lines where it happens.
 
-    Counts in-place tensor methods (``x.add_(1)``, ``x.copy_(y)``), stores into items or
-    attributes (``x[0] = 1``, ``x.data = y``) and augmented assignments (``x += 1``, which is in
-    place for tensors).
+    Counts in-place tensor methods (``x.add_(1)``, ``x.copy_(y)``) and torch functions
+    (``torch.relu_(x)``), stores into items or attributes (``x[0] = 1``, ``x.data = y``) and
+    augmented assignments (``x += 1``, which is in place for tensors). A mutation counts for
+    every name that may share the mutated storage (``z = y`` then ``z.add_(1)`` mutates ``y``).
     """
-    found: Dict[str, List[int]] = {}
+    direct: Dict[str, List[int]] = {}
 
-    def note(name: str, line: int) -> None:
+    def note(node: ast.expr, line: int) -> None:
+        # `self.cache[0] = 1` changes `self` (as does any store into an attribute chain)
+        name = storage_root(node, values, symbols) or _root_name(node)
         if name:
-            found.setdefault(name, []).append(line)
+            direct.setdefault(name, []).append(line)
 
     for call in facts.calls:
         if isinstance(call.func, ast.Attribute):
             attr = call.func.attr
             if attr.endswith("_") and not attr.startswith("_"):
-                note(_root_name(call.func.value), call.lineno)
+                if _torch_function(call.func, symbols):
+                    if call.args:
+                        note(call.args[0], call.lineno)
+                else:
+                    note(call.func.value, call.lineno)
     for node in facts.bindings:
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, (ast.Subscript, ast.Attribute)):
-                    note(_root_name(target), node.lineno)
+                    note(target.value, node.lineno)
                 elif isinstance(node, ast.AugAssign) and isinstance(target, ast.Name):
-                    note(target.id, node.lineno)
-    return found
+                    note(target, node.lineno)
+    parent: Dict[str, str] = {name: name for name in direct}
+
+    def find(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
+    for first, second in _aliases(facts, values, symbols):
+        parent[find(first)] = find(second)
+    lines_of_group: Dict[str, List[int]] = {}
+    for name, lines in direct.items():
+        lines_of_group.setdefault(find(name), []).extend(lines)
+    return {
+        name: sorted(lines_of_group[find(name)])
+        for name in list(parent)
+        if find(name) in lines_of_group
+    }

@@ -55,7 +55,7 @@ class FunctionContext:
 
     @cached_property
     def mutations(self) -> Dict[str, List[int]]:
-        return in_place_mutations(self.facts)
+        return in_place_mutations(self.facts, self.values, self.symbols)
 
     def _char_col(self, line: int, byte_col: int) -> int:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""

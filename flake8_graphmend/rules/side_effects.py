@@ -6,6 +6,7 @@ import ast
 import re
 from typing import Iterator, Optional
 
+from ..analysis.mutation import storage_root
 from ..analysis.values import Kind
 from .base import Finding, FunctionContext
 
@@ -123,10 +124,11 @@ def defer_plan(code: str, node: ast.Call, statement: ast.stmt, ctx: FunctionCont
         formatted = _formats_tensor(arg, ctx)
         if formatted:
             return None, f"the message formats tensor `{formatted}`, which still breaks the graph"
-        if isinstance(arg, ast.Name):
-            later = [line for line in mutations.get(arg.id, []) if line > node.lineno]
-            if later:
-                return None, f"`{arg.id}` is mutated in place after the call (line {later[0]}); the deferred call would see the new value"
+        # the storage a later update in place may change (`y` for `y`, `y[0]`, `y.view(-1)`)
+        root = storage_root(arg, ctx.values, ctx.symbols) if ctx.values.kind(arg) is not Kind.STATIC else ""
+        later = [line for line in mutations.get(root, []) if line > node.lineno]
+        if later:
+            return None, f"`{root}` is mutated in place after the call (line {later[0]}); the deferred call would see the new value"
     if code == "GM101":
         stacklevel = None
     elif code == "GM103" or method in _STDLIB_LOGGER_METHODS:
