@@ -13,6 +13,8 @@ arms run in fresh processes, with the same weights and inputs.
 
 Breaks are graph-based (FX graphs - 1 on the first compiled call, as the paper counts them);
 break events are what Dynamo logged (a break inside an inlined call can be logged twice).
+"behaviour equal" is the runner's verdict: the fixed code, compiled and eager, behaves as the
+eager original (values, exceptions, stdout, stderr, log records, warnings), or "no: <parts>".
 Fix rate = (before - after) / before on graph-based breaks. The paper's fix rate is Table 2's.
 Rows with ``--timing`` are run with the Inductor backend (both arms in the same run) and report
 original/fixed ratios of compile time, first call and warm median. GPU figures (the paper's
@@ -156,6 +158,10 @@ class RowResult:
     events_after: int | None = None
     identical: bool | None = None
     max_abs_diff: float | None = None
+    #: the fixed code behaves as the eager original, compiled and eager (``graphmend verify``)
+    behaviour_equal: bool | None = None
+    behaviour: str | None = None  # "yes", "no: logs", ...
+    behaviour_differences: list[str] = field(default_factory=list)
     sites_before: list[dict[str, Any]] = field(default_factory=list)
     sites_after: list[dict[str, Any]] = field(default_factory=list)
     fix_outcomes: list[dict[str, Any]] = field(default_factory=list)
@@ -227,6 +233,7 @@ def measure(row: Row, backend: str = "eager", repeat: int = 3) -> RowResult:
     """Run ``graphmend verify`` on one row (in this process; the arms are subprocesses)."""
     from flake8_graphmend.verify.entry import parse_entry
     from flake8_graphmend.verify.errors import VerifyError
+    from flake8_graphmend.verify.report import behaviour_equal, behaviour_summary
     from flake8_graphmend.verify.runner import VerifyOptions, verify
 
     result = RowResult(
@@ -269,6 +276,14 @@ def measure(row: Row, backend: str = "eager", repeat: int = 3) -> RowResult:
             if fixed.comparison is not None:
                 result.identical = fixed.comparison.equal
                 result.max_abs_diff = fixed.comparison.max_abs_diff
+            result.behaviour_equal = behaviour_equal(verification)
+            result.behaviour = behaviour_summary(fixed.behaviour)
+            result.behaviour_differences = [
+                f"{comparison.expected} vs {comparison.actual}: {part.difference}"
+                for comparison in fixed.behaviour
+                for part in comparison.parts.values()
+                if part.difference
+            ]
     result.seconds = time.perf_counter() - started
     result.progress = progress.getvalue()
     return result
@@ -325,7 +340,7 @@ def _row_line(r: RowResult) -> str:
     extra = f"; {r.error}" if r.error else ""
     return (
         f"{r.name} ({r.backend}): breaks {r.breaks_before} -> {after}, fix rate {rate}, "
-        f"identical {r.identical} ({r.seconds:.0f} s){extra}"
+        f"identical {r.identical}, behaviour {r.behaviour or '?'} ({r.seconds:.0f} s){extra}"
     )
 
 
@@ -351,11 +366,17 @@ def _fmt(value: Any, suffix: str = "") -> str:
     return "—" if value is None else f"{value}{suffix}"
 
 
+def _behaviour_cell(r: RowResult) -> str:
+    if r.behaviour is None:
+        return "—"
+    return r.behaviour if r.behaviour_equal else f"**{r.behaviour}**"
+
+
 def markdown_table(results: list[RowResult]) -> str:
     lines = [
         "| model | dtype | breaks before (events) | breaks after (events) | fix rate | paper | "
-        "≥ paper | outputs identical | remaining break sites (family, rule) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "≥ paper | outputs identical | behaviour equal | remaining break sites (family, rule) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         rate = "—" if r.fix_rate is None else f"{r.fix_rate:.0f} %"
@@ -366,7 +387,8 @@ def markdown_table(results: list[RowResult]) -> str:
         lines.append(
             f"| {r.name} | {r.dtype} | {_fmt(r.breaks_before)} ({_fmt(r.events_before)}) | "
             f"{_fmt(r.breaks_after)} ({_fmt(r.events_after)}) | {rate} | {r.paper_rate} % | "
-            f"{'yes' if r.meets_paper else '**no**'} | {identical} | {remaining} |"
+            f"{'yes' if r.meets_paper else '**no**'} | {identical} | {_behaviour_cell(r)} | "
+            f"{remaining} |"
         )
     return "\n".join(lines)
 
@@ -390,6 +412,7 @@ def totals(results: list[RowResult]) -> dict[str, Any]:
         "rows_fully_fixed": sum(1 for r in measured if r.breaks_after == 0),
         "rows_meeting_paper": sum(1 for r in measured if r.meets_paper),
         "rows_identical": sum(1 for r in measured if r.identical),
+        "rows_behaviour_equal": sum(1 for r in measured if r.behaviour_equal),
         "residue_events": residue,
     }
 
@@ -400,7 +423,8 @@ def totals_line(t: dict[str, Any]) -> str:
         f"Totals: {t['measured']}/{t['rows']} rows measured, {t['breaks_before']} breaks before, "
         f"{t['breaks_after']} after, fix rate {rate} (paper: {t['paper_rate']} %); "
         f"{t['rows_fully_fixed']} rows fully fixed, {t['rows_meeting_paper']} at or above the "
-        f"paper's rate, {t['rows_identical']} with bitwise-identical outputs."
+        f"paper's rate, {t['rows_identical']} with bitwise-identical outputs, "
+        f"{t['rows_behaviour_equal']} with equal behaviour."
     )
 
 

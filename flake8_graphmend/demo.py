@@ -1,8 +1,9 @@
 """``graphmend demo``: the whole job on the bundled examples, in a temporary folder.
 
 For each model in ``examples/``: lint it, show the fix as a diff, then verify original against
-fixed (each arm in its own process, counting backend) and print one before/after table. The
-examples in the checkout are never modified.
+fixed (each arm in its own process, counting backend) and print one before/after table, with
+the runner's behaviour verdict (the fixed code, compiled and eager, against the eager original).
+The examples in the checkout are never modified.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def run_demo(args: argparse.Namespace) -> int:
 
     from .verify.entry import parse_entry
     from .verify.errors import VerifyError
-    from .verify.report import problems
+    from .verify.report import behaviour_summary, problems
     from .verify.runner import VerifyOptions, verify
 
     examples = sorted(p for p in EXAMPLES.glob("*.py") if p.name != "__init__.py")
@@ -58,7 +59,8 @@ def run_demo(args: argparse.Namespace) -> int:
             print(f"{example.name}: verify original against fixed")
             sys.stdout.flush()
             try:
-                verification = verify(VerifyOptions(entry=parse_entry(f"{copy}:build"), repeat=5), progress=sys.stderr)
+                options = VerifyOptions(entry=parse_entry(f"{copy}:build"), repeat=5)
+                verification = verify(options, progress=sys.stderr)
             except VerifyError as error:
                 failed.append(f"{example.name}: {error}")
                 continue
@@ -75,6 +77,7 @@ def run_demo(args: argparse.Namespace) -> int:
                     f"{original.graphs} -> {fixed.graphs if fixed else '?'}",
                     f"{original.breaks} -> {fixed.breaks if fixed else '?'}",
                     "yes" if fixed and fixed.comparison and fixed.comparison.equal else "NO",
+                    behaviour_summary(fixed.behaviour) if fixed else "?",
                     "yes" if fixed and not fixed.fullgraph_error else "no",
                     ", ".join(remaining) or "-",
                 )
@@ -82,7 +85,17 @@ def run_demo(args: argparse.Namespace) -> int:
     finally:
         if keep is None:
             shutil.rmtree(scratch, ignore_errors=True)
-    header = ("example", "findings", "fixed", "graphs", "break events", "outputs equal", "fullgraph", "left (GB ids)")
+    header = (
+        "example",
+        "findings",
+        "fixed",
+        "graphs",
+        "break events",
+        "outputs equal",
+        "behaviour equal",
+        "fullgraph",
+        "left (GB ids)",
+    )
     widths = [max(len(row[i]) for row in rows + [header]) for i in range(len(header))]
     print(_rule())
     for row in [header] + rows:

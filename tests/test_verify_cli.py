@@ -19,6 +19,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from flake8_graphmend.engine import analyze_file  # noqa: E402
+from flake8_graphmend.verify.behaviour import PARTS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TM_T5 = "transformers.models.t5"
@@ -86,12 +87,55 @@ BAD_ENTRIES = {
 
         class Net(torch.nn.Module):
             def forward(self, x):
+                return x + 1
+
+        def build():
+            if __file__ != ORIGINAL_FILE:
+                raise RuntimeError("the rewritten copy fails")
+            return Net(), (torch.ones(3),)
+    """,
+    "raises_when_fixed.py": """
+        import torch
+
+        ORIGINAL_FILE = {original!r}
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
                 if __file__ != ORIGINAL_FILE:
                     raise RuntimeError("the rewritten copy fails")
                 return x + 1
 
         def build():
             return Net(), (torch.ones(3),)
+    """,
+    "logs_only_originally.py": """
+        import logging
+
+        import torch
+
+        ORIGINAL_FILE = {original!r}
+        logger = logging.getLogger("graphmend.test.net")
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                if __file__ == ORIGINAL_FILE:
+                    logger.warning("sub warn")
+                return x + 1
+
+        def build():
+            return Net(), (torch.ones(3),)
+    """,
+    "guard_fails.py": """
+        import torch
+
+        class Guarded(torch.nn.Module):
+            def forward(self, x, mask):
+                if (mask.sum(dim=-1) == 0).any():
+                    raise ValueError("every row needs a token")
+                return x * mask
+
+        def build():
+            return Guarded(), (torch.ones(2, 3), torch.tensor([[0, 0, 0], [1, 1, 1]]))
     """,
     "single_graph.py": """
         import torch
@@ -154,6 +198,9 @@ def runs(request, bad_entries, tmp_path_factory):
             "fails eagerly": [str(bad_entries / "eager_fails.py")],
             "fixed differs": [str(bad_entries / "differs_when_fixed.py")],
             "fixed fails": [str(bad_entries / "fails_when_fixed.py")],
+            "fixed raises": [str(bad_entries / "raises_when_fixed.py")],
+            "fixed drops a log record": [str(bad_entries / "logs_only_originally.py")],
+            "guard fails": [str(bad_entries / "guard_fails.py")],
             "fix target missing": [
                 str(bad_entries / "single_graph.py"),
                 "--fix",
@@ -256,6 +303,7 @@ def test_example_verifies(runs, name):
     assert run.code == 0, run.stderr
     report = run.json
     assert report["outputs_equal"] is True and report["ok"] is True
+    assert report["behaviour_equal"] is True, report["behaviour"]
     if name in FULLY_FIXABLE:
         assert (
             report["fixed"]["graphs"],
@@ -274,13 +322,28 @@ def test_example_table_and_json_keys(runs):
         assert {"graphs", "breaks", "break_sites", "fullgraph", "fullgraph_error"} <= set(
             run.json[key]
         )
-    assert {"outputs_equal", "max_abs_diff", "timings", "fixes", "entry", "settings"} <= set(
-        run.json
-    )
+    assert {
+        "outputs_equal",
+        "max_abs_diff",
+        "behaviour_equal",
+        "behaviour",
+        "timings",
+        "fixes",
+        "entry",
+        "settings",
+    } <= set(run.json)
+    for comparison in run.json["behaviour"].values():
+        assert set(comparison) == {
+            "behaviour_equal",
+            *(f"{part}_equal" for part in PARTS),
+            "differences",
+            "documented",
+        }
     assert set(run.json["timings"]) == {"original", "fixed"}
     assert run.json["settings"]["device"] == "cpu" and run.json["settings"]["backend"] == "eager"
     assert re.search(r"^graphs\s+3\s+1$", run.stdout, re.M)
     assert "outputs           bitwise equal" in run.stdout
+    assert "\nbehaviour         yes\n" in run.stdout
     assert "original arm: compiling and timing (eager backend) ... done in" in run.stderr
 
 
@@ -298,12 +361,6 @@ def test_example_table_and_json_keys(runs):
             r"build\(\) raised ValueError: no weights for this config \(at .*raises\.py:3\)$",
         ),
         (
-            "fails eagerly",
-            2,
-            r"the model fails when run eagerly: RuntimeError: mat1 and mat2 shapes cannot be "
-            r"multiplied \(2x3 and 5x5\) \(at .*eager_fails\.py:6\)$",
-        ),
-        (
             "fix target missing",
             2,
             r"--fix target not found: 'no_such_package\.models' is not a file, a folder "
@@ -312,8 +369,8 @@ def test_example_table_and_json_keys(runs):
         (
             "fixed fails",
             1,
-            r"fixed arm: the fixed code fails when run eagerly: RuntimeError: the rewritten copy "
-            r"fails \(at .*fails_when_fixed\.py:9\) \(rerun with --overlay-dir DIR to keep the "
+            r"fixed arm: build\(\) raised RuntimeError: the rewritten copy fails "
+            r"\(at .*fails_when_fixed\.py:12\) \(rerun with --overlay-dir DIR to keep the "
             r"rewritten files\)$",
         ),
     ],
@@ -340,7 +397,80 @@ def test_different_outputs_fail_verification(runs):
     assert run.json["outputs_equal"] is False and run.json["max_abs_diff"] == 1.0
     assert run.json["output_differences"] == ["output: max |difference| 1"]
     assert "DIFFERENT (largest difference 1)" in run.stdout
-    assert run.error_lines == ["graphmend verify: FAILED: the outputs of the two arms differ"]
+    assert run.error_lines == [
+        "graphmend verify: FAILED: the outputs of the two arms differ; "
+        "the behaviour differs, eager original vs compiled fixed: values; "
+        "the behaviour differs, eager original vs eager fixed: values"
+    ]
+
+
+# --- behaviour ------------------------------------------------------------------------------------
+
+
+def test_a_dropped_log_record_fails_verification(runs):
+    run = result(runs, "fixed drops a log record")
+    assert run.code == 1 and run.json["behaviour_equal"] is False
+    assert run.json["outputs_equal"] is True  # the outputs alone would pass
+    for fixed in ("compiled_fixed", "eager_fixed"):
+        comparison = run.json["behaviour"][f"eager_original_vs_{fixed}"]
+        failing = [key for key, equal in comparison.items() if key.endswith("_equal") and not equal]
+        assert failing == ["behaviour_equal", "logs_equal"]
+        assert comparison["differences"] == {
+            "logs": f"log records: eager original has 2, {fixed.replace('_', ' ')} 0: "
+            "first missing WARNING graphmend.test.net: 'sub warn' (call 1)"
+        }
+    assert run.json["behaviour"]["eager_original_vs_compiled_original"]["behaviour_equal"] is True
+    assert re.search(r"^behaviour\s+no: logs$", run.stdout, re.M)
+    assert run.error_lines == [
+        "graphmend verify: FAILED: the behaviour differs, eager original vs compiled fixed: logs; "
+        "the behaviour differs, eager original vs eager fixed: logs"
+    ]
+
+
+def test_a_fixed_copy_that_raises_fails_verification(runs):
+    run = result(runs, "fixed raises")
+    assert run.code == 1 and run.json["behaviour_equal"] is False
+    eager = run.json["behaviour"]["eager_original_vs_eager_fixed"]
+    assert eager["differences"] == {
+        "exceptions": "exceptions: call 1: eager original returned, "
+        "eager fixed raised RuntimeError: 'the rewritten copy fails'"
+    }
+    assert run.json["fixed"]["exceptions"]["compiled"][0].startswith(
+        "RuntimeError: the rewritten copy fails (at "
+    )
+    assert run.json["timings"]["fixed"] is None and run.json["outputs_equal"] is None
+
+
+def test_a_failing_guard_passes_with_the_trap_difference_documented(runs):
+    run = result(runs, "guard fails")
+    assert run.code == 0, run.stdout + run.stderr
+    report = run.json
+    assert report["behaviour_equal"] is True and report["ok"] is True
+    assert report["fixed"]["graphs"] == 1
+    compiled = report["behaviour"]["eager_original_vs_compiled_fixed"]
+    # the [Trap] check raises RuntimeError(message) under compile, or the original's type
+    assert compiled["exceptions_equal"] or compiled["documented"] == {
+        "exceptions": "[Trap]: RuntimeError under compile"
+    }
+    assert report["behaviour"]["eager_original_vs_eager_fixed"]["exceptions_equal"] is True
+    assert re.search(r"^behaviour\s+yes", run.stdout, re.M)
+    assert "eager original raises ValueError: every row needs a token (at " in run.stdout
+
+
+def test_a_model_that_raises_is_compared_by_its_exception(runs):
+    """Dynamo raises its own error where the eager model raises: torch's difference, shown for
+    reference, and a difference of the compiled fixed code too."""
+    run = result(runs, "fails eagerly")
+    report = run.json
+    raised = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 5x5) (at "
+    assert all(text.startswith(raised) for text in report["original"]["exceptions"]["eager"])
+    assert f"eager original raises {raised}" in run.stdout
+    reference = report["behaviour"]["eager_original_vs_compiled_original"]
+    assert reference["exceptions_equal"] is False
+    assert report["behaviour"]["eager_original_vs_eager_fixed"]["behaviour_equal"] is True
+    assert run.code == 1 and report["behaviour_equal"] is False
+    assert report["timings"] == {"original": None, "fixed": None}
+    assert "Traceback" not in run.stderr
 
 
 # --- inductor -------------------------------------------------------------------------------------

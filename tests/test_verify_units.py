@@ -1,20 +1,32 @@
 """Unit tests of the runner's parts: entry specs, --fix targets, the overlay, output comparison,
-attribution of break sites to findings, and the report."""
+recording and comparing behaviour, attribution of break sites to findings, and the report."""
 
 import argparse
+import dataclasses
+import functools
 import json
+import logging
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 
 from flake8_graphmend.verify import attribution
+from flake8_graphmend.verify.behaviour import (
+    PARTS,
+    TRAP_DIFFERENCE,
+    BehaviourComparison,
+    CallRecord,
+    compare_behaviour,
+    record_calls,
+)
 from flake8_graphmend.verify.compare import OutputComparison, compare_outputs, flatten_output
 from flake8_graphmend.verify.entry import EntrySpec, parse_entry
 from flake8_graphmend.verify.cli import add_verify_arguments, run_verify
 from flake8_graphmend.verify.errors import EXIT_FAILED, EXIT_USAGE, VerifyError
 from flake8_graphmend.verify.overlay import OverlayFinder, build_overlay, resolve_target
-from flake8_graphmend.verify.report import problems, render_table, to_json
+from flake8_graphmend.verify.report import behaviour_summary, problems, render_table, to_json
 from flake8_graphmend.verify.results import ArmResult, SiteResult
 from flake8_graphmend.verify.runner import Verification, VerifyOptions, display_path
 from flake8_graphmend.verify.timing import Timings
@@ -172,6 +184,229 @@ def test_objects_are_compared_through_their_attributes():
     assert not _compare(Cache(torch.ones(2)), Cache(torch.zeros(2))).equal
 
 
+# --- recording behaviour (no compiling) -----------------------------------------------------------
+
+chatty_logger = logging.getLogger("graphmend.test.chatty")
+
+
+def _chatty(x):
+    print("to stdout")
+    print("to stderr", file=sys.stderr)
+    chatty_logger.warning("careful with %s", "x")
+    chatty_logger.info("not shown: below the effective level")
+    warnings.warn("deprecated here", FutureWarning)
+    return {"y": x * 2, "n": 1}
+
+
+def test_a_recording_captures_every_part():
+    first, second = record_calls([lambda: _chatty(torch.ones(2))] * 2)
+    tensors, values = first.output
+    assert torch.equal(tensors["output['y']"], torch.full((2,), 2.0))
+    assert values == {"output['n']": "1"}
+    assert first.exception is None
+    assert (first.stdout, first.stderr) == ("to stdout\n", "to stderr\n")
+    assert first.logs == [("graphmend.test.chatty", "WARNING", "careful with x")]
+    assert first.warnings == [("FutureWarning", "deprecated here")]
+    assert second.logs == first.logs
+    assert second.warnings == []  # the default filter: once per location, as in the program
+
+
+class _Unshowable:
+    __slots__ = ()
+
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+
+@dataclasses.dataclass
+class _Output:
+    logits: object
+    extra: object = None
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: None,
+        lambda: (torch.ones(1), "text", 3),
+        lambda: _Output(torch.ones(2), {"cache": [torch.zeros(1)]}),
+        lambda: _Unshowable(),
+    ],
+    ids=["None", "tuple", "dataclass", "unrepresentable"],
+)
+def test_any_output_is_recorded_and_compares(make):
+    first, second = record_calls([make, make])
+    assert first.exception is None and first.output is not None
+    assert compare_behaviour([first], [second], LABELS).equal
+
+
+def test_each_recording_starts_from_a_fresh_once_state(monkeypatch):
+    @functools.lru_cache(None)
+    def warning_once(self, *args):  # as transformers installs it on logging.Logger
+        self.warning(*args)
+
+    monkeypatch.setattr(logging.Logger, "warning_once", warning_once, raising=False)
+
+    def call():
+        chatty_logger.warning_once("only once")
+        warnings.warn("once action", UserWarning)
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("once", "once action")
+        for _ in range(2):
+            first, second = record_calls([call, call])
+            assert first.logs == [("graphmend.test.chatty", "WARNING", "only once")]
+            assert first.warnings == [("UserWarning", "once action")]
+            assert second.logs == second.warnings == []
+
+
+def test_a_raising_call_is_recorded_not_raised():
+    class GuardError(ValueError):
+        pass
+
+    def fails():
+        print("before")
+        raise GuardError("bad mask")
+
+    (record,) = record_calls([fails])
+    assert record.output is None
+    assert record.exception == (f"{__name__}.{GuardError.__qualname__}", "bad mask")
+    assert record.stdout == "before\n"
+
+
+def test_non_propagating_loggers_are_recorded_and_torch_s_are_not(monkeypatch):
+    library = logging.getLogger("graphmend.test.library")  # like transformers' own logger
+    monkeypatch.setattr(library, "propagate", False)
+    monkeypatch.setattr(library, "handlers", [logging.NullHandler()])
+
+    def call():
+        library.warning("from a library")
+        logging.getLogger("torch.graphmend_test").warning("a torch diagnostic")
+
+    (record,) = record_calls([call])
+    assert record.logs == [("graphmend.test.library", "WARNING", "from a library")]
+
+
+# --- comparing behaviour ----------------------------------------------------------------------
+
+
+def _record(value=1.0, **fields):
+    """A call that returned ``tensor([value])``, printed a line and logged a warning."""
+    usual = {
+        "output": ({"output": torch.tensor([value])}, {}),
+        "stdout": "hello\n",
+        "logs": [("m", "WARNING", "sub warn")],
+    }
+    return CallRecord(**(usual | fields))
+
+
+def _raised(kind, message):
+    """The same call, raising ``kind(message)`` at its end."""
+    return _record(output=None, exception=(kind, message))
+
+
+LABELS = ("eager original", "compiled fixed")
+
+
+def test_equal_recordings():
+    comparison = compare_behaviour([_record(), _record()], [_record(), _record()], LABELS)
+    assert comparison.equal and comparison.failing() == []
+    assert all(part.equal and part.difference is None for part in comparison.parts.values())
+    assert list(comparison.parts) == list(PARTS)
+    assert comparison.key == "eager_original_vs_compiled_fixed"
+
+
+@pytest.mark.parametrize(
+    ("part", "changed", "difference"),
+    [
+        ("values", {"value": 1.5}, "values: call 2: output: max |difference| 0.5"),
+        (
+            "stdout",
+            {"stdout": "hello\nworld\n"},
+            "stdout: eager original has 2 lines, compiled fixed 3: first extra 'world\\n' (call 2)",
+        ),
+        (
+            "stderr",
+            {"stderr": "oops"},
+            "stderr: eager original has 0 lines, compiled fixed 1: first extra 'oops' (call 2)",
+        ),
+        (
+            "logs",
+            {"logs": []},
+            "log records: eager original has 2, compiled fixed 1: "
+            "first missing WARNING m: 'sub warn' (call 2)",
+        ),
+        (
+            "logs",
+            {"logs": [("m", "INFO", "sub warn")]},
+            "log records: eager original has 2, compiled fixed 2: first different: "
+            "WARNING m: 'sub warn' (call 2) in the eager original, "
+            "INFO m: 'sub warn' (call 2) in the compiled fixed",
+        ),
+        (
+            "warnings",
+            {"warnings": [("UserWarning", "w")] * 2},
+            "warnings: eager original has 0, compiled fixed 2: "
+            "first extra UserWarning: 'w' (call 2)",
+        ),
+    ],
+)
+def test_each_part_that_differs_is_named_with_its_first_difference(part, changed, difference):
+    comparison = compare_behaviour([_record(), _record()], [_record(), _record(**changed)], LABELS)
+    assert not comparison.equal and comparison.failing() == [part]
+    assert comparison.parts[part].difference == difference
+
+
+def test_the_same_exception_on_both_sides_is_equal():
+    error = _raised("ValueError", "bad mask")
+    comparison = compare_behaviour([error, error], [error, error], LABELS)
+    assert comparison.equal
+
+
+def test_an_exception_on_one_side_only():
+    comparison = compare_behaviour(
+        [_record(), _raised("ValueError", "bad mask")], [_record(), _record()], LABELS
+    )
+    assert comparison.failing() == ["exceptions"]  # the values of calls that returned are equal
+    assert comparison.parts["exceptions"].difference == (
+        "exceptions: call 2: eager original raised ValueError: 'bad mask', compiled fixed returned"
+    )
+
+
+def test_the_trap_difference_is_documented_not_a_failure():
+    original = [_raised("ValueError", "bad mask")] * 2
+    compiled = [_raised("RuntimeError", "bad mask")] * 2
+    documented = compare_behaviour(original, compiled, LABELS, trap_documented=True)
+    exceptions = documented.parts["exceptions"]
+    assert documented.equal and not exceptions.equal and exceptions.documented == TRAP_DIFFERENCE
+    assert documented.documented() == ["exceptions"]
+    assert behaviour_summary([documented]) == (
+        "yes; exceptions: documented difference ([Trap]: RuntimeError under compile)"
+    )
+    assert not compare_behaviour(original, compiled, LABELS).equal  # only for compiled fixed code
+
+
+@pytest.mark.parametrize(
+    "compiled",
+    [
+        _raised("RuntimeError", "another message"),
+        _raised("torch._dynamo.exc.TorchRuntimeError", "bad mask"),
+        _record(),
+    ],
+)
+def test_other_exception_differences_are_failures(compiled):
+    comparison = compare_behaviour(
+        [_raised("ValueError", "bad mask")], [compiled], LABELS, trap_documented=True
+    )
+    assert comparison.failing() == ["exceptions"]
+
+
+def test_a_comparison_survives_the_json_between_processes():
+    comparison = compare_behaviour([_record()], [_record(logs=[])], LABELS)
+    as_json = json.loads(json.dumps(dataclasses.asdict(comparison)))
+    assert BehaviourComparison.from_json(as_json) == comparison
+
+
 # --- attribution ----------------------------------------------------------------------------------
 
 
@@ -219,7 +454,7 @@ def test_display_paths_are_relative_when_possible(tmp_path, monkeypatch):
 # --- report ---------------------------------------------------------------------------------
 
 
-def _arm(graphs, sites, comparison=None):
+def _arm(graphs, sites, comparison=None, behaviour=()):
     return ArmResult(
         device="cpu",
         torch_version=torch.__version__,
@@ -228,11 +463,27 @@ def _arm(graphs, sites, comparison=None):
         break_sites=sites,
         fullgraph_error=None if graphs == 1 else "Unsupported: Data-dependent branching",
         timings=Timings(compile_s=0.5, cold_s=0.6, warm_median_s=0.1, warm_calls=20),
+        exceptions={"eager": [None, None], "compiled": [None, None]},
         comparison=comparison,
+        behaviour=list(behaviour),
     )
 
 
-def _verification(tmp_path, fixed_graphs=1, equal=True):
+def _compared(eager_original, compiled_fixed):
+    """The original arm's and the fixed arm's behaviour comparisons, where the compiled original
+    and the eager fixed code behave as the eager original."""
+
+    def against(actual, label):
+        labels = ("eager original", label)
+        return compare_behaviour(eager_original, actual, labels, label == "compiled fixed")
+
+    return [against(eager_original, "compiled original")], [
+        against(compiled_fixed, "compiled fixed"),
+        against(eager_original, "eager fixed"),
+    ]
+
+
+def _verification(tmp_path, fixed_graphs=1, equal=True, eager_original=None, compiled_fixed=None):
     covered = SiteResult(
         "m.py",
         4,
@@ -264,10 +515,12 @@ def _verification(tmp_path, fixed_graphs=1, equal=True):
         equal, None if equal else 0.25, [] if equal else ["output: max |difference| 0.25"]
     )
     fixed_sites = [] if fixed_graphs == 1 else [uncovered] * (fixed_graphs - 1)
+    eager_original = eager_original or [_record()] * 2
+    reference, behaviour = _compared(eager_original, compiled_fixed or eager_original)
     return Verification(
         VerifyOptions(EntrySpec(tmp_path / "m.py", "build")),
-        original=_arm(4, [covered, uncovered, unlinted]),
-        fixed=_arm(fixed_graphs, fixed_sites, comparison),
+        original=_arm(4, [covered, uncovered, unlinted], behaviour=reference),
+        fixed=_arm(fixed_graphs, fixed_sites, comparison, behaviour),
         fix_outcomes=[
             {
                 "path": "m.py",
@@ -321,6 +574,9 @@ def test_problems_name_what_failed(tmp_path):
         "the fixed code has more graphs (5) than the original (4)"
     ]
     assert problems(_verification(tmp_path, equal=False)) == ["the outputs of the two arms differ"]
+    assert problems(_verification(tmp_path, compiled_fixed=[_record(), _record(stdout="")])) == [
+        "the behaviour differs, eager original vs compiled fixed: stdout"
+    ]
     assert problems(_verification(tmp_path, fixed_graphs=2), max_breaks=0) == [
         "the fixed code has 1 break events, more than --max-breaks 0"
     ]
@@ -329,6 +585,79 @@ def test_problems_name_what_failed(tmp_path):
     document = to_json(failed)
     assert document["fixed"] is None and document["timings"]["fixed"] is None
     assert document["problems"] == ["fixed arm: it broke"] and document["original"]["graphs"] == 4
+
+
+def test_json_has_the_behaviour_of_each_comparison(tmp_path):
+    dropped = [_record(), _record(logs=[])]
+    document = to_json(_verification(tmp_path, compiled_fixed=dropped))
+    assert document["behaviour_equal"] is False and document["ok"] is False
+    assert set(document["behaviour"]) == {
+        "eager_original_vs_compiled_fixed",
+        "eager_original_vs_eager_fixed",
+        "eager_original_vs_compiled_original",
+    }
+    compiled = document["behaviour"]["eager_original_vs_compiled_fixed"]
+    assert compiled == {
+        "behaviour_equal": False,
+        "values_equal": True,
+        "exceptions_equal": True,
+        "stdout_equal": True,
+        "stderr_equal": True,
+        "logs_equal": False,
+        "warnings_equal": True,
+        "differences": {
+            "logs": "log records: eager original has 2, compiled fixed 1: "
+            "first missing WARNING m: 'sub warn' (call 2)"
+        },
+        "documented": {},
+    }
+    assert document["behaviour"]["eager_original_vs_eager_fixed"]["behaviour_equal"] is True
+    assert document["problems"] == [
+        "the behaviour differs, eager original vs compiled fixed: logs"
+    ]
+    assert document["original"]["exceptions"] == {"eager": [None, None], "compiled": [None, None]}
+
+
+def test_the_table_has_a_behaviour_row_and_the_first_differences(tmp_path):
+    table = render_table(_verification(tmp_path, compiled_fixed=[_record(), _record(logs=[])]))
+    assert "\nbehaviour         no: logs\n" in table
+    assert (
+        "  eager original vs compiled fixed: no: logs\n"
+        "      log records: eager original has 2, compiled fixed 1: "
+        "first missing WARNING m: 'sub warn' (call 2)\n"
+        "  eager original vs eager fixed: yes\n"
+        "  eager original vs compiled original (reference: what compiling alone changes): yes\n"
+    ) in table
+    assert "\nbehaviour         yes\n" in render_table(_verification(tmp_path))
+
+
+def test_a_documented_difference_passes_and_is_shown(tmp_path):
+    verification = _verification(
+        tmp_path,
+        eager_original=[_raised("ValueError", "bad mask")] * 2,
+        compiled_fixed=[_raised("RuntimeError", "bad mask")] * 2,
+    )
+    original, fixed = verification.original, verification.fixed
+    original.exceptions["eager"] = ["ValueError: bad mask (at m.py:5)"] * 2
+    original.timings = fixed.timings = None  # the compiled calls raise: nothing is timed
+    assert problems(verification) == []
+    document = to_json(verification)
+    assert document["behaviour_equal"] is True and document["ok"] is True
+    compiled = document["behaviour"]["eager_original_vs_compiled_fixed"]
+    assert compiled["exceptions_equal"] is False and compiled["behaviour_equal"] is True
+    assert compiled["documented"] == {"exceptions": TRAP_DIFFERENCE}
+    assert document["timings"] == {"original": None, "fixed": None}
+    table = render_table(verification)
+    assert (
+        "behaviour         yes; exceptions: documented difference "
+        "([Trap]: RuntimeError under compile)\n" in table
+    )
+    assert (
+        "      exceptions: call 1: eager original raised ValueError: 'bad mask', "
+        "compiled fixed raised RuntimeError: 'bad mask'\n" in table
+    )
+    assert "\n  eager original raises ValueError: bad mask (at m.py:5)\n" in table
+    assert "\ncold call (ms)               -           -\n" in table
 
 
 # --- command line checks that need no arm ------------------------------------------------------

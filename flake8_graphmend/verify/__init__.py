@@ -1,4 +1,5 @@
-"""The verification runner: graphs, breaks, outputs and timings of the original and fixed code.
+"""The verification runner: graphs, breaks, outputs, behaviour (values, exceptions, stdout,
+stderr, log records, warnings) and timings of the original and fixed code.
 
 ``graphmend verify`` lives in ``cli`` (``python -m flake8_graphmend.verify`` runs it too);
 ``probe`` and ``assert_graph_breaks`` check code in-process. Importing this package does not

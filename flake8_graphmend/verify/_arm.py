@@ -9,19 +9,23 @@ An arm:
    inputs, the fixed arm loads that ``state_dict`` with ``strict=True`` and uses those inputs
    (a model that is not an ``nn.Module`` has no weights to hand over);
 4. moves model and inputs to the device and, under ``torch.no_grad()`` unless ``grad`` is set,
-   runs the model once eagerly: that shows a model that fails eagerly, and it fills lazily
-   built module caches before anything is captured (CUDA graphs must not capture them);
-5. reseeds and probes the first compiled call with the counting backend (graphs, break sites,
-   output);
-6. times the calls: with the ``eager`` backend, the probe's call is the cold call and the
-   probe's compiled model is called again (the counting backend runs graphs eagerly too);
-   with another backend, Dynamo is reset and the model compiled afresh with it and the mode;
-   then checks ``fullgraph=True`` with the eager backend;
-7. saves the probe's output (original arm) or compares it bit for bit with the original's
-   (fixed arm): the outputs compared are those of the captured graphs run eagerly, whatever
-   ``--backend`` is timed.
+   records ``CALLS`` eager calls (``behaviour``): that records the eager behaviour, and it fills
+   lazily built module caches before anything is captured (CUDA graphs must not capture them);
+5. reseeds and records ``CALLS`` compiled calls from a fresh "once" state: the first is the probe
+   with the counting backend (graphs, break sites up to an exception, if any), the others call
+   the probe's compiled model again (its graphs run eagerly);
+6. unless a compiled call raised, times the calls: with the ``eager`` backend, the probe's call
+   is the cold call and the probe's compiled model is called again; with another backend,
+   Dynamo is reset and the model compiled afresh with it and the mode; then checks
+   ``fullgraph=True`` with the eager backend;
+7. compares: the original arm saves its recordings and compares its compiled calls with its
+   eager ones (for reference: what torch alone changes); the fixed arm compares its compiled
+   and its eager calls with the original's eager ones, and its first compiled output bit for bit
+   with the original's (both the outputs of captured graphs run eagerly, whatever ``--backend``
+   is timed).
 
-It writes an ``ArmResult`` as JSON, or ``{"error": "one line"}`` when a step fails.
+An exception that the workload raises is recorded as its behaviour. The arm writes an
+``ArmResult`` as JSON, or ``{"error": "one line"}`` when a step fails.
 """
 
 from __future__ import annotations
@@ -32,8 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .compare import compare_outputs, flatten_output
-from .dynamo import CompileReport, fullgraph_error, probe, summarize_exception
+from .behaviour import CallRecord, compare_behaviour, record_calls
+from .compare import compare_outputs
+from .dynamo import CompileReport, fullgraph_error, probe_into, summarize_exception
 from .entry import Workload, describe_failure, load_workload
 from .errors import VerifyError
 from .overlay import OverlayFinder
@@ -41,7 +46,10 @@ from .results import ArmResult, SiteResult
 from .timing import Timings, move_to, resolve_device, time_after_first_call, time_calls, timed
 
 ORIGINAL, FIXED = "original", "fixed"
-_WEIGHTS, _INPUTS, _OUTPUTS = "weights.pt", "inputs.pt", "outputs.pt"
+EAGER, COMPILED = "eager", "compiled"
+CALLS = 2
+"""Calls per recording: two show what is written once only (``warning_once``, warnings)."""
+_WEIGHTS, _INPUTS, _RECORDINGS = "weights.pt", "inputs.pt", "recordings.pt"
 
 
 @dataclass
@@ -78,25 +86,33 @@ def run_arm(spec: ArmSpec) -> ArmResult:
     _hand_over(workload, spec.role, handover)
     workload = _on_device(workload, device)
 
-    with torch.set_grad_enabled(spec.grad):
-        _run_eagerly(workload, spec.role)
-        torch.manual_seed(spec.seed)
-        report, probe_s = timed(lambda: _probe(workload, spec.role), device)
-        output = flatten_output(report.output)  # copied now: later calls may reuse its storage
-        timings = _time(workload, report, probe_s, spec, device)
-        fullgraph = fullgraph_error(workload.model, *workload.args, **workload.kwargs)
+    report = CompileReport(graphs=0)
+    probe_s: list[float] = []  # the wall time of the probe's call, once it has returned
 
-    comparison = None
-    if spec.role == ORIGINAL:
-        torch.save(output, handover / _OUTPUTS)
-    else:
-        comparison = compare_outputs(torch.load(handover / _OUTPUTS, weights_only=True), output)
+    def probe_call() -> Any:
+        output, seconds = timed(
+            lambda: probe_into(report, workload.model, *workload.args, **workload.kwargs), device
+        )
+        probe_s.append(seconds)
+        return output
+
+    def compiled_call() -> Any:
+        return report.compiled(*workload.args, **workload.kwargs)
+
+    with torch.set_grad_enabled(spec.grad):
+        torch.manual_seed(spec.seed)
+        recordings = {EAGER: record_calls([workload] * CALLS)}
+        torch.manual_seed(spec.seed)
+        recordings[COMPILED] = record_calls([probe_call] + [compiled_call] * (CALLS - 1))
+        raised = any(record.exception for record in recordings[COMPILED])
+        timings = None if raised else _time(workload, report, probe_s[0], spec, device)
+        fullgraph = fullgraph_error(workload.model, *workload.args, **workload.kwargs)
 
     sites = [
         SiteResult(site.filename, site.lineno, site.gb_id, site.gb_type, site.reason, events)
         for site, events in report.site_counts().items()
     ]
-    return ArmResult(
+    result = ArmResult(
         device=device,
         torch_version=torch.__version__,
         graphs=report.graphs,
@@ -104,8 +120,43 @@ def run_arm(spec: ArmSpec) -> ArmResult:
         break_sites=sites,
         fullgraph_error=fullgraph,
         timings=timings,
-        comparison=comparison,
+        exceptions={
+            mode: [record.failure for record in records] for mode, records in recordings.items()
+        },
     )
+    _compare(result, recordings, spec.role, handover)
+    return result
+
+
+def _compare(
+    result: ArmResult, recordings: dict[str, list[CallRecord]], role: str, handover: Path
+) -> None:
+    """Step 7: fill ``result``'s comparisons (the original arm saves its recordings first)."""
+    import torch
+
+    if role == ORIGINAL:
+        saved = {mode: [vars(record) for record in records] for mode, records in recordings.items()}
+        torch.save(saved, handover / _RECORDINGS)
+        result.behaviour = [
+            compare_behaviour(
+                recordings[EAGER], recordings[COMPILED], ("eager original", "compiled original")
+            )
+        ]
+        return
+    saved = torch.load(handover / _RECORDINGS, weights_only=True)
+    original = {mode: [CallRecord(**fields) for fields in calls] for mode, calls in saved.items()}
+    result.behaviour = [
+        compare_behaviour(
+            original[EAGER],
+            recordings[COMPILED],
+            ("eager original", "compiled fixed"),
+            trap_documented=True,
+        ),
+        compare_behaviour(original[EAGER], recordings[EAGER], ("eager original", "eager fixed")),
+    ]
+    expected, actual = original[COMPILED][0].output, recordings[COMPILED][0].output
+    if expected is not None and actual is not None:
+        result.comparison = compare_outputs(expected, actual)
 
 
 def _hand_over(workload: Workload, role: str, folder: Path) -> None:
@@ -150,24 +201,6 @@ def _on_device(workload: Workload, device: str) -> Workload:
 
 def _code(role: str) -> str:
     return "the model" if role == ORIGINAL else "the fixed code"
-
-
-def _run_eagerly(workload: Workload, role: str) -> None:
-    try:
-        workload()
-    except Exception as error:
-        raise VerifyError(
-            f"{_code(role)} fails when run eagerly: {describe_failure(error)}"
-        ) from None
-
-
-def _probe(workload: Workload, role: str) -> CompileReport:
-    try:
-        return probe(workload.model, *workload.args, **workload.kwargs)
-    except Exception as error:
-        raise VerifyError(
-            f"torch.compile fails on {_code(role)}: {describe_failure(error)}"
-        ) from None
 
 
 def _time(

@@ -1,9 +1,7 @@
 """The ``verify`` command line: ``graphmend verify ENTRY [--fix TARGET ...] [--json FILE] ...``.
 
-Exit codes: 0 verified, 1 verification failed (the fixed code fails, its outputs differ, it has
-more graphs or break events than the original, or more than ``--max-breaks``), 2 bad input
-(entry file, factory, model, ``--fix`` target or options), 130 interrupted. Errors are one
-line on stderr.
+Exit codes (``EXIT_STATUS``, also in ``--help``): 0 verified, 1 verification failed, 2 bad input,
+130 interrupted. Errors are one line on stderr.
 """
 
 from __future__ import annotations
@@ -18,10 +16,21 @@ from .report import problems, render_table, write_json
 from .runner import VerifyOptions, verify
 
 _MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+EXIT_STATUS = (
+    "exit status: 0 verified; 1 verification failed: the fixed code cannot be rewritten or "
+    "run, its compiled outputs differ from the original's, its behaviour (values, exceptions, "
+    "stdout, stderr, log records, warnings; compiled and eager) differs from the eager "
+    "original's other than as documented ([Trap]: RuntimeError under compile), or it has more "
+    "graphs or break events than the original or than --max-breaks; 2 bad input (entry file, "
+    "factory, a factory that raises, inputs that cannot be saved, a --backend that fails on the "
+    "original, --fix target, options); 130 interrupted. A model that raises is not bad input: "
+    "its exception is compared as behaviour."
+)
 
 
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the ``verify`` arguments to ``parser``."""
+    """Add the ``verify`` arguments (and the exit status, as the epilog) to ``parser``."""
+    parser.epilog = EXIT_STATUS
     parser.add_argument(
         "entry",
         metavar="ENTRY",

@@ -3,7 +3,8 @@
 Outputs may nest tuples, lists, dicts, ``ModelOutput`` (a mapping), dataclasses and plain
 objects such as cache classes (through their attributes). Tensor leaves are compared by their
 bytes (so NaN equals NaN and -0.0 differs from 0.0); when they differ the largest absolute
-difference is reported. Other leaves are compared by ``repr``.
+difference is reported. Other leaves are compared by ``repr`` (a ``repr`` that raises gives
+``<unrepresentable TYPE>``).
 """
 
 from __future__ import annotations
@@ -38,17 +39,24 @@ def flatten_output(output: Any) -> tuple[dict[str, Any], dict[str, str]]:
         if isinstance(value, torch.Tensor):
             tensors[path] = value.detach().to("cpu", copy=True)
         elif isinstance(value, _SCALARS) or id(value) in seen:
-            values[path] = repr(value)
+            values[path] = _repr(value)
         else:
             seen.add(id(value))
             children = _children(value)
             if children is None:
-                values[path] = repr(value)
+                values[path] = _repr(value)
             for key, child in children or ():
                 visit(child, f"{path}{key}")
 
     visit(output, "output")
     return tensors, values
+
+
+def _repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception:  # a leaf that cannot be shown still compares: by its type
+        return f"<unrepresentable {type(value).__qualname__}>"
 
 
 def _children(value: Any) -> list[tuple[str, Any]] | None:

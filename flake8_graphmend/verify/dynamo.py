@@ -76,6 +76,14 @@ class CompileReport:
 
 def probe(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> CompileReport:
     """Reset Dynamo, compile ``fn`` with the counting backend, call it once and report."""
+    report = CompileReport(graphs=0)
+    report.output = probe_into(report, fn, *args, **kwargs)
+    return report
+
+
+def probe_into(report: CompileReport, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``probe``'s work, filling ``report`` (but not its output) as it goes, so that the graphs
+    and break sites before an exception are known when the call raises. Returns the output."""
     import torch
 
     torch._dynamo.reset()
@@ -85,10 +93,13 @@ def probe(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> CompileReport:
         graphs.append(graph_module)
         return graph_module.forward
 
-    compiled = torch.compile(fn, backend=counting_backend)
-    with recorded_graph_breaks() as sites:
-        output = compiled(*args, **kwargs)
-    return CompileReport(graphs=len(graphs), break_sites=sites, output=output, compiled=compiled)
+    report.compiled = torch.compile(fn, backend=counting_backend)
+    try:
+        with recorded_graph_breaks() as sites:
+            report.break_sites = sites  # filled as Dynamo logs each break
+            return report.compiled(*args, **kwargs)
+    finally:
+        report.graphs = len(graphs)  # later calls (recompiles) add graphs: not counted
 
 
 def fullgraph_error(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str | None:

@@ -1,10 +1,17 @@
 """Present a verification: the verdict, the before/after table and the JSON file.
 
 JSON keys (stable): ``entry``, ``settings``, ``original`` and ``fixed`` (each with ``graphs``,
-``breaks``, ``break_sites``, ``fullgraph``, ``fullgraph_error``), ``outputs_equal``,
-``max_abs_diff``, ``output_differences``, ``timings`` (``original`` and ``fixed``, seconds),
-``fixes``, ``ok`` and ``problems``. When the fixed side failed, ``fixed``, ``outputs_equal``
-and ``timings.fixed`` are null and ``problems`` holds the error.
+``breaks``, ``break_sites``, ``fullgraph``, ``fullgraph_error``, ``exceptions``),
+``outputs_equal``, ``max_abs_diff``, ``output_differences``, ``behaviour_equal``, ``behaviour``,
+``timings`` (``original`` and ``fixed``, seconds; null when the compiled calls raise), ``fixes``,
+``ok`` and ``problems``. ``behaviour`` maps ``eager_original_vs_compiled_fixed``,
+``eager_original_vs_eager_fixed`` (the two that ``behaviour_equal`` and ``ok`` count) and
+``eager_original_vs_compiled_original`` (for reference) to ``behaviour_equal``, one
+``<part>_equal`` per part (``values``, ``exceptions``, ``stdout``, ``stderr``, ``logs``,
+``warnings``), ``differences`` (part: the first difference) and ``documented`` (part: why its
+difference is allowed). When the fixed side failed, ``fixed``, ``outputs_equal``,
+``behaviour_equal`` and ``timings.fixed`` are null, ``behaviour`` has the reference only and
+``problems`` holds the error; ``outputs_equal`` is null too when a first compiled call raised.
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ._arm import EAGER
+from .behaviour import PARTS, BehaviourComparison
 from .results import ArmResult, SiteResult
 from .runner import Verification
 
@@ -24,8 +33,14 @@ def problems(verification: Verification, max_breaks: int | None = None) -> list[
     if verification.failure:
         return [str(verification.failure)]
     found = []
-    if not fixed.comparison.equal:
+    if fixed.comparison is not None and not fixed.comparison.equal:
         found.append("the outputs of the two arms differ")
+    found += [
+        f"the behaviour differs, {comparison.expected} vs {comparison.actual}: "
+        + ", ".join(comparison.failing())
+        for comparison in fixed.behaviour
+        if not comparison.equal
+    ]
     if fixed.graphs > original.graphs:
         found.append(
             f"the fixed code has more graphs ({fixed.graphs}) than the original ({original.graphs})"
@@ -46,6 +61,7 @@ def to_json(verification: Verification, max_breaks: int | None = None) -> dict[s
     """The JSON document written by ``--json``."""
     options, original, fixed = verification.options, verification.original, verification.fixed
     comparison = fixed.comparison if fixed else None
+    behaviour = [*(fixed.behaviour if fixed else []), *original.behaviour]
     found = problems(verification, max_breaks)
     return {
         "entry": str(options.entry),
@@ -65,9 +81,11 @@ def to_json(verification: Verification, max_breaks: int | None = None) -> dict[s
         "outputs_equal": comparison.equal if comparison else None,
         "max_abs_diff": comparison.max_abs_diff if comparison else None,
         "output_differences": comparison.differences if comparison else [],
+        "behaviour_equal": behaviour_equal(verification),
+        "behaviour": {b.key: _behaviour_json(b) for b in behaviour},
         "timings": {
-            "original": asdict(original.timings),
-            "fixed": asdict(fixed.timings) if fixed else None,
+            "original": _timings_json(original),
+            "fixed": _timings_json(fixed) if fixed else None,
         },
         "fixes": verification.fix_outcomes,
         "linked_entry_points": list(verification.linked_entry_points),
@@ -83,7 +101,43 @@ def _arm_json(arm: ArmResult) -> dict[str, Any]:
         "break_sites": [asdict(site) for site in arm.break_sites],
         "fullgraph": arm.fullgraph_error is None,
         "fullgraph_error": arm.fullgraph_error,
+        "exceptions": arm.exceptions,
     }
+
+
+def _timings_json(arm: ArmResult) -> dict[str, Any] | None:
+    return asdict(arm.timings) if arm.timings else None
+
+
+def _behaviour_json(comparison: BehaviourComparison) -> dict[str, Any]:
+    parts = comparison.parts
+    return {
+        "behaviour_equal": comparison.equal,
+        **{f"{name}_equal": part.equal for name, part in parts.items()},
+        "differences": {name: part.difference for name, part in parts.items() if part.difference},
+        "documented": {name: part.documented for name, part in parts.items() if part.documented},
+    }
+
+
+def behaviour_equal(verification: Verification) -> bool | None:
+    """Whether the fixed code behaves as the eager original, compiled and eager (documented
+    differences allowed); None when the fixed side failed."""
+    fixed = verification.fixed
+    return all(comparison.equal for comparison in fixed.behaviour) if fixed else None
+
+
+def behaviour_summary(comparisons: list[BehaviourComparison]) -> str:
+    """``yes`` or ``no: <parts>`` over ``comparisons`` together, then
+    ``; <part>: documented difference (<why>)`` for each documented difference."""
+    failing = [name for name in PARTS if any(name in c.failing() for c in comparisons)]
+    documented = {
+        name: comparison.parts[name].documented
+        for comparison in comparisons
+        for name in comparison.documented()
+    }
+    verdict = f"no: {', '.join(failing)}" if failing else "yes"
+    notes = [f"{name}: documented difference ({why})" for name, why in documented.items()]
+    return "; ".join([verdict, *notes])
 
 
 def write_json(verification: Verification, path: Path, max_breaks: int | None = None) -> None:
@@ -106,13 +160,13 @@ def render_table(verification: Verification) -> str:
         _row("graphs", original.graphs, fixed.graphs),
         _row("break events", original.breaks, fixed.breaks),
         _row("fullgraph=True", _fullgraph(original), _fullgraph(fixed)),
-        _row("compile (ms)", _ms(original.timings.compile_s), _ms(fixed.timings.compile_s)),
-        _row("cold call (ms)", _ms(original.timings.cold_s), _ms(fixed.timings.cold_s)),
-        _row(
-            "warm call (ms)", _ms(original.timings.warm_median_s), _ms(fixed.timings.warm_median_s)
-        ),
+        _row("compile (ms)", _ms(original, "compile_s"), _ms(fixed, "compile_s")),
+        _row("cold call (ms)", _ms(original, "cold_s"), _ms(fixed, "cold_s")),
+        _row("warm call (ms)", _ms(original, "warm_median_s"), _ms(fixed, "warm_median_s")),
         f"{'outputs':<18}{_outputs(fixed)}",
+        f"{'behaviour':<18}{behaviour_summary(fixed.behaviour)}",
     ]
+    lines += _behaviour_section(original, fixed)
     lines += _sites_section("break sites, original", original.break_sites)
     lines += _sites_section("break sites, fixed (lines of the rewritten copies)", fixed.break_sites)
     lines += _fixes_section(verification.fix_outcomes, verification.linked_entry_points)
@@ -127,16 +181,37 @@ def _fullgraph(arm: ArmResult) -> str:
     return "ok" if arm.fullgraph_error is None else "fails"
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.2f}"
+def _ms(arm: ArmResult, timing: str) -> str:
+    """A timing in ms; ``-`` when the compiled calls raise (nothing is timed)."""
+    return f"{getattr(arm.timings, timing) * 1000:.2f}" if arm.timings else "-"
 
 
 def _outputs(fixed: ArmResult) -> str:
     comparison = fixed.comparison
+    if comparison is None:
+        return "- (a first compiled call raised; see behaviour)"
     if comparison.equal:
         return "bitwise equal"
     gap = f" (largest difference {comparison.max_abs_diff:.3g})" if comparison.max_abs_diff else ""
     return "DIFFERENT" + gap + "".join(f"\n  {difference}" for difference in comparison.differences)
+
+
+def _behaviour_section(original: ArmResult, fixed: ArmResult) -> list[str]:
+    """Each comparison with eager original, its first differences, and what the original raises."""
+    lines = []
+    compared = [(c, "") for c in fixed.behaviour]
+    compared += [(c, " (reference: what compiling alone changes)") for c in original.behaviour]
+    for comparison, note in compared:
+        lines.append(
+            f"  {comparison.expected} vs {comparison.actual}{note}: "
+            + behaviour_summary([comparison])
+        )
+        lines += [
+            f"      {part.difference}" for part in comparison.parts.values() if part.difference
+        ]
+    raised = dict.fromkeys(text for text in original.exceptions.get(EAGER, []) if text)
+    lines += [f"  eager original raises {text}" for text in raised]
+    return lines
 
 
 def _sites_section(title: str, sites: list[SiteResult]) -> list[str]:

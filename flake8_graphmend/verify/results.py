@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .behaviour import BehaviourComparison
 from .compare import OutputComparison
 from .timing import Timings
 
@@ -26,7 +27,10 @@ class SiteResult:
 
 @dataclass
 class ArmResult:
-    """One arm: graphs and break events of the first compiled call, fullgraph, timings, outputs."""
+    """One arm: graphs and break events of the first compiled call, fullgraph, timings (None when
+    a compiled call raises), what each call raised per mode (``eager``, ``compiled``: ``Type:
+    message (at file:line)`` or None), the comparison of its first compiled output with the
+    original's (fixed arm, when both returned) and its behaviour comparisons (see ``_arm``)."""
 
     device: str
     torch_version: str
@@ -34,20 +38,23 @@ class ArmResult:
     breaks: int
     break_sites: list[SiteResult]
     fullgraph_error: str | None
-    timings: Timings
+    timings: Timings | None
+    exceptions: dict[str, list[str | None]] = field(default_factory=dict)
     comparison: OutputComparison | None = None
+    behaviour: list[BehaviourComparison] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ArmResult:
-        comparison = data.get("comparison")
+        comparison, timings = data.get("comparison"), data.get("timings")
         return cls(
             **{
                 **data,
                 "break_sites": [SiteResult(**site) for site in data["break_sites"]],
-                "timings": Timings(**data["timings"]),
+                "timings": Timings(**timings) if timings else None,
                 "comparison": OutputComparison(**comparison) if comparison else None,
+                "behaviour": [BehaviourComparison.from_json(b) for b in data.get("behaviour", [])],
             }
         )

@@ -1,0 +1,336 @@
+"""Record what a workload's calls do, and compare two recordings part by part.
+
+A recording is a few calls in a row (``record_calls``); each call gives a ``CallRecord``:
+
+- values: the output, flattened and copied as ``compare.flatten_output`` does (None if it raised);
+- exceptions: the type (module-qualified, builtins bare) and ``str()`` of what the call raised
+  (and, for the report only, ``entry.describe_failure``'s one line, which says where);
+- stdout, stderr: the text written to ``sys.stdout`` and ``sys.stderr`` (``redirect_stdout`` and
+  ``redirect_stderr``): not writes to the file descriptors (C code) nor those of a handler that
+  holds the original stream (logging's ``StreamHandler``), hence log records on their own;
+- logs: (logger, level, ``getMessage()``) of each record that reaches the root logger or a logger
+  that does not propagate (transformers' own), other than torch's (Dynamo's diagnostics, which an
+  eager run never writes). A handler at level NOTSET records them; logger levels stay as the
+  program set them, so what the program filters out is not recorded;
+- warnings: (category, message) of each warning shown under the program's own filters
+  (``warnings.catch_warnings(record=True)`` keeps them), in order, repeats included.
+
+"Once" state: a recording starts as a fresh process would. Entering ``catch_warnings`` makes every
+module forget the warnings its ``__warningregistry__`` holds (the ``default`` and ``module``
+actions), but not ``warnings.onceregistry`` (the ``once`` action): that is cleared here, and so
+are the caches of lru_cache'd methods of ``logging.Logger`` (transformers' ``warning_once`` and
+``info_once``). Other once-only state (C++ ``TORCH_WARN_ONCE``, a program's own caches) is not
+reset. The calls of a recording share the state, so a message shown once is in the first call's
+record only, as in the program.
+
+Two recordings compare part by part (``PARTS``). One difference is documented rather than a
+failure: a [Trap] fix makes a failing guard raise ``RuntimeError(message)`` under compile where
+the original raised another type with the same message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import io
+import logging
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
+
+from .compare import compare_outputs, flatten_output
+from .entry import describe_failure
+
+PARTS = ("values", "exceptions", "stdout", "stderr", "logs", "warnings")
+TRAP_DIFFERENCE = "[Trap]: RuntimeError under compile"
+_TRAP_ERROR = "RuntimeError"
+_SHOWN_CHARACTERS = 160
+
+LogItem = tuple[str, str, str]
+"""(logger name, level name, message)"""
+WarningItem = tuple[str, str]
+"""(category, message)"""
+
+
+@dataclass
+class CallRecord:
+    """What one call did (see the module docstring)."""
+
+    output: tuple[dict[str, Any], dict[str, str]] | None = None
+    exception: tuple[str, str] | None = None
+    failure: str | None = None
+    stdout: str = ""
+    stderr: str = ""
+    logs: list[LogItem] = field(default_factory=list)
+    warnings: list[WarningItem] = field(default_factory=list)
+
+
+def record_calls(calls: Sequence[Callable[[], Any]]) -> list[CallRecord]:
+    """Make ``calls`` in turn from a fresh "once" state, recording each; an exception that a call
+    raises is recorded, not raised."""
+    _forget_once_state()
+    records: list[CallRecord] = []
+    with warnings.catch_warnings(record=True) as shown, _recorded_logs() as logs:
+        for call in calls:
+            shown.clear()
+            logs.clear()
+            record = CallRecord()
+            stdout, stderr = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+                try:
+                    record.output = flatten_output(call())
+                except Exception as error:  # the exception is the behaviour
+                    record.exception = (_qualified_name(type(error)), _text(error))
+                    record.failure = describe_failure(error)
+            record.stdout, record.stderr = stdout.getvalue(), stderr.getvalue()
+            record.logs = list(logs)
+            record.warnings = [(_qualified_name(w.category), str(w.message)) for w in shown]
+            records.append(record)
+    return records
+
+
+def _forget_once_state() -> None:
+    warnings.onceregistry.clear()
+    for method in vars(logging.Logger).values():
+        cache_clear = getattr(method, "cache_clear", None)
+        if callable(cache_clear):
+            cache_clear()
+
+
+def _text(error: Exception) -> str:
+    try:
+        return str(error)
+    except Exception:  # an exception whose message cannot be made is still its type
+        return f"<unprintable {type(error).__qualname__}>"
+
+
+def _qualified_name(kind: type) -> str:
+    module = "" if kind.__module__ == "builtins" else f"{kind.__module__}."
+    return module + kind.__qualname__
+
+
+@contextlib.contextmanager
+def _recorded_logs() -> Iterator[list[LogItem]]:
+    """Yield a list that collects the log records reaching the root or a non-propagating logger."""
+    items: list[LogItem] = []
+    handler = _LogRecorder(items)
+    loggers = [logging.root, *_non_propagating_loggers()]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        yield items
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+
+
+def _non_propagating_loggers() -> Iterator[logging.Logger]:
+    for name, logger in list(logging.root.manager.loggerDict.items()):
+        is_torch = name == "torch" or name.startswith("torch.")
+        if isinstance(logger, logging.Logger) and not logger.propagate and not is_torch:
+            yield logger
+
+
+class _LogRecorder(logging.Handler):
+    def __init__(self, items: list[LogItem]) -> None:
+        super().__init__(logging.NOTSET)
+        self._items = items
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except Exception:  # arguments that do not fit the format: the program's handlers fail too
+            message = f"{record.msg!r} % {record.args!r}"
+        self._items.append((record.name, record.levelname, message))
+
+
+# --- comparison ---------------------------------------------------------------------------------
+
+
+@dataclass
+class PartComparison:
+    """One part of two recordings: whether it is equal, the first difference, and why a
+    difference is documented (not a failure) when it is."""
+
+    equal: bool
+    difference: str | None = None
+    documented: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.equal or self.documented is not None
+
+
+@dataclass
+class BehaviourComparison:
+    """``actual`` against ``expected`` (labels such as "eager original", "compiled fixed")."""
+
+    expected: str
+    actual: str
+    parts: dict[str, PartComparison]
+
+    @property
+    def key(self) -> str:
+        """``eager_original_vs_compiled_fixed``: the comparison's key in the JSON."""
+        return f"{self.expected} vs {self.actual}".replace(" ", "_")
+
+    @property
+    def equal(self) -> bool:
+        """Every part equal or differing only as documented."""
+        return all(part.ok for part in self.parts.values())
+
+    def failing(self) -> list[str]:
+        return [name for name, part in self.parts.items() if not part.ok]
+
+    def documented(self) -> list[str]:
+        return [name for name, part in self.parts.items() if part.documented]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BehaviourComparison:
+        parts = {name: PartComparison(**part) for name, part in data["parts"].items()}
+        return cls(data["expected"], data["actual"], parts)
+
+
+def compare_behaviour(
+    expected: Sequence[CallRecord],
+    actual: Sequence[CallRecord],
+    labels: tuple[str, str],
+    trap_documented: bool = False,
+) -> BehaviourComparison:
+    """Compare two recordings of the same calls, part by part. ``labels`` name the two sides;
+    ``trap_documented``: ``actual`` is compiled fixed code, whose [Trap] guards raise
+    ``RuntimeError`` (the documented difference)."""
+    sides = _Sides(*labels)
+    parts = {
+        "values": _compare_values(expected, actual),
+        "exceptions": _compare_exceptions(expected, actual, sides, trap_documented),
+    }
+    for stream in ("stdout", "stderr"):
+        parts[stream] = _compare_items(
+            stream, _lines(expected, stream), _lines(actual, stream), sides, _quoted, " lines"
+        )
+    parts["logs"] = _compare_items(
+        "log records", _items(expected, "logs"), _items(actual, "logs"), sides, _show_log
+    )
+    parts["warnings"] = _compare_items(
+        "warnings", _items(expected, "warnings"), _items(actual, "warnings"), sides, _show_warning
+    )
+    return BehaviourComparison(sides.expected, sides.actual, parts)
+
+
+class _Sides(NamedTuple):
+    expected: str
+    actual: str
+
+
+_Item = tuple[int, Any]
+"""(call number from 1, a line written, a log record or a warning)"""
+
+
+def _lines(records: Sequence[CallRecord], stream: str) -> list[_Item]:
+    return [
+        (call, line)
+        for call, record in enumerate(records, 1)
+        for line in getattr(record, stream).splitlines(keepends=True)
+    ]
+
+
+def _items(records: Sequence[CallRecord], part: str) -> list[_Item]:
+    return [
+        (call, tuple(item))
+        for call, record in enumerate(records, 1)
+        for item in getattr(record, part)
+    ]
+
+
+def _show_log(item: LogItem) -> str:
+    name, level, message = item
+    return f"{level} {name}: {_quoted(message)}"
+
+
+def _show_warning(item: WarningItem) -> str:
+    category, message = item
+    return f"{category}: {_quoted(message)}"
+
+
+def _compare_values(
+    expected: Sequence[CallRecord], actual: Sequence[CallRecord]
+) -> PartComparison:
+    """The outputs of the calls that returned on both sides (the others differ in exceptions)."""
+    for call, (want, got) in enumerate(zip(expected, actual), 1):
+        if want.output is None or got.output is None:
+            continue
+        outputs = compare_outputs(want.output, got.output)
+        if not outputs.equal:
+            return PartComparison(False, f"values: call {call}: {outputs.differences[0]}")
+    return PartComparison(True)
+
+
+def _compare_exceptions(
+    expected: Sequence[CallRecord], actual: Sequence[CallRecord], sides: _Sides, trap: bool
+) -> PartComparison:
+    differences = [
+        (call, want.exception, got.exception)
+        for call, (want, got) in enumerate(zip(expected, actual), 1)
+        if want.exception != got.exception
+    ]
+    if not differences:
+        return PartComparison(True)
+    call, want, got = differences[0]
+    first = f"exceptions: call {call}: {sides.expected} {_outcome(want)}, "
+    first += f"{sides.actual} {_outcome(got)}"
+    documented = trap and all(_is_trap_difference(want, got) for _, want, got in differences)
+    return PartComparison(False, first, TRAP_DIFFERENCE if documented else None)
+
+
+def _outcome(exception: tuple[str, str] | None) -> str:
+    return "returned" if exception is None else f"raised {exception[0]}: {_quoted(exception[1])}"
+
+
+def _is_trap_difference(
+    original: tuple[str, str] | None, compiled: tuple[str, str] | None
+) -> bool:
+    """The original raised ``E(message)``, the compiled fixed code ``RuntimeError(message)``."""
+    return (
+        original is not None
+        and compiled is not None
+        and original[0] != _TRAP_ERROR
+        and compiled == (_TRAP_ERROR, original[1])
+    )
+
+
+def _compare_items(
+    noun: str,
+    expected: list[_Item],
+    actual: list[_Item],
+    sides: _Sides,
+    show: Callable[[Any], str],
+    unit: str = "",
+) -> PartComparison:
+    """Ordered items of all calls: the counts and the first item missing, extra or different."""
+    if expected == actual:
+        return PartComparison(True)
+    matcher = difflib.SequenceMatcher(a=expected, b=actual, autojunk=False)
+    tag, i, _, j, _ = next(code for code in matcher.get_opcodes() if code[0] != "equal")
+
+    def shown(item: _Item) -> str:
+        return f"{show(item[1])} (call {item[0]})"
+
+    if tag == "delete":
+        first = f"first missing {shown(expected[i])}"
+    elif tag == "insert":
+        first = f"first extra {shown(actual[j])}"
+    else:
+        first = (
+            f"first different: {shown(expected[i])} in the {sides.expected}, "
+            f"{shown(actual[j])} in the {sides.actual}"
+        )
+    counts = f"{sides.expected} has {len(expected)}{unit}, {sides.actual} {len(actual)}"
+    return PartComparison(False, f"{noun}: {counts}: {first}")
+
+
+def _quoted(text: str) -> str:
+    """``repr(text)``, cut after ``_SHOWN_CHARACTERS`` characters."""
+    if len(text) <= _SHOWN_CHARACTERS:
+        return repr(text)
+    return repr(text[:_SHOWN_CHARACTERS]) + "..."
