@@ -22,9 +22,10 @@ _MESSAGE_FIRST = re.compile(
 class DeferSideEffects(GraphMendCommand):
     """Defer print, logging and warnings.warn calls in compiled code until after the graph runs.
 
-    Each call becomes a call of a module-level helper registered in
-    torch._dynamo.config.reorderable_logging_functions (and never traced itself). Static
-    arguments (the category of warnings.warn, keywords) are built into the helper, and
+    Each call becomes a call of a module-level helper that, under torch.compile, runs as an
+    ordered custom op inside the graph: at the same point, in every frame Dynamo inlines, with
+    the tensors as they are at the call. Arguments written in the source (messages, the
+    category of warnings.warn, keywords) are built into the helper; only tensors are passed.
     `stacklevel` is raised past the helper's frames, so that eager records and warnings keep
     the caller's location.
     """
@@ -60,8 +61,6 @@ class DeferSideEffects(GraphMendCommand):
             else:
                 parameters.append(_parameter_name(callee, index))
                 inner.append(parameters[-1])
-        if not baked:
-            parameters, inner = ["*args"], ["*args"]
         stacklevel = plan["stacklevel"]
         for arg in keywords:
             if stacklevel is None or arg.keyword.value != "stacklevel":
@@ -71,7 +70,11 @@ class DeferSideEffects(GraphMendCommand):
         name = self.deferred_helper(
             PREFIX + callee.replace(".", "_"), parameters, f"{callee}({', '.join(inner)})"
         )
-        kept = [arg for index, arg in enumerate(positional) if index not in baked]
+        kept = [
+            arg.with_changes(value=_str_of(arg.value)) if index in plan["str_args"] else arg
+            for index, arg in enumerate(positional)
+            if index not in baked
+        ]
         if not kept:
             return call.with_changes(
                 func=cst.Name(name), args=[], whitespace_before_args=cst.SimpleWhitespace("")
@@ -81,6 +84,11 @@ class DeferSideEffects(GraphMendCommand):
             comma=last.comma, whitespace_after_arg=last.whitespace_after_arg
         )
         return call.with_changes(func=cst.Name(name), args=kept)
+
+
+def _str_of(value: cst.BaseExpression) -> cst.Call:
+    """``str(value)``: what print writes for a value the deferred call cannot carry."""
+    return cst.Call(func=cst.Name("str"), args=[cst.Arg(value=value)])
 
 
 def _parameter_name(callee: str, index: int) -> str:

@@ -18,23 +18,70 @@ PREFIX = "_graphmend_"
 DEFERRED = f"{PREFIX}deferred"
 WHERE = f"{PREFIX}where"
 CHECK = f"{PREFIX}check"
+RAISE = f"{PREFIX}raise"
 DIFFER = f"{PREFIX}differ"
 
-#: Frames that ``_graphmend_deferred``'s wrapper (torch.compiler.disable) adds between the
-#: caller and the helper: ``stacklevel`` counts them.
+#: Frames that ``_graphmend_deferred``'s wrapper (``call``) adds between the caller and the
+#: helper: ``stacklevel`` counts them.
 DEFERRED_WRAPPER_FRAMES = 1
+#: The process-wide module (in ``sys.modules``) that holds the custom op and the deferred
+#: functions of every fixed module, so that the op is registered once.
+RUNTIME_MODULE = f"{PREFIX}runtime"
 
 _DEFERRED_SOURCE = f'''\
 def {DEFERRED}(function):
-    """Have Dynamo call `function` after the compiled graph (graphmend [Defer]).
+    """Run `function` in order inside the compiled graph (graphmend [Defer]).
 
-    The wrapper is never traced itself, so its arguments may be tensors.
+    Eager calls run `function` as it is. Under torch.compile, in every frame
+    that Dynamo inlines, the call becomes an ordered custom op that runs
+    `function` at the same point of the graph, with the tensors as they are
+    there. Arguments must be tensors, str, int, float or bool; where that, or
+    the op, is not available (an older torch, a tensor that autograd records),
+    the call runs as written, graph break included.
     """
-    function = torch.compiler.disable(function)
-    deferred = getattr(torch._dynamo.config, "reorderable_logging_functions", None)
-    if deferred is not None:  # a torch without this setting keeps the break
-        deferred.add(function)
-    return function
+    import sys
+    import types
+
+    groups = (("t", torch.Tensor), ("s", str), ("b", bool), ("i", int), ("f", float))
+    runtime = sys.modules.get("{RUNTIME_MODULE}")
+    if runtime is None:
+        runtime = types.ModuleType("{RUNTIME_MODULE}")
+        runtime.functions, runtime.op = {{}}, None
+        if hasattr(torch.library, "custom_op") and hasattr(torch.library, "EffectType"):
+
+            @torch.library.custom_op(
+                "graphmend::deferred",
+                mutates_args=(),
+                schema="(str name, str kinds, Tensor[] t, str[] s, bool[] b, "
+                "SymInt[] i, float[] f) -> ()",
+            )
+            def deferred(name, kinds, *values):
+                values = {{kind: iter(group) for (kind, _), group in zip(groups, values)}}
+                runtime.functions[name](*[next(values[kind]) for kind in kinds])
+
+            deferred.register_fake(lambda *args: None)
+            deferred.register_effect(torch.library.EffectType.ORDERED)
+            runtime.op = deferred
+        sys.modules[runtime.__name__] = runtime
+    name = function.__module__ + "." + function.__qualname__
+    runtime.functions[name] = function
+
+    def kind_of(value):
+        return next((kind for kind, type_ in groups if isinstance(value, type_)), "?")
+
+    def call(*args):
+        if runtime.op is None or not torch.compiler.is_compiling():
+            return function(*args)
+        kinds = "".join(kind_of(arg) for arg in args)
+        recorded = torch.is_grad_enabled() and any(
+            kind == "t" and arg.requires_grad for kind, arg in zip(kinds, args)
+        )
+        if "?" in kinds or recorded:
+            return function(*args)
+        values = [[a for k, a in zip(kinds, args) if k == kind] for kind, _ in groups]
+        return runtime.op(name, kinds, *values)
+
+    return call
 '''
 
 _WHERE_SOURCE = f'''\
@@ -42,8 +89,9 @@ def {WHERE}(condition, if_true, if_false):
     """Select like `if condition:` without a branch on data (graphmend [Where]).
 
     torch.where is used only where it is exact: a 0-d bool tensor condition,
-    two tensors of the same shape, dtype and device, and no autograd recording.
-    Otherwise it branches in Python, exactly as the original code did.
+    two tensors of the same shape, dtype, device and strides (the selection
+    keeps that layout), and no autograd recording. Otherwise it branches in
+    Python, exactly as the original code did.
     """
     if (
         isinstance(condition, torch.Tensor)
@@ -54,27 +102,34 @@ def {WHERE}(condition, if_true, if_false):
         and if_true.shape == if_false.shape
         and if_true.dtype == if_false.dtype
         and if_true.device == if_false.device
+        and if_true.stride() == if_false.stride()
         and not (
             torch.is_grad_enabled()
             and (if_true.requires_grad or if_false.requires_grad)
         )
     ):
-        return torch.where(condition, if_true, if_false)
+        selected = torch.where(condition, if_true, if_false)
+        if selected.stride() == if_true.stride():
+            return selected
     return if_true if condition else if_false
 '''
 
 _CHECK_SOURCE = f'''\
 def {CHECK}(failed, error, message):
-    """Raise `error(message)` if `failed`, inside the graph when compiled.
+    """Raise `error(message)` if `failed`, inside the graph when compiled (graphmend [Trap]).
 
-    Eager code raises exactly as the original `if ...: raise` did. Compiled
-    code checks in the graph with torch._assert_async, which raises
-    RuntimeError(message) instead (graphmend [Trap]).
+    The test runs as a deferred call (see {DEFERRED}): eager and compiled, it
+    raises the same exception with the same message at the same point.
     """
-    if torch.compiler.is_compiling():
-        torch._assert_async(torch.logical_not(failed), message)
-    elif failed:
-        raise error(message)
+    {RAISE}(failed, error.__name__, message)
+
+
+@{DEFERRED}
+def {RAISE}(failed, error, message):
+    if failed:
+        import builtins
+
+        raise getattr(builtins, error)(message)
 '''
 
 _DIFFER_SOURCE = f'''\
@@ -90,6 +145,9 @@ def {DIFFER}(a, b):
         return torch.ones((), dtype=torch.bool, device=a.device)
     return (a != b).any()
 '''
+
+#: Fixed helpers that call other fixed helpers.
+_NEEDS: Dict[str, str] = {CHECK: DEFERRED}
 
 #: The fixed helpers, in the order they are emitted.
 FIXED_HELPERS: Dict[str, str] = {
@@ -149,6 +207,8 @@ class HelperSet:
         """Request one of ``FIXED_HELPERS`` by name; returns the name."""
         if name in self._taken:
             raise HelperNameTaken(name)
+        if name in _NEEDS:
+            self.fixed(_NEEDS[name])
         if name not in self._existing:
             self._new.setdefault(name, FIXED_HELPERS[name])
         return name

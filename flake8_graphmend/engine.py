@@ -1,4 +1,7 @@
-"""The detector: source in, GM findings out. Shared by the flake8 plugin, the CLI and the codemods."""
+"""The detector: source in, GM findings out.
+
+Shared by the flake8 plugin, the CLI and the codemods.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from .rules import CALL_DETECTORS, Finding, FunctionContext, control_flow, shape
 SCOPES = ("compiled", "all")
 #: Code of the finding that reports an internal error on a file (never raised to flake8).
 INTERNAL_ERROR_CODE = "GM000"
-_COMPILING_PROBES = {"is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling"}
+_TRY = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 
 
@@ -42,30 +45,28 @@ class Options:
         if self.scope == "all":
             return True
         path = Path(filename).as_posix()
-        return any(fnmatch.fnmatch(path, pattern) or path.endswith(pattern.lstrip("*")) for pattern in self.compiled_modules)
+        return any(
+            fnmatch.fnmatch(path, pattern) or path.endswith(pattern.lstrip("*"))
+            for pattern in self.compiled_modules
+        )
 
 
-def _compiling_probe(test: ast.expr) -> Optional[bool]:
-    """True for ``is_compiling()``, False for ``not is_compiling()``, else None."""
-    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-    call = test.operand if negated else test
-    if isinstance(call, ast.Call) and not call.args:
-        func = call.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if name in _COMPILING_PROBES:
-            return not negated
-    return None
+def _decided(test: ast.expr, values: ValueAnalysis) -> Optional[bool]:
+    """The value Dynamo gives ``test`` without looking at tensor data, if tracing-state probes
+    decide it (``not torch.jit.is_scripting()``, ``not compiling and ...``), else None."""
+    truth = values.dynamo_truth(test)
+    if truth is None:
+        return None
+    for operand in values.evaluated_operands(test):
+        if values.dynamo_truth(operand) is None and values.is_data_dependent(operand):
+            return None  # a tensor operand is tested before the probe decides
+    return truth
 
 
-def _branches_traced(node: ast.If) -> Tuple[bool, bool]:
-    """Which of (body, orelse) Dynamo traces, given ``is_compiling()`` guards in the test."""
-    operands = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [node.test]
-    for operand in operands:
-        if _compiling_probe(operand) is False:
-            return False, True
-    if len(operands) == 1 and _compiling_probe(node.test) is True:
-        return True, False
-    return True, True
+def _branches_traced(node: ast.If, values: ValueAnalysis) -> Tuple[bool, bool]:
+    """Which of (body, orelse) Dynamo traces: only one when probes decide the test."""
+    truth = values.dynamo_truth(node.test)
+    return truth is not False, truth is not True
 
 
 def _header_expressions(statement: ast.stmt) -> List[ast.AST]:
@@ -76,7 +77,7 @@ def _header_expressions(statement: ast.stmt) -> List[ast.AST]:
         return [statement.iter]
     if isinstance(statement, (ast.With, ast.AsyncWith)):
         return [item.context_expr for item in statement.items]
-    if isinstance(statement, ast.Try) or (hasattr(ast, "TryStar") and isinstance(statement, ast.TryStar)):
+    if isinstance(statement, _TRY):
         return [h.type for h in statement.handlers if h.type is not None]
     if hasattr(ast, "Match") and isinstance(statement, ast.Match):
         return [statement.subject]
@@ -85,9 +86,9 @@ def _header_expressions(statement: ast.stmt) -> List[ast.AST]:
     return [statement]
 
 
-def _child_blocks(statement: ast.stmt) -> Iterator[List[ast.stmt]]:
+def _child_blocks(statement: ast.stmt, values: ValueAnalysis) -> Iterator[List[ast.stmt]]:
     if isinstance(statement, ast.If):
-        body, orelse = _branches_traced(statement)
+        body, orelse = _branches_traced(statement, values)
         if body:
             yield statement.body
         if orelse:
@@ -105,24 +106,43 @@ def _child_blocks(statement: ast.stmt) -> Iterator[List[ast.stmt]]:
         yield case.body
 
 
-def _walk_expression(node: ast.AST) -> Iterator[ast.AST]:
-    """Nodes of an expression, not entering nested function or class definitions."""
+def _walk_expression(node: ast.AST, values: ValueAnalysis) -> Iterator[ast.AST]:
+    """The nodes of an expression that Dynamo evaluates.
+
+    Nested function or class definitions are not entered, nor the operands of ``and``/``or``
+    and the branch of ``x if test else y`` that tracing-state probes rule out.
+    """
     stack = [node]
     while stack:
         current = stack.pop()
+        if isinstance(current, ast.BoolOp):
+            stack.extend(values.evaluated_operands(current))
+            continue
+        if isinstance(current, ast.IfExp):
+            truth = values.dynamo_truth(current.test)
+            if truth is not None:
+                if _decided(current.test, values) is None:
+                    yield current  # a tensor operand is tested first: still a break
+                stack.extend(values.evaluated_operands(current.test))
+                stack.append(current.body if truth else current.orelse)
+                continue
         yield current
         if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             stack.extend(ast.iter_child_nodes(current))
 
 
 def _check_block(block: List[ast.stmt], ctx: FunctionContext) -> Iterator[Finding]:
+    values = ctx.values
     for statement in block:
+        expressions = _header_expressions(statement)
         if isinstance(statement, ast.If):
-            yield from control_flow.check_if(statement, block, ctx)
+            expressions = values.evaluated_operands(statement.test)
+            if _decided(statement.test, values) is None:
+                yield from control_flow.check_if(statement, block, ctx)
         elif isinstance(statement, ast.While):
             yield from control_flow.check_while(statement, ctx)
-        for expression in _header_expressions(statement):
-            for node in _walk_expression(expression):
+        for expression in expressions:
+            for node in _walk_expression(expression, values):
                 if isinstance(node, ast.Call):
                     for detector in CALL_DETECTORS:
                         yield from detector(node, statement, ctx)
@@ -130,11 +150,16 @@ def _check_block(block: List[ast.stmt], ctx: FunctionContext) -> Iterator[Findin
                     yield from shapes.check_subscript(node, ctx)
                 elif isinstance(node, ast.IfExp):
                     yield from control_flow.check_if_expression(node, ctx)
-        for child in _child_blocks(statement):
+        for child in _child_blocks(statement, values):
             yield from _check_block(child, ctx)
 
 
-def analyze_tree(tree: ast.Module, lines: Sequence[str], filename: str = "<unknown>", options: Optional[Options] = None) -> List[Finding]:
+def analyze_tree(
+    tree: ast.Module,
+    lines: Sequence[str],
+    filename: str = "<unknown>",
+    options: Optional[Options] = None,
+) -> List[Finding]:
     """Findings for a parsed module, sorted by position."""
     options = options or Options()
     source_mentions_torch = any("torch" in line for line in lines)
@@ -144,9 +169,9 @@ def analyze_tree(tree: ast.Module, lines: Sequence[str], filename: str = "<unkno
     index = ModuleIndex(tree)
     regions = RegionFinder.for_module(symbols, index, lines, filename, options).regions()
     findings: List[Finding] = []
-    self_tensors: Dict[Optional[str], Set[str]] = {}
+    self_tensors: Dict[Optional[ast.ClassDef], Set[str]] = {}
     for region in regions.values():
-        owner = region.owner.node.name if region.owner else None
+        owner = region.owner.node if region.owner else None
         if owner not in self_tensors:
             self_tensors[owner] = class_tensor_attributes(region.owner, symbols, index)
         facts = index.facts(region.function)
@@ -157,13 +182,17 @@ def analyze_tree(tree: ast.Module, lines: Sequence[str], filename: str = "<unkno
     return sorted(unique.values(), key=lambda f: (f.line, f.col, f.code))
 
 
-def analyze_source(source: str, filename: str = "<unknown>", options: Optional[Options] = None) -> List[Finding]:
+def analyze_source(
+    source: str, filename: str = "<unknown>", options: Optional[Options] = None
+) -> List[Finding]:
     """Parse and analyze. Raises SyntaxError (and ValueError for NUL bytes) on unparsable input."""
     tree = ast.parse(source, filename=filename)
     return analyze_tree(tree, source.splitlines(), filename, options)
 
 
-def analyze_file(path: Path, scope: Optional[str] = None, options: Optional[Options] = None) -> List[Finding]:
+def analyze_file(
+    path: Path, scope: Optional[str] = None, options: Optional[Options] = None
+) -> List[Finding]:
     """Findings of one file; ``scope`` overrides the options' scope."""
     options = options or Options()
     if scope is not None:
@@ -180,14 +209,18 @@ def suppressed(finding: Finding, lines: Sequence[str]) -> bool:
             codes = match.group("codes")
             if not codes:
                 return True
-            if any(finding.code.startswith(code) for code in re.split(r"[,\s]+", codes.upper()) if code):
+            listed = [code for code in re.split(r"[,\s]+", codes.upper()) if code]
+            if any(finding.code.startswith(code) for code in listed):
                 return True
     return False
 
 
 def internal_error(exc: BaseException) -> Tuple[int, int, str]:
     """The (line, col, text) of the finding that reports an analysis crash on a file."""
-    return 1, 0, f"{INTERNAL_ERROR_CODE} graphmend internal error, file not analyzed: {type(exc).__name__}: {exc}"
+    reason = f"{type(exc).__name__}: {exc}"
+    return 1, 0, f"{INTERNAL_ERROR_CODE} graphmend internal error, file not analyzed: {reason}"
 
 
-__all__ = ["Finding", "Options", "Region", "analyze_file", "analyze_source", "analyze_tree", "suppressed"]
+__all__ = [
+    "Finding", "Options", "Region", "analyze_file", "analyze_source", "analyze_tree", "suppressed"
+]

@@ -30,6 +30,9 @@ class Rule:
     name: str
     family: str
     #: What the finding says; ``{call}`` and ``{function}`` are filled in by the detector.
+    #: ``{function}`` is ``compiled forward()`` where the function is known to run compiled, and
+    #: just ``forward()`` where it is checked only because its whole file is (scope=all,
+    #: compiled modules).
     message: str
     #: The PyTorch graph-break ids (``graph_break_registry.json``) this pattern produces.
     gb_ids: Tuple[str, ...]
@@ -47,6 +50,28 @@ class Rule:
 
 _LOGGER_SETUP = "import logging\n\nimport torch\nfrom torch import nn\n\nlogger = logging.getLogger(__name__)\n"
 _TORCH_SETUP = "import torch\nfrom torch import nn\n"
+#: How [Defer] keeps a call (GM101-GM103), and what differs under compile.
+_DEFER_MECHANISM = (
+    "The fix routes the call through a small module-level helper. Eager, the helper makes the "
+    "call as written. Under `torch.compile` it becomes an ordered custom op "
+    "(`graphmend::deferred`, registered once per process) that runs the call inside the graph, "
+    "at the same point, in every frame Dynamo inlines (submodules, helpers, `super()`), with the "
+    "tensors as they are there, so later in-place updates do not show in it."
+)
+_DEFER_NOTE = (
+    "Eager behaviour is unchanged. Under compile the same text, records and warnings are "
+    "emitted in the same order and number. Arguments are passed as tensors, `str`, `int`, "
+    "`float` or `bool` (module-level names such as a warning category are written into the "
+    "helper); the fixer declines other values (`x.shape`, an exception object), and where one "
+    "turns up at run time, or a printed tensor requires grad while autograd records, the "
+    "helper makes the call as written and the break stays. Known problems: under compile the "
+    "record's or warning's location is torch's custom-op frame "
+    "(`torch/_library/custom_ops.py`), not the call site, so location-based warning filters "
+    "see that module; with Inductor, a deferred call without tensor arguments may move "
+    "relative to other deferred calls in a graph that also updates a buffer in place (torch "
+    "2.13's Inductor does not order effectful ops there; its own `print` HOP shares this); "
+    "`torch.export` keeps the op in the exported program."
+)
 _BUILD_VECTOR = "\n\ndef build():\n    return Model(), (torch.randn(8),)\n"
 
 RULES: Tuple[Rule, ...] = (
@@ -55,22 +80,18 @@ RULES: Tuple[Rule, ...] = (
         code="GM101",
         name="print-in-compiled-code",
         family="LC",
-        message="{call}() inside compiled {function}() breaks the graph",
+        message="{call}() inside {function} breaks the graph",
         gb_ids=("GB0059",),
         fixer="DeferSideEffects",
         hint="move the print out of the compiled code, or defer it with graphmend.DeferSideEffects",
         explanation=(
             "Dynamo cannot put a call to the builtin `print` into an FX graph. It ends the graph "
-            "before the call, runs the print in Python and starts a new graph after it. The fix "
-            "routes the call through a small module-level helper that is registered in "
-            "`torch._dynamo.config.reorderable_logging_functions`: Dynamo then records the call "
-            "and replays it after the graph has run, with the same arguments."
-        ),
-        fix_note=(
-            "Eager behaviour is unchanged. Under compile the text is printed after the graph "
-            "instead of in the middle of it; the fixer declines when a tensor argument is "
-            "mutated later in the function (the deferred print would show the new value)."
-        ),
+            "before the call, runs the print in Python and starts a new graph after it. "
+            "`torch._dynamo.config.reorderable_logging_functions` replays calls after the graph, "
+            "but on torch 2.13 only in the frame Dynamo starts from: a call in a submodule or a "
+            "helper is silently dropped. "
+        ) + _DEFER_MECHANISM,
+        fix_note=_DEFER_NOTE,
         failing=_TORCH_SETUP
         + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
         + '        print("scaled input")  # <- GM101\n        return y + 1\n'
@@ -85,7 +106,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM102",
         name="logger-call-in-compiled-code",
         family="LC",
-        message="{call}() inside compiled {function}() breaks the graph",
+        message="{call}() inside {function} breaks the graph",
         gb_ids=("GB0291",),
         fixer="DeferSideEffects",
         hint="move the log call out of the compiled code, or defer it with graphmend.DeferSideEffects",
@@ -95,16 +116,15 @@ RULES: Tuple[Rule, ...] = (
             "graph, even when the logger's level means nothing is emitted. Registering the "
             "logger method itself in `reorderable_logging_functions` does not help on torch "
             "2.13, and `ignore_logging_functions` or `if not torch.compiler.is_compiling():` "
-            "silently drop the message. The fix calls a module-level helper that Dynamo "
-            "reorders to after the graph, so the record is still emitted, once per call (and "
-            "once only for `warning_once`)."
+            "silently drop the message. "
+        ) + _DEFER_MECHANISM + (
+            " The record is emitted once per call (and once only for `warning_once`)."
         ),
         fix_note=(
-            "Eager behaviour is unchanged: the helper passes `stacklevel` so that records keep "
-            "the caller's file, line and function. Under compile the record is emitted after "
-            "the graph runs. `logger.exception`, `exc_info=` and calls whose value is used are "
-            "declined."
-        ),
+            "The helper passes `stacklevel` so that eager records keep the caller's file, line "
+            "and function. `logger.exception`, `exc_info=`, loggers that are not module-level "
+            "names and calls whose value is used are declined. "
+        ) + _DEFER_NOTE,
         failing=_LOGGER_SETUP
         + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
         + '        logger.warning("scaling by two")  # <- GM102\n        return y + 1\n'
@@ -119,21 +139,19 @@ RULES: Tuple[Rule, ...] = (
         code="GM103",
         name="warnings-warn-in-compiled-code",
         family="LC",
-        message="{call}() inside compiled {function}() breaks the graph",
+        message="{call}() inside {function} breaks the graph",
         gb_ids=("GB0007",),
         fixer="DeferSideEffects",
         hint="warn outside the compiled code, or defer it with graphmend.DeferSideEffects",
         explanation=(
             "`warnings.warn` is a C function that Dynamo skips: the graph ends before it. Adding "
             "`warnings.warn` itself to `reorderable_logging_functions` fails as soon as a "
-            "category is passed (GB0296). The fix calls a module-level helper with the category "
-            "built in, which Dynamo reorders to after the graph."
-        ),
+            "category is passed (GB0296). "
+        ) + _DEFER_MECHANISM + " The category is written into the helper.",
         fix_note=(
-            "Eager behaviour is unchanged (same message, category and reported location, so "
-            "the once-per-location filters behave the same). Under compile the warning is "
-            "issued after the graph runs."
-        ),
+            "Eager warnings keep their message, category and reported location, so the "
+            "once-per-location filters behave the same. "
+        ) + _DEFER_NOTE,
         failing="import warnings\n\n" + _TORCH_SETUP
         + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
         + '        warnings.warn("the scale argument is deprecated", FutureWarning)  # <- GM103\n'
@@ -151,7 +169,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM201",
         name="data-dependent-if",
         family="DC",
-        message="Python `if` on a tensor value in compiled {function}() breaks the graph",
+        message="Python `if` on a tensor value in {function} breaks the graph",
         gb_ids=("GB0170",),
         fixer="PredicateControlFlow",
         hint="select with torch.where, or use torch.cond when only one branch may run",
@@ -176,8 +194,15 @@ RULES: Tuple[Rule, ...] = (
         ),
         fix_note=(
             "Eager values are bitwise identical. Both branches are evaluated, so the fixer "
-            "declines branches with calls it cannot prove pure, integer indexing, attribute "
-            "writes, early returns, names not defined on both paths, in-place mutation of the "
+            "declines branches with an operation outside a positive list of operations that "
+            "have no effects and fail only on shapes or dtypes, never on values (not: indexing, "
+            "gather, embedding, view/reshape, integer `//` and `%`, linalg solvers, submodule "
+            "calls). It declines returns of tuples or Python values, selections whose paths "
+            "differ in memory layout (`x.t()` against `x * 2`), and a path that keeps an existing "
+            "tensor (`stats = self.running_mean`, an else-less update) when that tensor is "
+            "updated in place, or passed to an `inplace=True` call or submodule, afterwards; the "
+            "helper keeps the Python branch when the strides differ at run time. It also "
+            "declines attribute writes, early returns, names not defined on both paths, in-place mutation of the "
             "names involved, or a condition that materialises a Python scalar. While autograd "
             "records (training), the helper keeps the Python branch so gradients stay exact, "
             "and the break remains there. A merged call receives a new tensor where the original "
@@ -204,7 +229,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM202",
         name="data-dependent-while",
         family="DC",
-        message="`while` on a tensor value in compiled {function}() breaks the graph",
+        message="`while` on a tensor value in {function} breaks the graph",
         gb_ids=("GB0170",),
         fixer=None,
         hint="bound the loop by a static count (range over a shape) and select with torch.where",
@@ -228,7 +253,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM203",
         name="data-dependent-conditional-expression",
         family="DC",
-        message="conditional expression on a tensor value in compiled {function}() breaks the graph",
+        message="conditional expression on a tensor value in {function} breaks the graph",
         gb_ids=("GB0170",),
         fixer=None,
         hint="write torch.where(condition, a, b) instead of `a if condition else b`",
@@ -251,22 +276,27 @@ RULES: Tuple[Rule, ...] = (
         code="GM301",
         name="tensor-validation-guard",
         family="VG",
-        message="validation guard on a tensor value in compiled {function}() breaks the graph",
+        message="validation guard on a tensor value in {function} breaks the graph",
         gb_ids=("GB0170",),
         fixer="TrapGuards",
         hint="check with torch._assert_async(condition, message) instead of `if ...: raise`",
         explanation=(
             "`if <tensor condition>: raise SomeError(\"...\")` is a data-dependent branch whose "
             "only purpose is to fail. The fix turns it into a graph-native check: an emitted "
-            "helper raises exactly as before in eager mode, and under compile calls "
-            "`torch._assert_async`, which checks the condition inside the graph."
+            "helper makes the test as a deferred call (the ordered custom op of GM101): "
+            "eager it raises as before, and under compile the op tests the condition inside "
+            "the graph and raises the same exception."
         ),
         fix_note=(
-            "Eager behaviour is unchanged (same exception type and message). Under compile a "
-            "failing check raises `RuntimeError` with the same message, when the graph runs, "
-            "instead of the original exception type. The fixer declines guards whose exception "
-            "is not a builtin, whose message is not a plain string literal, that use "
-            "`raise ... from`, or whose condition it cannot evaluate without side effects."
+            "Eager and compiled, a failing check raises the same exception type with the same "
+            "message (torch 2.13; a torch without custom ops keeps the break). The fixer "
+            "declines guards whose exception is not a builtin, that use `raise ... from`, whose "
+            "message is not a string literal or an f-string of plain values (it is built on "
+            "every call), whose condition it cannot evaluate without side effects, and guards "
+            "preceded in their function by a change of Python state (`self.calls += 1`, "
+            "`seen.append(x)`), which Dynamo applies after the graph and a failing check would "
+            "lose. Known problem: such a change made by a calling frame in the same graph is "
+            "not seen by the analysis and is lost the same way."
         ),
         failing=_TORCH_SETUP
         + "\n\nclass Model(nn.Module):\n    def forward(self, x, mask):\n        y = x * 2\n"
@@ -285,7 +315,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM302",
         name="torch-equal-guard",
         family="VG",
-        message="torch.equal() guard in compiled {function}() breaks the graph",
+        message="torch.equal() guard in {function} breaks the graph",
         gb_ids=("GB0033",),
         fixer="TrapGuards",
         hint="compare shapes statically and check (a == b).all() with torch._assert_async",
@@ -295,7 +325,7 @@ RULES: Tuple[Rule, ...] = (
             "fixed like GM301, with a static shape check first: `(a == b).all()` alone would "
             "broadcast and accept tensors of different shapes that `torch.equal` rejects."
         ),
-        fix_note="As GM301: eager unchanged; under compile a failure raises RuntimeError with the message.",
+        fix_note="As GM301: eager and compiled, a failure raises the same exception with the same message.",
         failing=_TORCH_SETUP
         + "\n\nclass Model(nn.Module):\n    def forward(self, x, mask, expected):\n        y = x * 2\n"
         + "        if not torch.equal(mask, expected):  # <- GM302\n"
@@ -313,7 +343,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM401",
         name="tensor-item",
         family="DO/TI",
-        message=".item() in compiled {function}() breaks the graph",
+        message=".item() in {function} breaks the graph",
         gb_ids=("GB0124",),
         fixer=None,
         hint=(
@@ -339,7 +369,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM402",
         name="tensor-tolist",
         family="DO/TI",
-        message=".tolist() in compiled {function}() breaks the graph",
+        message=".tolist() in {function} breaks the graph",
         gb_ids=("GB0109", "GB0033"),
         fixer=None,
         hint="compute with tensor ops instead of Python lists, or move the conversion out",
@@ -361,7 +391,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM403",
         name="tensor-to-python-scalar",
         family="DO/TI",
-        message="{call}() of a tensor in compiled {function}() breaks the graph",
+        message="{call}() of a tensor in {function} breaks the graph",
         gb_ids=("GB0124",),
         fixer=None,
         hint="keep the 0-d tensor, or hoist the conversion out of the compiled code",
@@ -384,7 +414,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM501",
         name="nonzero",
         family="DS",
-        message="{call}() has a data-dependent output shape; it breaks the graph in compiled {function}()",
+        message="{call}() has a data-dependent output shape; it breaks the graph in {function}",
         gb_ids=("GB0036",),
         fixer=None,
         hint=(
@@ -409,7 +439,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM502",
         name="boolean-mask-indexing",
         family="DS",
-        message="boolean-mask indexing has a data-dependent output shape; it breaks the graph in compiled {function}()",
+        message="boolean-mask indexing has a data-dependent output shape; it breaks the graph in {function}",
         gb_ids=("GB0036",),
         fixer=None,
         hint="inside reductions use torch.where(mask, x, 0).sum(); or set capture_dynamic_output_shape_ops",
@@ -432,7 +462,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM503",
         name="torch-unique",
         family="DS",
-        message="{call}() has a data-dependent output shape; it breaks the graph in compiled {function}()",
+        message="{call}() has a data-dependent output shape; it breaks the graph in {function}",
         gb_ids=("GB0036",),
         fixer=None,
         hint="move torch.unique out of the compiled code, or set capture_dynamic_output_shape_ops",
@@ -450,7 +480,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM504",
         name="masked-select",
         family="DS",
-        message="{call}() has a data-dependent output shape; it breaks the graph in compiled {function}()",
+        message="{call}() has a data-dependent output shape; it breaks the graph in {function}",
         gb_ids=("GB0036",),
         fixer=None,
         hint="use torch.where(mask, x, 0) when the result feeds a reduction",
@@ -469,7 +499,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM601",
         name="time-call-in-compiled-code",
         family="other",
-        message="{call}() inside compiled {function}() breaks the graph",
+        message="{call}() inside {function} breaks the graph",
         gb_ids=("GB0007",),
         fixer=None,
         hint="time the compiled call from the uncompiled caller",
@@ -491,7 +521,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM602",
         name="deepcopy-of-tensor",
         family="other",
-        message="copy.deepcopy() of a tensor value in compiled {function}() breaks the graph",
+        message="copy.deepcopy() of a tensor value in {function} breaks the graph",
         gb_ids=("GB4198",),
         fixer=None,
         hint="use tensor.clone() (and .detach() if the copy must not track gradients)",
@@ -510,7 +540,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM603",
         name="manual-seed-in-compiled-code",
         family="other",
-        message="{call}() inside compiled {function}() breaks the graph",
+        message="{call}() inside {function} breaks the graph",
         gb_ids=("GB0007",),
         fixer=None,
         hint="seed in the uncompiled caller, before the compiled call",
@@ -528,7 +558,7 @@ RULES: Tuple[Rule, ...] = (
         code="GM604",
         name="data-ptr",
         family="other",
-        message=".data_ptr() in compiled {function}() breaks the graph",
+        message=".data_ptr() in {function} breaks the graph",
         gb_ids=("GB5976",),
         fixer=None,
         hint="decide aliasing in the uncompiled caller; `a is b` is not equivalent for views",

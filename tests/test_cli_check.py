@@ -30,7 +30,8 @@ MODEL = textwrap.dedent(
 
 
 def graphmend(*args, cwd):
-    result = subprocess.run([sys.executable, "-m", "flake8_graphmend.cli", *args], cwd=cwd, capture_output=True, text=True)
+    command = [sys.executable, "-m", "flake8_graphmend.cli", *args]
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
     return result.returncode, result.stdout, result.stderr
 
 
@@ -73,6 +74,8 @@ def test_pyproject_configuration(project):
     (project / "pyproject.toml").write_text('[tool.graphmend]\nscope = "all"\nignore = ["GM2"]\n')
     out = graphmend("check", "model.py", cwd=project)[1]
     assert "GM101" in out and "GM201" not in out
+    # helper() is checked only because of scope = "all": the message does not call it compiled
+    assert "GM101 print() inside helper() breaks the graph" in out
     (project / "pyproject.toml").write_text('[tool.graphmend]\nscop = "all"\n')
     code, _, err = graphmend("check", "model.py", cwd=project)
     assert code == 2 and "unknown graphmend setting(s): scop" in err

@@ -115,6 +115,12 @@ def torch_equal_guard(x):
     return x
 
 
+def walrus_if(x):
+    if (peak := x.abs().max()) > 1:  # BREAK
+        return x / peak
+    return x
+
+
 def marked_line(fn):
     """The line marked ``# BREAK`` in ``fn`` (or in the helper it calls)."""
     target = OnceLogger.warning_once.__wrapped__ if fn is logger_warning_once else fn
@@ -139,6 +145,7 @@ CASES = [
     (manual_seed_call, 1, "GB0007", False),
     (data_ptr_comparison, 2, "GB5976", False),
     (torch_equal_guard, 1, "GB0033", False),
+    (walrus_if, 2, "GB0170", False),
 ]
 
 
@@ -178,7 +185,7 @@ def test_modules_are_probed_through_their_call(x):
     class Net(torch.nn.Module):
         def forward(self, t):
             t = t * 3
-            if t.mean() > 0:  # BREAK
+            if t.mean() > 0:  # noqa: GM201  # BREAK
                 t = t - 1
             return t
 
@@ -231,3 +238,153 @@ def test_parse_a_duplicate_suppressed_record():
     assert parse_break_record(message) == BreakSite(
         "/src/m.py", 12, "GB0170", "Data-dependent branching", "Detected data-dependent branching."
     )
+
+
+# ---------------------------------------------------------------------------- what Dynamo traces
+# The linter's scope (flake8_graphmend/analysis/regions.py and engine.py) against Dynamo: each
+# function below is probed, and the GM findings on its lines must be exactly on the lines where
+# Dynamo breaks (marked ``# BREAK``), or on none where it does not break.
+
+
+def scripting_branch(x):
+    if torch.jit.is_scripting():
+        print("TorchScript only")
+    return x * 2
+
+
+def tracing_branch(x):
+    if torch.jit.is_tracing():
+        print("torch.jit.trace only")
+    return x * 2
+
+
+def not_scripting_else_branch(x):
+    if not torch.jit.is_scripting():
+        x = x * 2
+    else:
+        print("TorchScript only")
+    return x + 1
+
+
+def compiling_local_conjunct(x):
+    compiling = torch.compiler.is_compiling()
+    if not compiling and x.sum() > 0:
+        print("eager only")
+    return x * 2
+
+
+def tracing_local_disjunction(x):
+    # transformers' modeling_attn_mask_utils.py
+    is_tracing = (
+        torch.jit.is_tracing() or isinstance(x, torch.fx.Proxy) or torch.compiler.is_compiling()
+    )
+    if not is_tracing and torch.all(x == 1):
+        print("eager only")
+        return x
+    return x * 2
+
+
+def scripting_conditional_expression(x):
+    y = x.sum().item() if torch.jit.is_scripting() else x.sum()
+    return x * y
+
+
+def compiling_branch(x):
+    x = x + 1
+    if torch.compiler.is_compiling():
+        print("traced under compile")  # noqa: GM101  # BREAK
+    return x * 2
+
+
+def scripting_else_branch(x):
+    x = x + 1
+    if torch.jit.is_scripting():
+        pass
+    else:
+        print("the else branch is traced")  # noqa: GM101  # BREAK
+    return x * 2
+
+
+class ProbeBase(torch.nn.Module):
+    def forward(self, t):
+        return self.transform(t * 3)
+
+    def transform(self, t):
+        return t
+
+
+class ProbeChild(ProbeBase):
+    def transform(self, t):
+        print("override called from the base forward")  # noqa: GM101  # BREAK
+        return t - 1
+
+
+def build_nested_module():
+    class Net(torch.nn.Module):
+        def forward(self, t):
+            t = t * 3
+            print("forward of a class defined in a function")  # noqa: GM101  # BREAK
+            return t - 1
+
+    return Net()
+
+
+def make_compiled_inner():
+    def inner(t):
+        t = t + 1
+        print("nested function passed to torch.compile")  # noqa: GM101  # BREAK
+        return t * 2
+
+    return inner, torch.compile(inner, backend="eager")
+
+
+#: Plain functions above, linted as entry points (as if compiled); the classes and factories
+#: below them are compiled regions by themselves.
+PROBED_FUNCTIONS = [
+    scripting_branch,
+    tracing_branch,
+    not_scripting_else_branch,
+    compiling_local_conjunct,
+    tracing_local_disjunction,
+    scripting_conditional_expression,
+    compiling_branch,
+    scripting_else_branch,
+]
+#: (what to probe, the source it runs that the break lines and findings are looked for in)
+SCOPE_CASES = [(fn, fn) for fn in PROBED_FUNCTIONS] + [
+    (ProbeChild, ProbeChild.transform),
+    (build_nested_module, build_nested_module),
+    (make_compiled_inner, make_compiled_inner),
+]
+
+
+@functools.lru_cache(maxsize=1)
+def _lint_findings():
+    from flake8_graphmend.engine import Options, analyze_source
+
+    with open(__file__, encoding="utf-8") as source:
+        text = source.read()
+    options = Options(entry_points=tuple(fn.__name__ for fn in PROBED_FUNCTIONS))
+    return tuple(analyze_source(text, __file__, options))
+
+
+def _instance(maker):
+    if maker is ProbeChild:
+        return ProbeChild()
+    if maker is build_nested_module:
+        return build_nested_module()
+    if maker is make_compiled_inner:
+        return make_compiled_inner()[0]
+    return maker
+
+
+@pytest.mark.parametrize(("maker", "source"), SCOPE_CASES, ids=[c[0].__name__ for c in SCOPE_CASES])
+def test_lint_scope_matches_what_dynamo_traces(maker, source, x, capsys):
+    lines, first = inspect.getsourcelines(source)
+    marked = {first + i for i, line in enumerate(lines) if line.rstrip().endswith("# BREAK")}
+    report = probe(_instance(maker), x.clone())
+    assert {s.lineno for s in report.break_sites if s.filename == __file__} == marked
+    if not marked:
+        assert (report.graphs, report.breaks) == (1, 0)
+    span = range(first, first + len(lines))
+    assert {f.line for f in _lint_findings() if f.line in span} == marked

@@ -65,7 +65,7 @@ class TestDefer(CodemodTest):
     def test_logger_print_and_warning(self) -> None:
         before = module("""
             y = x * 2
-            print("scaled", y.shape, sep=": ")  # why
+            print("scaled", 2, sep=": ")  # why
             logger.warning("scaling by %d", 2)
             logger.warning_once(
                 "a long message "
@@ -77,7 +77,7 @@ class TestDefer(CodemodTest):
         after = fixed_module(
             """
             y = x * 2
-            _graphmend_print("scaled", y.shape)  # why
+            _graphmend_print("scaled", 2)  # why
             _graphmend_logger_warning("scaling by %d", 2)
             _graphmend_logger_warning_once(
                 "a long message "
@@ -89,9 +89,13 @@ class TestDefer(CodemodTest):
             helpers(
                 DEFERRED,
                 deferred=(
-                    ("_graphmend_print", ["*args"], 'print(*args, sep=": ")'),
-                    ("_graphmend_logger_warning", ["*args"], "logger.warning(*args, stacklevel=3)"),
-                    ("_graphmend_logger_warning_once", ["*args"], "logger.warning_once(*args)"),
+                    ("_graphmend_print", ["arg0", "arg1"], 'print(arg0, arg1, sep=": ")'),
+                    (
+                        "_graphmend_logger_warning",
+                        ["message", "arg1"],
+                        "logger.warning(message, arg1, stacklevel=3)",
+                    ),
+                    ("_graphmend_logger_warning_once", ["message"], "logger.warning_once(message)"),
                     (
                         "_graphmend_warnings_warn",
                         ["message"],
@@ -126,7 +130,7 @@ class TestDefer(CodemodTest):
             helpers(
                 DEFERRED,
                 deferred=(
-                    ("_graphmend_logger_info", ["*args"], "logger.info(*args, stacklevel=4)"),
+                    ("_graphmend_logger_info", ["message"], "logger.info(message, stacklevel=4)"),
                     (
                         "_graphmend_warnings_warn",
                         ["message"],
@@ -151,7 +155,7 @@ class TestDefer(CodemodTest):
             + helpers(
                 DEFERRED,
                 deferred=(
-                    ("_graphmend_logger_warning", ["*args"], "logger.warning(*args, stacklevel=3)"),
+                    ("_graphmend_logger_warning", ["message"], "logger.warning(message, stacklevel=3)"),
                 ),
             ),
             header,
@@ -177,7 +181,7 @@ class TestDefer(CodemodTest):
         before = module('_graphmend_print = 1\nprint("p")\nreturn x')
         after = fixed_module(
             '_graphmend_print = 1\n_graphmend_print_2("p")\nreturn x',
-            helpers(DEFERRED, deferred=(("_graphmend_print_2", ["*args"], "print(*args)"),)),
+            helpers(DEFERRED, deferred=(("_graphmend_print_2", ["arg0"], "print(arg0)"),)),
         )
         self.assertCodemod(before, after)
 
@@ -397,7 +401,7 @@ class TestTrap(CodemodTest):
                 )
             return x * mask
         """,
-            helpers(CHECK),
+            helpers(DEFERRED, CHECK),
         )
         self.assertCodemod(before, after)
 
@@ -423,7 +427,7 @@ class TestTrap(CodemodTest):
             )
             return x
         """,
-            helpers(CHECK, DIFFER),
+            helpers(DEFERRED, CHECK, DIFFER),
         )
         self.assertCodemod(before, after)
 
@@ -438,7 +442,7 @@ class TestTrap(CodemodTest):
                 _graphmend_check(_graphmend_differ(mask, x), ValueError, f"{x.dim()}")
             return x
         """,
-            helpers(CHECK, DIFFER),
+            helpers(DEFERRED, CHECK, DIFFER),
         )
         self.assertCodemod(before, after)
 
@@ -458,7 +462,8 @@ DECLINES = [
     ('print("w", end=str(x.dim()))\nreturn x', "keyword `end=` is computed at run time"),
     ('warnings.warn("w", FutureWarning, 2)\nreturn x', "`stacklevel` is passed positionally"),
     ('logger.warning(f"sum {x.sum()}")\nreturn x', "the message formats tensor `x.sum()`"),
-    ("print(x)\nx.add_(1)\nreturn x", "`x` is mutated in place after the call"),
+    ('logger.info("%r", x.shape)\nreturn x', "`x.shape` is a Python value that is neither a str"),
+    ("try:\n    y = x\nexcept Exception as err:\n    logger.warning(err)\nreturn x", "`err` is the exception"),
     # [Trap] (rules/control_flow.py::trap_plan)
     (
         'if (mask == 0).all():\n    raise ValueError("m") from None\nreturn x',

@@ -5,8 +5,8 @@ if/else and else-less updates, validation guards, static conjuncts in front of t
 and random inputs (shapes including empty ones, float32 and float16, zeros, ties, inf, nan).
 For each example: the fix leaves no fixable finding and no decline, its output parses, a second
 run changes nothing; eager(original) == eager(fixed) (values bitwise, exception type and
-message, stdout, log records, warnings) == compiled(fixed) (values; a failed guard raises
-RuntimeError with the same message under compile), with grad mode on and off; and the compiled
+message, stdout, log records, warnings) == compiled(fixed) (values, and a failed guard raises
+the same exception with the same message), with grad mode on and off; and the compiled
 fixed code is one graph when no autograd is recorded. Examples are derandomized, so CI sees the
 same ones every run.
 """
@@ -169,11 +169,6 @@ def test_fixed_code_computes_what_the_original_computes(
             graphs.clear()
             with recorded_graph_breaks() as sites:
                 got = observed(compiled, x)
-            if isinstance(expected[0], tuple):  # a guard failed: the graph raises RuntimeError
-                error, message = expected[0]
-                assert isinstance(got[0], tuple), (source, x, got)
-                assert got[0][0] in (error, RuntimeError) and message in got[0][1], (got, message)
-                continue
             assert equal_outcomes(got[0], expected[0]), (source, fixed_code, x, expected, got)
             assert got[1:] == expected[1:], (source, fixed_code, x, expected, got)
             if graphs:  # compiled this call (not a cache hit): no break in the fixed code

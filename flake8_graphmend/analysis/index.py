@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Union
+from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_BINDINGS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
+_BINDINGS = (
+    ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr,
+    ast.For, ast.AsyncFor, ast.With, ast.AsyncWith,
+)
 
 
 @dataclass
@@ -28,6 +31,27 @@ class FunctionFacts:
     bindings: List[ast.AST] = field(default_factory=list)
 
 
+@dataclass
+class ModuleScan:
+    """Definitions and calls of a whole module, with the function each one is in.
+
+    "The function it is in" is the innermost enclosing ``def`` (class bodies are not scopes for
+    the functions inside them), or None at module level and in module-level classes.
+    """
+
+    #: Every function, outer ones before the functions nested in them.
+    functions: List[FunctionNode] = field(default_factory=list)
+    #: Every class: (class, the function or class whose body holds it (None: the module),
+    #: the function it is in).
+    classes: List[Tuple[ast.ClassDef, Optional[ast.AST], Optional[FunctionNode]]] = field(
+        default_factory=list
+    )
+    #: Every call, with the function it is in.
+    calls: List[Tuple[ast.Call, Optional[FunctionNode]]] = field(default_factory=list)
+    #: ``name = Callee(...)`` assignments, with the function they are in.
+    call_assignments: List[Tuple[ast.Assign, Optional[FunctionNode]]] = field(default_factory=list)
+
+
 class ModuleIndex:
     """Lazily computed facts about the functions of one module."""
 
@@ -35,6 +59,42 @@ class ModuleIndex:
         self.tree = tree
         self._facts: Dict[FunctionNode, FunctionFacts] = {}
         self._parents: Dict[FunctionNode, FunctionNode] = {}
+        self._scan: Optional[ModuleScan] = None
+
+    def scan(self) -> ModuleScan:
+        """One walk over the whole module (cached); it also records every function's parent.
+
+        Only modules that need it are scanned: those that mention ``compile``, define classes
+        below the top level, or are analysed as a whole (see ``RegionFinder.for_module``).
+        """
+        if self._scan is not None:
+            return self._scan
+        scan = self._scan = ModuleScan()
+        stack: List[Tuple[ast.AST, Optional[ast.AST], Optional[FunctionNode]]] = [
+            (node, None, None) for node in reversed(self.tree.body)
+        ]
+        while stack:
+            node, container, scope = stack.pop()
+            if isinstance(node, _FUNCTIONS):
+                scan.functions.append(node)
+                if scope is not None:
+                    self._parents[node] = scope
+                outer = [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]
+                stack.extend((child, container, scope) for child in outer if child is not None)
+                stack.extend((child, node, node) for child in reversed(node.body))
+                continue
+            if isinstance(node, ast.ClassDef):
+                scan.classes.append((node, container, scope))
+                outer = [*node.decorator_list, *node.bases]
+                stack.extend((child, container, scope) for child in outer)
+                stack.extend((child, node, scope) for child in reversed(node.body))
+                continue
+            if isinstance(node, ast.Call):
+                scan.calls.append((node, scope))
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                scan.call_assignments.append((node, scope))
+            stack.extend((child, container, scope) for child in ast.iter_child_nodes(node))
+        return scan
 
     def facts(self, function: FunctionNode) -> FunctionFacts:
         found = self._facts.get(function)
@@ -74,3 +134,65 @@ class ModuleIndex:
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Call):
                 yield node
+
+
+_MATCH_CAPTURES = tuple(
+    getattr(ast, name) for name in ("MatchAs", "MatchStar") if hasattr(ast, name)
+)
+
+
+def scope_names(function: FunctionNode) -> Set[str]:
+    """Names that are not module globals inside ``function``'s own body.
+
+    Parameters, assigned names, ``except ... as`` names, names imported inside the function,
+    nested functions and classes, and ``nonlocal`` names; less those declared ``global``.
+    Comprehension variables are counted too (an over-approximation, on the safe side).
+    """
+    arguments = function.args
+    names = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+    names |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    declared_global: Set[str] = set()
+    stack: List[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
+            names.add(node.name)
+            stack.extend(node.decorator_list)
+            if isinstance(node, _FUNCTIONS):
+                stack.extend([*node.args.defaults, *node.args.kw_defaults])
+            continue
+        if isinstance(node, ast.Lambda):
+            stack.extend(node.args.defaults)
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.Global):
+            declared_global.update(node.names)
+        elif isinstance(node, ast.Nonlocal):
+            names.update(node.names)
+        elif isinstance(node, _MATCH_CAPTURES) and getattr(node, "name", None):
+            names.add(node.name)
+        stack.extend(ast.iter_child_nodes(node))
+    return names - declared_global
+
+
+def enclosing_functions(tree: ast.Module, function: FunctionNode) -> List[FunctionNode]:
+    """The functions whose bodies contain ``function``, innermost first."""
+    path: List[FunctionNode] = []
+
+    def search(node: ast.AST, chain: List[FunctionNode]) -> bool:
+        for child in ast.iter_child_nodes(node):
+            if child is function:
+                path.extend(reversed(chain))
+                return True
+            inner = chain + [child] if isinstance(child, _FUNCTIONS) else chain
+            if search(child, inner):
+                return True
+        return False
+
+    search(tree, [])
+    return path

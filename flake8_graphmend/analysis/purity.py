@@ -14,35 +14,43 @@ from typing import List, Optional, Set, Tuple
 from .symbols import ModuleSymbols
 from .values import Kind, ValueAnalysis
 
-#: torch functions with effects (global state, I/O, checks) or data-dependent output shapes.
-_IMPURE_TORCH = {
-    "torch.manual_seed", "torch.seed", "torch.save", "torch.load", "torch.set_rng_state",
-    "torch.set_default_dtype", "torch.set_default_device", "torch.set_grad_enabled",
-    "torch.nonzero", "torch.argwhere", "torch.unique", "torch.unique_consecutive",
-    "torch.masked_select", "torch.equal", "torch.allclose", "torch._assert", "torch._assert_async",
-    "torch.cond", "torch.multinomial", "torch.bernoulli", "torch.rand", "torch.randn",
-    "torch.randint", "torch.randperm", "torch.rand_like", "torch.randn_like", "torch.randint_like",
-    "torch.normal", "torch.poisson", "torch.nn.functional.dropout",
-}
-#: Tensor methods that read data into Python, change shape with the data, or draw random numbers.
-_IMPURE_METHODS = {
-    "item", "tolist", "numpy", "backward", "register_hook", "nonzero", "unique", "masked_select",
-    "equal", "allclose", "data_ptr", "record_stream", "uniform_", "normal_", "bernoulli",
-    "multinomial", "cpu", "cuda", "pin_memory",
-}
-#: Methods accepted on receivers of unknown type: the common pure tensor methods.
-_TENSOR_METHODS = {
-    "to", "float", "half", "double", "bfloat16", "bool", "long", "int", "type_as", "view",
-    "view_as", "reshape", "reshape_as", "transpose", "permute", "contiguous", "clone", "detach",
-    "clamp", "clamp_min", "clamp_max", "clip", "masked_fill", "abs", "exp", "log", "sqrt",
-    "rsqrt", "pow", "sum", "mean", "max", "min", "amax", "amin", "any", "all", "softmax",
-    "log_softmax", "matmul", "mm", "bmm", "unsqueeze", "squeeze", "expand", "expand_as", "repeat",
-    "flatten", "new_zeros", "new_ones", "new_full", "new_tensor", "new_empty", "sigmoid", "tanh",
-    "relu", "neg", "sign", "round", "floor", "ceil", "isinf", "isnan", "isfinite", "eq", "ne",
-    "gt", "lt", "ge", "le", "logical_and", "logical_or", "logical_not", "logical_xor", "size",
-    "dim", "mul", "add", "sub", "div", "norm", "square", "reciprocal", "where", "argmax",
-    "argmin", "cumsum", "prod", "t",
-}
+#: Operations that have no effects and whose only failures come from shapes, dtypes or devices,
+#: never from the values: what may run on a path where the original did not run it. A
+#: positive list: an operation that is not here is not speculated. Not here on purpose: ops
+#: that take sizes or indices (view, reshape, expand, narrow, split, gather, index_select,
+#: embedding, indexing), that fail on values (linalg decompositions and solvers, integer
+#: ``//`` and ``%``, ``div(rounding_mode=...)``), random ones, and data-dependent shapes.
+SAFE_OPERATIONS = frozenset({
+    # elementwise arithmetic, comparisons and logic
+    "abs", "absolute", "neg", "negative", "add", "sub", "subtract", "mul", "multiply", "div",
+    "divide", "true_divide", "pow", "float_power", "square", "reciprocal", "sqrt", "rsqrt", "exp",
+    "exp2", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
+    "atan", "atan2", "sinh", "cosh", "tanh", "sigmoid", "erf", "erfc", "sign", "sgn",
+    "signbit", "floor", "ceil", "round", "trunc", "frac", "clamp", "clamp_min", "clamp_max",
+    "clip", "where", "masked_fill", "lerp", "maximum", "minimum", "fmax", "fmin", "nan_to_num",
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "isinf", "isnan", "isfinite",
+    "isposinf", "isneginf", "logical_and", "logical_or", "logical_not", "logical_xor",
+    # activations
+    "relu", "gelu", "silu", "mish", "softplus", "elu", "leaky_relu", "hardtanh", "relu6",
+    "hardsigmoid", "hardswish", "softmax", "log_softmax",
+    # reductions
+    "sum", "mean", "nansum", "nanmean", "amax", "amin", "prod", "any", "all", "std", "var",
+    "cumsum", "cumprod", "logsumexp", "norm",
+    # products, layout and conversions
+    "matmul", "mm", "bmm", "linear", "transpose", "permute", "t", "unsqueeze", "squeeze",
+    "flatten", "contiguous", "clone", "detach", "to", "type_as", "float", "half", "double",
+    "bfloat16", "bool", "long", "int", "short", "size", "dim", "numel",
+    # new tensors from static arguments
+    "zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "arange", "linspace",
+    "tensor", "finfo", "iinfo",
+})
+#: The modules whose functions ``SAFE_OPERATIONS`` names.
+_TORCH_NAMESPACES = ("torch", "torch.nn.functional", "torch.special")
+#: Operations that may return their input itself or a view of it, not a new tensor.
+ALIASING_OPERATIONS = frozenset({
+    "transpose", "permute", "t", "unsqueeze", "squeeze", "flatten", "contiguous", "detach", "to",
+    "type_as", "float", "half", "double", "bfloat16", "bool", "long", "int", "short",
+})
 
 
 def _is_slice_index(index: ast.expr) -> bool:
@@ -63,6 +71,9 @@ def impurity(node: ast.expr, values: ValueAnalysis, symbols: ModuleSymbols) -> O
         if isinstance(sub, ast.Subscript) and not _is_slice_index(sub.slice):
             if values.kind(sub.value) is not Kind.STATIC:
                 return f"the indexing `{ast.unparse(sub)}` could fail on the branch that did not run"
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod)):
+            if values.kind(sub) is not Kind.STATIC:
+                return f"`{ast.unparse(sub)}` fails on integer zeros, which the other path may hold"
         if isinstance(sub, ast.Call):
             reason = _call_impurity(sub, values, symbols)
             if reason:
@@ -70,29 +81,30 @@ def impurity(node: ast.expr, values: ValueAnalysis, symbols: ModuleSymbols) -> O
     return None
 
 
+def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
+    """Whether ``call`` is one of ``SAFE_OPERATIONS``: a torch function or a method by that name."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in SAFE_OPERATIONS:
+        return False
+    if any(k.arg in ("out", "rounding_mode", "inplace") for k in call.keywords):
+        return False
+    receiver = symbols.qualified_name(func.value)
+    if receiver is not None and receiver.split(".")[0] == "torch":
+        return receiver in _TORCH_NAMESPACES
+    return receiver != "self"  # `self.norm(x)` calls a submodule, not Tensor.norm
+
+
 def _call_impurity(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols) -> Optional[str]:
     func = call.func
-    text = ast.unparse(func)
-    qualified = symbols.qualified_name(func) or ""
-    if qualified.startswith("torch.") and isinstance(func, ast.Attribute) and symbols.qualified_name(func.value) in (
-        "torch", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft"
-    ):
-        if qualified in _IMPURE_TORCH or func.attr.endswith("_"):
-            return f"it calls `{text}()`, which has effects or a data-dependent shape"
+    if safe_operation(call, symbols):
+        if isinstance(func, ast.Attribute) and values.kind(func.value) is Kind.STATIC:
+            if symbols.qualified_name(func.value) not in _TORCH_NAMESPACES:
+                return f"it calls `{ast.unparse(func)}()` on a Python object, which would run on both paths"
         return None
-    if qualified == "torch.finfo" or qualified == "torch.iinfo":
-        return None
-    if isinstance(func, ast.Attribute):
-        receiver_kind = values.kind(func.value)
-        method = func.attr
-        if method in _IMPURE_METHODS or (method.endswith("_") and not method.startswith("_")):
-            return f"it calls `{text}()`, which has effects or reads tensor data into Python"
-        if receiver_kind is Kind.TENSOR or (method in _TENSOR_METHODS and receiver_kind is not Kind.STATIC):
-            return None
     if isinstance(func, ast.Name) and func.id in ("min", "max", "abs", "len") and func.id not in symbols.defined_here():
         if all(values.kind(a) is Kind.STATIC for a in call.args):
             return None
-    return f"it calls `{text}()`, which would run on both paths"
+    return f"it calls `{ast.unparse(func)}()`, which is not known to be free of effects and errors on the path that did not run it"
 
 
 # ---------------------------------------------------------------- speculative calls
@@ -288,10 +300,8 @@ class _SpeculationChecker:
         qualified = self.symbols.qualified_name(func) or ""
         if qualified.startswith("math."):
             return None
-        if qualified.startswith("torch.") and isinstance(func, ast.Attribute):
-            if qualified in _IMPURE_TORCH or func.attr.endswith("_"):
-                return f"calls `{ast.unparse(func)}()`, which has effects"
+        if safe_operation(call, self.symbols):
             return None
-        if isinstance(func, ast.Attribute) and (func.attr == "get" or func.attr in _TENSOR_METHODS):
+        if isinstance(func, ast.Attribute) and func.attr == "get":
             return None
         return f"calls `{ast.unparse(func)}()`, not known to be free of effects"

@@ -1,18 +1,22 @@
 """Which functions of a module Dynamo traces: the compiled regions.
 
 Entry points are ``forward`` of ``nn.Module`` subclasses, functions decorated with or passed to
-``torch.compile``, and the names given by the user. A region also holds everything an entry calls
-in the same module, transitively: ``self.method()``, module functions, nested helpers, and the
-inner functions of decorators applied to region functions.
+``torch.compile``, and the names given by the user, wherever they are defined (a class or a
+compiled function may be defined inside a factory function). A region also holds everything an
+entry calls in the same module, transitively: ``self.method()`` (resolved on the class, its bases
+and its subclasses defined in the module, since ``self`` may be an instance of any of them),
+module functions, nested helpers, and the inner functions of decorators applied to region
+functions.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Set
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
-from .index import ModuleIndex
+from .index import ModuleIndex, ModuleScan
 from .symbols import ClassInfo, FunctionNode, ModuleSymbols
 
 #: Decorators that keep a function out of Dynamo's trace (it runs eagerly).
@@ -20,6 +24,10 @@ _EAGER_DECORATORS = {"torch.compiler.disable", "torch._dynamo.disable"}
 #: Prefix of the helpers that the graphmend fixers emit (fixers/helpers.py). They are built to
 #: compile (or, for [Defer], to run after the graph), so they are never analysed or rewritten.
 GRAPHMEND_HELPER_PREFIX = "_graphmend_"
+#: A ``class`` statement below the top level (the module is then scanned for nested classes).
+#: Bases that do not make a class a possible nn.Module subclass.
+_NOT_FOREIGN = ("typing.", "abc.", "enum.")
+_NESTED_CLASS = re.compile(r"^[ \t]+class[ \t]+\w+[ \t]*[(:]", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -31,6 +39,9 @@ class Region:
     owner: Optional[ClassInfo]
     #: True for entry points (their parameters receive the compiled call's inputs).
     entry: bool
+    #: True when the function is known to run compiled (an entry point or reached from one);
+    #: False when it is analysed only because its whole file is (``scope=all``, compiled modules).
+    compiled: bool = True
 
 
 @dataclass
@@ -51,7 +62,9 @@ class ExternalReferences:
 
 
 def _is_super_call(node: ast.expr) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+    )
 
 
 class RegionFinder:
@@ -64,6 +77,7 @@ class RegionFinder:
         entry_points: Sequence[str] = (),
         whole_module: bool = False,
         mentions_compile: bool = True,
+        mentions_nested_class: bool = True,
     ):
         self.symbols = symbols
         self.index = index
@@ -71,10 +85,32 @@ class RegionFinder:
         self.mentions_compile = mentions_compile
         self.entry_points = tuple(entry_points)
         self.whole_module = whole_module
+        # The module-wide scan is needed for torch.compile sites, classes below the top level and
+        # whole-module analysis; most modules need none of them and are never walked as a whole.
+        needs_scan = mentions_compile or mentions_nested_class or whole_module
+        self._scan: Optional[ModuleScan] = index.scan() if needs_scan else None
+        #: Every class of the module, top-level ones first, by their ``ClassDef``.
+        self._classes: Dict[ast.ClassDef, ClassInfo] = {
+            info.node: info for info in symbols.classes.values()
+        }
+        #: Classes below the top level: where their ``class`` statement runs (a function or class
+        #: body) and the function it is in, for resolving the names of their bases.
+        self._nested: Dict[ast.ClassDef, Tuple[Optional[ast.AST], Optional[FunctionNode]]] = {}
+        for node, container, scope in self._scan.classes if self._scan else ():
+            if node not in self._classes:
+                info = ClassInfo(node)
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        info.methods[item.name] = item
+                self._classes[node] = info
+                self._nested[node] = (container, scope)
         self._owner: Dict[FunctionNode, ClassInfo] = {}
-        for info in symbols.classes.values():
+        for info in self._classes.values():
             for method in info.methods.values():
                 self._owner[method] = info
+        self._bases: Dict[ast.ClassDef, List[ClassInfo]] = {}
+        self._subclasses: Optional[Dict[ast.ClassDef, List[ClassInfo]]] = None
+        self._all_subclasses: Dict[ast.ClassDef, List[ClassInfo]] = {}
         self.module_classes = self._module_classes()
 
     @classmethod
@@ -88,127 +124,211 @@ class RegionFinder:
         entry_points: Optional[Sequence[str]] = None,
     ) -> "RegionFinder":
         """The finder for one module analysed with ``options`` (an ``engine.Options``)."""
+        text = "\n".join(lines)
         return cls(
             symbols,
             index,
             options.entry_points if entry_points is None else entry_points,
             whole_module=options.whole_module(filename) and symbols.imports_torch,
-            mentions_compile=any("compile" in line for line in lines),
+            mentions_compile="compile" in text,
+            mentions_nested_class=_NESTED_CLASS.search(text) is not None,
         )
 
+    # ------------------------------------------------------------------ classes
+    def _class_named(
+        self, name: str, where: Optional[ast.AST], scope: Optional[FunctionNode]
+    ) -> Optional[ClassInfo]:
+        """The class that ``name`` refers to in a block (``where``) inside function ``scope``.
+
+        Classes of the same block first, then those of the enclosing functions, then the module's.
+        """
+        if self._nested:
+            blocks: List[Optional[ast.AST]] = [where] if where is not None else []
+            current = scope
+            while current is not None:
+                blocks.append(current)
+                current = self.index.parent_of(current)
+            for block in blocks:
+                for node, (container, _) in self._nested.items():
+                    if container is block and node.name == name:
+                        return self._classes[node]
+        return self.symbols.classes.get(name)
+
+    def _classes_named(self, name: str) -> List[ClassInfo]:
+        """Classes of that name: the module-level one, else those defined below the top level."""
+        if name in self.symbols.classes:
+            return [self.symbols.classes[name]]
+        return [self._classes[node] for node in self._nested if node.name == name]
+
+    def _local_bases(self, info: ClassInfo) -> List[ClassInfo]:
+        """The bases of a class that are classes of this module, in base order."""
+        found = self._bases.get(info.node)
+        if found is None:
+            where, scope = self._nested.get(info.node, (None, None))
+            found = []
+            for base in info.node.bases:
+                if isinstance(base, ast.Name):
+                    resolved = self._class_named(base.id, where, scope)
+                    if resolved is not None and resolved is not info:
+                        found.append(resolved)
+            self._bases[info.node] = found
+        return found
+
+    def _subclasses_of(self, info: ClassInfo) -> List[ClassInfo]:
+        """Classes of this module that derive from ``info``, directly or not."""
+        if self._subclasses is None:
+            direct: Dict[ast.ClassDef, List[ClassInfo]] = {}
+            for candidate in self._classes.values():
+                for base in self._local_bases(candidate):
+                    direct.setdefault(base.node, []).append(candidate)
+            self._subclasses = direct
+        found = self._all_subclasses.get(info.node)
+        if found is None:
+            found = self._all_subclasses[info.node] = []
+            seen = {info.node}
+            stack = list(self._subclasses.get(info.node, ()))
+            while stack:
+                candidate = stack.pop()
+                if candidate.node not in seen:
+                    seen.add(candidate.node)
+                    found.append(candidate)
+                    stack.extend(self._subclasses.get(candidate.node, ()))
+        return found
+
     # ------------------------------------------------------------------ nn.Module classes
-    def _module_classes(self) -> Set[str]:
-        """Local classes that are nn.Module subclasses.
+    def _module_classes(self) -> Set[ast.ClassDef]:
+        """Classes of this module that are nn.Module subclasses.
 
         A class is one when a base is ``torch.nn.<anything>`` or a local module class, or when it
         defines ``forward`` (itself or through local bases) on top of an imported base we cannot
         see (``PreTrainedModel``, a mixin from another file).
         """
-        classes = self.symbols.classes
-        result: Set[str] = set()
+        result: Set[ast.ClassDef] = set()
         changed = True
         while changed:
             changed = False
-            for name, info in classes.items():
-                if name in result:
+            for node, info in self._classes.items():
+                if node in result:
                     continue
                 if self._has_module_base(info, result) or (
-                    self._local_lookup(name, "forward") and self._has_foreign_base(name, set())
+                    self._lookup_method(info, "forward") and self._has_foreign_base(info, set())
                 ):
-                    result.add(name)
+                    result.add(node)
                     changed = True
         return result
 
-    def _has_module_base(self, info: ClassInfo, known: Set[str]) -> bool:
+    def _has_module_base(self, info: ClassInfo, known: Set[ast.ClassDef]) -> bool:
+        if any(base.node in known for base in self._local_bases(info)):
+            return True
         for base in info.node.bases:
-            qualified = self.symbols.qualified_name(base) or ""
-            if qualified.startswith("torch.nn.") or qualified in known:
+            if (self.symbols.qualified_name(base) or "").startswith("torch.nn."):
                 return True
         return False
 
-    def _has_foreign_base(self, class_name: str, seen: Set[str]) -> bool:
-        if class_name in seen:
+    def _has_foreign_base(self, info: ClassInfo, seen: Set[ast.ClassDef]) -> bool:
+        if info.node in seen:
             return False
-        seen.add(class_name)
-        for base in self.symbols.classes[class_name].node.bases:
+        seen.add(info.node)
+        local = self._local_bases(info)
+        local_names = {base.node.name for base in local}
+        for base in local:
+            if self._has_foreign_base(base, seen):
+                return True
+        for base in info.node.bases:
+            if isinstance(base, ast.Name) and base.id in local_names:
+                continue
             qualified = self.symbols.qualified_name(base) or ""
-            if qualified in self.symbols.classes:
-                if self._has_foreign_base(qualified, seen):
-                    return True
-            elif qualified not in ("object", "") and not qualified.startswith(("typing.", "abc.", "enum.")):
+            if qualified not in ("object", "") and not qualified.startswith(_NOT_FOREIGN):
                 return True
         return False
-
-    def _local_lookup(self, class_name: str, method: str) -> bool:
-        return self._lookup_method(class_name, method) is not None
 
     # ------------------------------------------------------------------ entry points
     def _compile_targets(self) -> Iterator[FunctionNode]:
-        """Functions named by ``torch.compile(...)`` calls and decorators."""
+        """Functions named by ``torch.compile(...)`` calls and decorators, at any depth."""
         symbols = self.symbols
-        methods = [m for info in symbols.classes.values() for m in info.methods.values()]
-        for function in list(symbols.functions.values()) + methods:
+        if self._scan is not None:
+            functions: Sequence[FunctionNode] = self._scan.functions
+        else:
+            functions = list(symbols.functions.values()) + list(self._owner)
+        for function in functions:
             for decorator in function.decorator_list:
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
                 if symbols.qualified_name(target) == "torch.compile":
                     yield function
-        if not self.mentions_compile:
+        if not self.mentions_compile or self._scan is None:
             return
-        instances = self._instance_classes()
-        for node in self.index.all_calls():
+        instances = self._instance_classes(self._scan)
+        for node, scope in self._scan.calls:
             if symbols.qualified_name(node.func) != "torch.compile":
                 continue
             args = list(node.args) + [k.value for k in node.keywords if k.arg == "model"]
             for arg in args[:1]:
-                yield from self._functions_named_by(arg, instances)
+                yield from self._functions_named_by(arg, scope, instances)
 
-    def _instance_classes(self) -> Dict[str, str]:
-        """Names bound to an instance of a local class anywhere in the module (``model = Net()``)."""
-        bound: Dict[str, str] = {}
-        for node in ast.walk(self.symbols.tree):
-            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
-                continue
+    def _instance_classes(self, scan: ModuleScan) -> Dict[str, ClassInfo]:
+        """Names bound to an instance of a local class anywhere in the module (``m = Net()``)."""
+        bound: Dict[str, ClassInfo] = {}
+        for node, scope in scan.call_assignments:
             cls = node.value.func
-            if isinstance(cls, ast.Name) and cls.id in self.symbols.classes:
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        bound[target.id] = cls.id
+            if isinstance(cls, ast.Name):
+                info = self._class_named(cls.id, scope, scope)
+                if info is not None:
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            bound[target.id] = info
         return bound
 
-    def _functions_named_by(self, expr: ast.expr, instances: Dict[str, str]) -> Iterator[FunctionNode]:
-        classes = self.symbols.classes
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in classes:
-            yield from self._forward_of(expr.func.id)
+    def _functions_named_by(
+        self, expr: ast.expr, scope: Optional[FunctionNode], instances: Dict[str, ClassInfo]
+    ) -> Iterator[FunctionNode]:
+        """What ``torch.compile(expr)`` compiles, for a call made inside function ``scope``."""
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
+            info = self._class_named(expr.func.id, scope, scope)
+            if info is not None:
+                yield from self._forward_of(info)
         elif isinstance(expr, ast.Name):
-            if expr.id in self.symbols.functions:
-                yield self.symbols.functions[expr.id]
+            functions = list(self._resolve_name(scope, expr.id)) if scope is not None else []
+            if not functions and expr.id in self.symbols.functions:
+                functions = [self.symbols.functions[expr.id]]
+            if functions:
+                yield from functions
             elif expr.id in instances:
                 yield from self._forward_of(instances[expr.id])
         elif isinstance(expr, ast.Attribute):
-            for info in classes.values():
+            for info in self._classes.values():
                 if expr.attr in info.methods:
                     yield info.methods[expr.attr]
 
-    def _forward_of(self, class_name: str) -> Iterator[FunctionNode]:
-        method = self._lookup_method(class_name, "forward")
+    def _forward_of(self, info: ClassInfo) -> Iterator[FunctionNode]:
+        method = self._lookup_method(info, "forward")
         if method is not None:
             yield method
 
-    def _lookup_method(self, class_name: str, method: str, seen: Optional[Set[str]] = None) -> Optional[FunctionNode]:
+    def _lookup_method(
+        self, info: ClassInfo, method: str, seen: Optional[Set[ast.ClassDef]] = None
+    ) -> Optional[FunctionNode]:
         """A method of a local class or of its local bases (first match in base order)."""
         seen = seen if seen is not None else set()
-        info = self.symbols.classes.get(class_name)
-        if info is None or class_name in seen:
+        if info.node in seen:
             return None
-        seen.add(class_name)
+        seen.add(info.node)
         if method in info.methods:
             return info.methods[method]
-        for base in info.node.bases:
-            if isinstance(base, ast.Name):
-                found = self._lookup_method(base.id, method, seen)
-                if found is not None:
-                    return found
+        for base in self._local_bases(info):
+            found = self._lookup_method(base, method, seen)
+            if found is not None:
+                return found
         return None
+
+    def _dispatch(self, owner: ClassInfo, method: str) -> List[FunctionNode]:
+        """What ``self.method()`` in a method of ``owner`` may run: ``self`` is an instance of
+        ``owner`` or of one of its subclasses, which may override the method."""
+        found: List[FunctionNode] = []
+        for info in [owner, *self._subclasses_of(owner)]:
+            resolved = self._lookup_method(info, method)
+            if resolved is not None and all(resolved is not f for f in found):
+                found.append(resolved)
+        return found
 
     def _user_entry_points(self) -> Iterator[FunctionNode]:
         for spec in self.entry_points:
@@ -218,23 +338,20 @@ class RegionFinder:
                 if decorator is not None:
                     yield from self.index.facts(decorator).nested.values()
             elif method:
-                found = self._lookup_method(owner, method)
-                if found is not None:
-                    yield found
+                for info in self._classes_named(owner):
+                    found = self._lookup_method(info, method)
+                    if found is not None:
+                        yield found
             elif spec in self.symbols.functions:
                 yield self.symbols.functions[spec]
-            elif spec in self.symbols.classes:
-                yield from self._forward_of(spec)
+            else:
+                for info in self._classes_named(spec):
+                    yield from self._forward_of(info)
 
     def _entries(self) -> Iterator[FunctionNode]:
-        if self.whole_module:
-            functions = list(self.index.all_functions())
-            for function in functions:  # outer functions first, so nested ones know their parent
-                self.index.facts(function)
-            yield from functions
-            return
-        for name in self.module_classes:
-            yield from self._forward_of(name)
+        """The entry points known to be compiled."""
+        for node in self.module_classes:
+            yield from self._forward_of(self._classes[node])
         yield from self._compile_targets()
         yield from self._user_entry_points()
 
@@ -262,12 +379,14 @@ class RegionFinder:
                 yield from self._resolve_plain_call(function, func.id)
             elif isinstance(func, ast.Attribute):
                 receiver = func.value
-                if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls") and owner is not None:
-                    found = self._lookup_method(owner.node.name, func.attr)
-                elif _is_super_call(receiver) and owner is not None:
+                is_self = isinstance(receiver, ast.Name) and receiver.id in ("self", "cls")
+                if is_self and owner is not None:
+                    yield from self._dispatch(owner, func.attr)
+                    continue
+                if _is_super_call(receiver) and owner is not None:
                     found = self._lookup_in_bases(owner, func.attr)
                 elif isinstance(receiver, ast.Name) and receiver.id in self.symbols.classes:
-                    found = self._lookup_method(receiver.id, func.attr)
+                    found = self._lookup_method(self.symbols.classes[receiver.id], func.attr)
                 else:
                     found = None
                 if found is not None:
@@ -278,20 +397,27 @@ class RegionFinder:
             if isinstance(target, ast.Name) and target.id in self.symbols.functions:
                 yield from self.index.facts(self.symbols.functions[target.id]).nested.values()
 
-    def _resolve_plain_call(self, function: FunctionNode, name: str) -> Iterator[FunctionNode]:
+    def _resolve_name(self, function: FunctionNode, name: str) -> Iterator[FunctionNode]:
+        """The function ``name`` names inside ``function``: its own nested functions or those of
+        the functions around it, innermost first."""
         for scope in self._enclosing_nested(function):
             if name in scope:
                 yield scope[name]
                 return
-        if name in self.symbols.functions:
+
+    def _resolve_plain_call(self, function: FunctionNode, name: str) -> Iterator[FunctionNode]:
+        found = False
+        for resolved in self._resolve_name(function, name):
+            found = True
+            yield resolved
+        if not found and name in self.symbols.functions:
             yield self.symbols.functions[name]
 
     def _lookup_in_bases(self, owner: ClassInfo, method: str) -> Optional[FunctionNode]:
-        for base in owner.node.bases:
-            if isinstance(base, ast.Name):
-                found = self._lookup_method(base.id, method)
-                if found is not None:
-                    return found
+        for base in self._local_bases(owner):
+            found = self._lookup_method(base, method)
+            if found is not None:
+                return found
         return None
 
     def external_references(self, regions: Dict[FunctionNode, Region]) -> "ExternalReferences":
@@ -309,9 +435,9 @@ class RegionFinder:
                 elif isinstance(func, ast.Attribute) and owner is not None:
                     receiver = func.value
                     if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
-                        if self._lookup_method(owner.node.name, func.attr) is None:
+                        if self._lookup_method(owner, func.attr) is None:
                             found.methods.add(func.attr)
-                    elif _is_super_call(receiver) and self._lookup_in_bases(owner, func.attr) is None:
+                    elif _is_super_call(receiver) and not self._lookup_in_bases(owner, func.attr):
                         found.methods.add(func.attr)
             for decorator in function.decorator_list:
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
@@ -330,6 +456,8 @@ class RegionFinder:
         return specs
 
     def regions(self) -> Dict[FunctionNode, Region]:
+        """The compiled regions; with ``whole_module``, every other function too (not known to
+        be compiled: ``Region.compiled`` is False)."""
         result: Dict[FunctionNode, Region] = {}
         work: List[FunctionNode] = []
         for function in self._entries():
@@ -342,4 +470,9 @@ class RegionFinder:
                 if callee not in result and not self._is_eager(callee):
                     result[callee] = Region(callee, self._owner.get(callee), entry=False)
                     work.append(callee)
+        if self.whole_module and self._scan is not None:
+            for function in self._scan.functions:
+                if function not in result and not self._is_eager(function):
+                    owner = self._owner.get(function)
+                    result[function] = Region(function, owner, entry=True, compiled=False)
         return result

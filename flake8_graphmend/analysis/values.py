@@ -21,7 +21,7 @@ import enum
 from typing import Dict, List, Optional, Set
 
 from .index import FunctionFacts, ModuleIndex
-from .symbols import ClassInfo, FunctionNode, ModuleSymbols
+from .symbols import ClassInfo, ModuleSymbols
 
 
 class Kind(enum.Enum):
@@ -36,9 +36,11 @@ _TORCH_NON_TENSOR = {
     "torch.is_tensor", "torch.is_storage", "torch.is_floating_point", "torch.is_complex",
     "torch.is_grad_enabled", "torch.is_inference_mode_enabled", "torch.is_autocast_enabled",
     "torch.numel", "torch.finfo", "torch.iinfo", "torch.device", "torch.dtype", "torch.Size",
-    "torch.get_default_dtype", "torch.get_default_device", "torch.typename", "torch.broadcast_shapes",
+    "torch.get_default_dtype", "torch.get_default_device", "torch.typename",
+    "torch.broadcast_shapes",
     "torch.is_nonzero", "torch.no_grad", "torch.enable_grad", "torch.set_grad_enabled",
-    "torch.inference_mode", "torch.autocast", "torch.manual_seed", "torch.seed", "torch.initial_seed",
+    "torch.inference_mode", "torch.autocast", "torch.manual_seed", "torch.seed",
+    "torch.initial_seed",
     "torch.get_rng_state", "torch.use_deterministic_algorithms",
     "torch.are_deterministic_algorithms_enabled", "torch.compile", "torch.cond",
 }
@@ -50,7 +52,8 @@ _TORCH_NON_TENSOR_MODULES = (
     "torch.overrides.", "torch.library.", "torch.export.", "torch.mps.", "torch.xpu.",
     "torch.random.", "torch.hub.", "torch.profiler.", "torch.amp.", "torch.cpu.", "torch._C.",
 )
-#: torch function name prefixes of queries and settings (``torch.get_autocast_dtype``, ``torch.is_...``).
+#: torch function name prefixes of queries and settings (``torch.get_autocast_dtype``,
+#: ``torch.is_...``).
 _NON_TENSOR_PREFIXES = ("is_", "get_", "set_", "use_", "are_")
 #: torch functions returning a Python bool computed from tensor data.
 _TORCH_DATA = {"torch.equal", "torch.allclose", "torch.is_nonzero"}
@@ -85,11 +88,41 @@ _STATIC_ATTRIBUTES = {
 _TENSOR_ATTRIBUTES = {"T", "mT", "H", "mH", "real", "imag", "grad", "data"}
 _STATIC_BUILTINS = {"len", "isinstance", "issubclass", "hasattr", "callable", "type", "id", "range"}
 _SCALAR_BUILTINS = {"int", "float", "bool", "complex"}
-_TENSOR_ANNOTATIONS = {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor", "torch.nn.Parameter"}
-_STATIC_ANNOTATIONS = {"int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device", "torch.Size"}
+_TENSOR_ANNOTATIONS = {
+    "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor",
+    "torch.nn.Parameter",
+}
+_STATIC_ANNOTATIONS = {
+    "int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device", "torch.Size"
+}
+#: Functions and tensor methods whose result is a boolean tensor.
+_BOOL_RESULTS = {
+    "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor",
+    "bool", "eq", "ne", "gt", "ge", "lt", "le",
+}
+_REGISTER_METHODS = ("register_buffer", "register_parameter")
 _DEPTH_LIMIT = 12
+#: Zero-argument probes of the tracing state, with the truth value Dynamo gives them while it
+#: traces (torch 2.13's ``tracing_state_functions``, which Dynamo folds to constants, and wrappers
+#: such as transformers' ``is_torchdynamo_compiling``): True for "being compiled", False for
+#: TorchScript, ``jit.trace``, FX and ONNX export. Matched by the called name's last part.
+DYNAMO_PROBES = {
+    "is_compiling": True,
+    "is_dynamo_compiling": True,
+    "is_torchdynamo_compiling": True,
+    "is_scripting": False,
+    "is_tracing": False,
+    "_get_tracing_state": False,
+    "is_fx_tracing": False,
+    "is_fx_symbolic_tracing": False,
+    "is_in_onnx_export": False,
+}
 #: Stands for a value the analysis does not model (loop and ``with`` targets).
 _UNKNOWN_VALUE = ast.Dict(keys=[], values=[])
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _annotation_kind(annotation: Optional[ast.expr], symbols: ModuleSymbols) -> Kind:
@@ -106,12 +139,12 @@ def _annotation_kind(annotation: Optional[ast.expr], symbols: ModuleSymbols) -> 
         if head.split(".")[-1] in ("Optional", "Union"):
             inner = annotation.slice
             elements = inner.elts if isinstance(inner, ast.Tuple) else [inner]
-            kinds = {_annotation_kind(e, symbols) for e in elements if not (isinstance(e, ast.Constant) and e.value is None)}
+            kinds = {_annotation_kind(e, symbols) for e in elements if not _is_none(e)}
             return kinds.pop() if len(kinds) == 1 else Kind.UNKNOWN
         return Kind.UNKNOWN
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
         parts = [annotation.left, annotation.right]
-        kinds = {_annotation_kind(p, symbols) for p in parts if not (isinstance(p, ast.Constant) and p.value is None)}
+        kinds = {_annotation_kind(p, symbols) for p in parts if not _is_none(p)}
         return kinds.pop() if len(kinds) == 1 else Kind.UNKNOWN
     qualified = symbols.qualified_name(annotation) or ""
     if qualified in _TENSOR_ANNOTATIONS:
@@ -121,8 +154,10 @@ def _annotation_kind(annotation: Optional[ast.expr], symbols: ModuleSymbols) -> 
     return Kind.UNKNOWN
 
 
-def class_tensor_attributes(info: Optional[ClassInfo], symbols: ModuleSymbols, index: ModuleIndex) -> Set[str]:
-    """Attributes of ``self`` that hold tensors: buffers and parameters set up by the initialisers."""
+def class_tensor_attributes(
+    info: Optional[ClassInfo], symbols: ModuleSymbols, index: ModuleIndex
+) -> Set[str]:
+    """Attributes of ``self`` that hold tensors: buffers and parameters set up by initialisers."""
     if info is None:
         return set()
     names: Set[str] = set()
@@ -132,7 +167,8 @@ def class_tensor_attributes(info: Optional[ClassInfo], symbols: ModuleSymbols, i
         facts = index.facts(method)
         for call in facts.calls:
             func = call.func
-            if isinstance(func, ast.Attribute) and func.attr in ("register_buffer", "register_parameter") and call.args:
+            registers = isinstance(func, ast.Attribute) and func.attr in _REGISTER_METHODS
+            if registers and call.args:
                 first = call.args[0]
                 if isinstance(first, ast.Constant) and isinstance(first.value, str):
                     names.add(first.value)
@@ -140,9 +176,17 @@ def class_tensor_attributes(info: Optional[ClassInfo], symbols: ModuleSymbols, i
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 if (symbols.qualified_name(node.value.func) or "").endswith("nn.Parameter"):
                     for target in node.targets:
-                        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                        if _is_self_attribute(target):
                             names.add(target.attr)
     return names
+
+
+def _is_self_attribute(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
 
 
 class ValueAnalysis:
@@ -156,6 +200,7 @@ class ValueAnalysis:
         self._params: Dict[str, ast.arg] = {}
         self._cache: Dict[str, Kind] = {}
         self._visiting: Set[str] = set()
+        self._truth_visiting: Set[str] = set()
         args = facts.node.args
         for arg in args.posonlyargs + args.args + args.kwonlyargs:
             self._params[arg.arg] = arg
@@ -176,7 +221,10 @@ class ValueAnalysis:
         elif isinstance(node, ast.NamedExpr):
             self._bind_target(node.target, node.value)
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
-            targets = [node.target] if isinstance(node, (ast.For, ast.AsyncFor)) else [i.optional_vars for i in node.items if i.optional_vars]
+            if isinstance(node, (ast.For, ast.AsyncFor)):
+                targets = [node.target]
+            else:
+                targets = [item.optional_vars for item in node.items if item.optional_vars]
             for target in targets:
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name):
@@ -189,7 +237,9 @@ class ValueAnalysis:
             # ``values, indices = torch.sort(x)``: the parts of a tensor-valued call are tensors.
             for element in target.elts:
                 if isinstance(element, ast.Name):
-                    part = value.elts[target.elts.index(element)] if isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts) else value
+                    part = value
+                    if isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts):
+                        part = value.elts[target.elts.index(element)]
                     self._assigned.setdefault(element.id, []).append(part)
 
     def assignments_of(self, name: str) -> List[ast.expr]:
@@ -201,8 +251,11 @@ class ValueAnalysis:
     def parameter_default(self, name: str) -> Optional[ast.expr]:
         args = self.function.args
         positional = args.posonlyargs + args.args
-        defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
-        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        with_defaults = positional[len(positional) - len(args.defaults):]
+        defaults = dict(zip([a.arg for a in with_defaults], args.defaults))
+        defaults.update(
+            {a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+        )
         return defaults.get(name)
 
     # ------------------------------------------------------------------ classification
@@ -257,7 +310,11 @@ class ValueAnalysis:
         if isinstance(value, ast.Name) and value.id == "self":
             return Kind.TENSOR if node.attr in self.self_tensors else Kind.UNKNOWN
         qualified = self.symbols.qualified_name(node) or ""
-        if qualified.startswith("torch.") and isinstance(value, (ast.Name, ast.Attribute)) and self.symbols.qualified_name(value) in ("torch", "torch.nn"):
+        if (
+            qualified.startswith("torch.")
+            and isinstance(value, (ast.Name, ast.Attribute))
+            and self.symbols.qualified_name(value) in ("torch", "torch.nn")
+        ):
             return Kind.STATIC  # torch.float16, torch.bool, ...
         if node.attr in _TENSOR_ATTRIBUTES and self.kind(value, depth) is Kind.TENSOR:
             return Kind.TENSOR
@@ -270,6 +327,9 @@ class ValueAnalysis:
         return value_kind if value_kind in (Kind.TENSOR, Kind.DATA, Kind.STATIC) else Kind.UNKNOWN
 
     def _kind_Starred(self, node: ast.Starred, depth: int) -> Kind:
+        return self.kind(node.value, depth)
+
+    def _kind_NamedExpr(self, node: ast.NamedExpr, depth: int) -> Kind:
         return self.kind(node.value, depth)
 
     def _combine(self, kinds: List[Kind]) -> Kind:
@@ -295,7 +355,8 @@ class ValueAnalysis:
             return Kind.STATIC
         if all(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
             return Kind.UNKNOWN
-        return self._combine([self.kind(node.left, depth)] + [self.kind(c, depth) for c in node.comparators])
+        operands = [node.left, *node.comparators]
+        return self._combine([self.kind(operand, depth) for operand in operands])
 
     def _kind_IfExp(self, node: ast.IfExp, depth: int) -> Kind:
         return self._combine([self.kind(node.body, depth), self.kind(node.orelse, depth)])
@@ -310,7 +371,9 @@ class ValueAnalysis:
                 arg = self.kind(node.args[0], depth)
                 return Kind.DATA if arg in (Kind.TENSOR, Kind.DATA) else arg
             if func.id in ("max", "min", "abs", "sum"):
-                return self._combine([self.kind(a, depth) for a in node.args]) if node.args else Kind.UNKNOWN
+                if not node.args:
+                    return Kind.UNKNOWN
+                return self._combine([self.kind(a, depth) for a in node.args])
             return Kind.UNKNOWN
         if qualified.startswith("torch."):
             if qualified in _TORCH_DATA:
@@ -335,7 +398,67 @@ class ValueAnalysis:
 
     def _is_module_receiver(self, node: ast.expr) -> bool:
         """``math.max``-style calls on imported modules are not tensor reductions."""
-        return isinstance(node, ast.Name) and node.id in self.symbols.imports and not self.symbols.imports[node.id].startswith("torch")
+        imports = self.symbols.imports
+        return (
+            isinstance(node, ast.Name)
+            and node.id in imports
+            and not imports[node.id].startswith("torch")
+        )
+
+    # ------------------------------------------------------------------ tracing-state probes
+    def dynamo_truth(self, node: ast.expr, depth: int = 0) -> Optional[bool]:
+        """The truth value Dynamo sees for a test built from tracing-state probes, else None.
+
+        ``is_compiling()`` is True, ``torch.jit.is_scripting()`` False (see ``DYNAMO_PROBES``);
+        ``not``, ``and`` and ``or`` combine them (``p and <anything>`` is False when ``p`` is),
+        and a local name counts when every assignment to it in this function has the same known
+        value (``compiling = is_torchdynamo_compiling()``).
+        """
+        if depth > _DEPTH_LIMIT:
+            return None
+        if isinstance(node, ast.Call):
+            if node.args or node.keywords:
+                return None
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            return DYNAMO_PROBES.get(name)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            value = self.dynamo_truth(node.operand, depth + 1)
+            return None if value is None else not value
+        if isinstance(node, ast.BoolOp):
+            deciding = isinstance(node.op, ast.Or)  # the value that ends the chain
+            values = [self.dynamo_truth(operand, depth + 1) for operand in node.values]
+            if deciding in values:
+                return deciding
+            return None if None in values else not deciding
+        if isinstance(node, ast.NamedExpr):
+            return self.dynamo_truth(node.value, depth + 1)
+        if isinstance(node, ast.Name) and node.id not in self._params:
+            assigned = self._assigned.get(node.id, [])
+            if not assigned or node.id in self._truth_visiting:
+                return None
+            self._truth_visiting.add(node.id)
+            try:
+                values = {self.dynamo_truth(value, depth + 1) for value in assigned}
+            finally:
+                self._truth_visiting.discard(node.id)
+            return values.pop() if len(values) == 1 else None
+        return None
+
+    def evaluated_operands(self, node: ast.expr) -> List[ast.expr]:
+        """The parts of a test that Dynamo evaluates: an ``and`` stops at its first operand
+        known to be False, an ``or`` at its first known to be True (``dynamo_truth``)."""
+        if isinstance(node, ast.BoolOp):
+            stop = isinstance(node.op, ast.Or)
+            evaluated: List[ast.expr] = []
+            for operand in node.values:
+                evaluated.extend(self.evaluated_operands(operand))
+                if self.dynamo_truth(operand) is stop:
+                    break
+            return evaluated
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return self.evaluated_operands(node.operand)
+        return [node]
 
     # ------------------------------------------------------------------ masks
     def is_bool_mask(self, node: ast.expr, depth: int = 0) -> bool:
@@ -352,14 +475,19 @@ class ValueAnalysis:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
             return self.is_bool_mask(node.operand, depth + 1)
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
-            return self.is_bool_mask(node.left, depth + 1) or self.is_bool_mask(node.right, depth + 1)
+            return any(self.is_bool_mask(side, depth + 1) for side in (node.left, node.right))
         if isinstance(node, ast.Call):
             qualified = self.symbols.qualified_name(node.func) or ""
-            name = qualified.rsplit(".", 1)[-1] if isinstance(node.func, (ast.Attribute, ast.Name)) else ""
-            if name in ("isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor", "bool", "eq", "ne", "gt", "ge", "lt", "le"):
-                return qualified.startswith("torch.") or (isinstance(node.func, ast.Attribute) and self.kind(node.func.value) is Kind.TENSOR)
+            named = isinstance(node.func, (ast.Attribute, ast.Name))
+            name = qualified.rsplit(".", 1)[-1] if named else ""
+            if name in _BOOL_RESULTS:
+                if qualified.startswith("torch."):
+                    return True
+                func = node.func
+                return isinstance(func, ast.Attribute) and self.kind(func.value) is Kind.TENSOR
             for keyword in node.keywords:
-                if keyword.arg == "dtype" and self.symbols.qualified_name(keyword.value) == "torch.bool":
+                dtype = keyword.value if keyword.arg == "dtype" else None
+                if dtype is not None and self.symbols.qualified_name(dtype) == "torch.bool":
                     return True
         if isinstance(node, ast.Name):
             values = self._assigned.get(node.id, [])

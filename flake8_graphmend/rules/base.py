@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Set
 
-from ..analysis.index import FunctionFacts
+from ..analysis.index import FunctionFacts, enclosing_functions, scope_names
 from ..analysis.mutation import in_place_mutations
 from ..analysis.regions import Region
 from ..analysis.symbols import ModuleSymbols
@@ -54,6 +54,19 @@ class FunctionContext:
         return self.region.function.name
 
     @cached_property
+    def local_names(self) -> Set[str]:
+        """Names that are not module globals here: this function's and its enclosing functions'."""
+        function = self.region.function
+        names = scope_names(function)
+        top_level = function in self.symbols.functions.values() or any(
+            function in info.methods.values() for info in self.symbols.classes.values()
+        )
+        if not top_level:  # a nested def: the names of the functions around it are not global
+            for outer in enclosing_functions(self.symbols.tree, function):
+                names |= scope_names(outer)
+        return names
+
+    @cached_property
     def mutations(self) -> Dict[str, List[int]]:
         return in_place_mutations(self.facts, self.values, self.symbols)
 
@@ -76,7 +89,10 @@ class FunctionContext:
         ``end_node`` ends the reported span (the test of an ``if``, not its whole body).
         """
         rule = RULES_BY_CODE[code]
-        text = rule.message.format(call=call, function=self.function_name)
+        where = f"{self.function_name}()"
+        if self.region.compiled:
+            where = f"compiled {where}"
+        text = rule.message.format(call=call, function=where)
         text += " [" + ", ".join(rule.gb_ids) + "]"
         fixer = None
         if rule.fixer and plan is not None:

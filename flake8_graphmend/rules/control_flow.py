@@ -6,7 +6,7 @@ import ast
 import builtins
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
-from ..analysis.purity import impurity
+from ..analysis.purity import ALIASING_OPERATIONS, impurity
 from ..analysis.values import Kind
 from .base import Finding, FunctionContext
 from .hoisting import attributes_read, attributes_written, hoisting_problem
@@ -81,11 +81,23 @@ def trap_plan(node: ast.If, code: str, ctx: FunctionContext):
         return None, "the exception takes other than exactly one message argument"
     message = exc.args[0]
     if isinstance(message, ast.JoinedStr):
+        # the check builds its message on every call, where the original built it on failure
         for piece in message.values:
-            if isinstance(piece, ast.FormattedValue) and ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA):
-                return None, f"the message formats tensor data `{ast.unparse(piece.value)}`"
+            if isinstance(piece, ast.FormattedValue):
+                if ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA):
+                    return None, f"the message formats tensor data `{ast.unparse(piece.value)}`"
+                problem = impurity(piece.value, ctx.values, ctx.symbols)
+                if problem:
+                    return None, f"the message would be built on every call: {problem}"
     elif not (isinstance(message, ast.Constant) and isinstance(message.value, str)):
-        return None, "the message is not a string literal"
+        return None, "the message is not a string literal or an f-string of plain values"
+    change = _state_change_before(node, ctx)
+    if change is not None:
+        return None, (
+            f"`{ast.unparse(change).splitlines()[0]}` (line {change.lineno}) changes Python state "
+            "before the guard; under compile that is applied after the graph, so a failing check "
+            "would lose it"
+        )
     static, tensor_part = split_condition(node.test, ctx)
     if code == "GM302":
         if len(tensor_part) != 1:
@@ -106,6 +118,38 @@ def trap_plan(node: ast.If, code: str, ctx: FunctionContext):
     if problem:
         return None, problem
     return {"kind": "raise", "static_conjuncts": len(static)}, None
+
+
+#: Methods that change the Python container they are called on.
+_CONTAINER_UPDATES = {
+    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
+    "discard", "popitem", "sort", "reverse",
+}
+
+
+def _state_change_before(node: ast.If, ctx: FunctionContext) -> Optional[ast.AST]:
+    """A statement or call before ``node`` in its function that changes Python (not tensor) state.
+
+    Dynamo applies such changes after the graph, so they are lost when a check inside it fails:
+    stores into attributes and items of non-tensors, ``global``/``nonlocal`` stores, updates of
+    containers (``self.seen.append(x)``).
+    """
+    function = ctx.region.function
+    outer = {name for sub in ast.walk(function) if isinstance(sub, (ast.Global, ast.Nonlocal)) for name in sub.names}
+    for sub in ast.walk(function):
+        if getattr(sub, "lineno", node.lineno) >= node.lineno:
+            continue
+        if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+            for target in targets:
+                if isinstance(target, (ast.Attribute, ast.Subscript)) and ctx.values.kind(target.value) is not Kind.TENSOR:
+                    return sub
+                if isinstance(target, ast.Name) and target.id in outer:
+                    return sub
+        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
+            if sub.func.attr in _CONTAINER_UPDATES and ctx.values.kind(sub.func.value) is not Kind.TENSOR:
+                return sub
+    return None
 
 
 # ---------------------------------------------------------------------------- [Where]
@@ -191,9 +235,12 @@ def where_plan(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext):
         for value in (body[0].value, other.value):
             if value is None or (isinstance(value, ast.Constant) and value.value is None):
                 return None, "one path returns None"
-            problem = impurity(value, ctx.values, ctx.symbols)
+            problem = _returned_value_problem(value, ctx) or impurity(value, ctx.values, ctx.symbols)
             if problem:
                 return None, problem
+        problem = _layout_problem([(body[0].value, other.value)])
+        if problem:
+            return None, problem
         return {**plan, "shape": "return", "trailing_return": trailing}, None
     # Shape 2: the same call at the end of both branches, with different arguments.
     if _common_call(body, orelse) is not None:
@@ -257,6 +304,11 @@ def where_plan(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext):
     for name in sorted(aliased):
         if name in ctx.mutations:
             return None, f"`{name}` is mutated in place (line {ctx.mutations[name][0]}); torch.where returns a new tensor, not the same one"
+    problem = _aliasing_problem(results, [true_assigned, false_assigned], node, ctx) or _layout_problem(
+        [(true_assigned.get(name), false_assigned.get(name)) for name in results]
+    )
+    if problem:
+        return None, problem
     # Results assigned later must not read results assigned before them (they would see new values).
     for position, name in enumerate(results):
         for value in (true_assigned.get(name), false_assigned.get(name)):
@@ -269,6 +321,115 @@ def where_plan(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext):
         condition_temp=len(results) > 1 or bool(condition_reads & set(results)),
     )
     return plan, None
+
+
+def _returned_value_problem(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
+    """Why a returned value cannot be one ``torch.where`` selection (None: it can)."""
+    if isinstance(value, (ast.Tuple, ast.List, ast.Dict, ast.Set)):
+        return f"a path returns `{ast.unparse(value)}`, a container, not one tensor"
+    if ctx.values.kind(value) is Kind.STATIC:
+        return f"a path returns the Python value `{ast.unparse(value)}`, not a tensor"
+    return None
+
+
+def may_alias(value: ast.expr, ctx: FunctionContext) -> bool:
+    """Whether ``value`` may be an existing tensor or a view of one (not a new tensor)."""
+    if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)):
+        return True
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        return value.func.attr in ALIASING_OPERATIONS
+    return False
+
+
+def _aliasing_problem(
+    results: Sequence[str], sides: Sequence[Dict[str, ast.expr]], node: ast.If, ctx: FunctionContext
+) -> Optional[str]:
+    """Why selecting a tensor that may be an existing one changes what code after the ``if`` sees.
+
+    The original binds the name to that very tensor, so an update in place afterwards (a method,
+    an ``inplace=True`` call or submodule, a helper that mutates its argument) also changes the
+    source (a buffer, an input); ``torch.where`` returns a new tensor, which breaks that link.
+    """
+    for name in results:
+        values = [side[name] for side in sides if name in side]
+        if not any(may_alias(value, ctx) for value in values) and len(values) == 2:
+            continue
+        for call in ctx.facts.calls:
+            if call.lineno <= (node.end_lineno or node.lineno):
+                continue
+            arguments = [*call.args, *(k.value for k in call.keywords)]
+            if any(isinstance(a, ast.Name) and a.id == name for a in arguments) and _may_mutate_arguments(call, ctx):
+                return (
+                    f"`{name}` may be an existing tensor on one path and `{ast.unparse(call.func)}()` "
+                    f"(line {call.lineno}) may update it in place; torch.where returns a new tensor"
+                )
+        for value in values:
+            root = value
+            while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                root = root.func if isinstance(root, ast.Call) else root.value
+            if isinstance(root, ast.Name) and root.id in ctx.mutations and may_alias(value, ctx):
+                line = ctx.mutations[root.id][0]
+                return f"`{ast.unparse(value)}` is updated in place (line {line}); torch.where returns a new tensor, not the same one"
+    return None
+
+
+_TRANSPOSING = {"t", "transpose", "permute", "T", "mT", "H", "mH", "movedim", "swapaxes"}
+
+
+def _transposes(value: Optional[ast.expr]) -> bool:
+    """Whether ``value`` ends in an operation that reorders its input's dimensions."""
+    if isinstance(value, ast.Call):
+        value = value.func
+    return isinstance(value, ast.Attribute) and value.attr in _TRANSPOSING
+
+
+def _layout_problem(pairs: Sequence[Tuple[Optional[ast.expr], Optional[ast.expr]]]) -> Optional[str]:
+    """Why the two paths' tensors may differ in memory layout (the helper would keep the break)."""
+    for if_true, if_false in pairs:
+        if _transposes(if_true) != _transposes(if_false):
+            value = if_true if _transposes(if_true) else if_false
+            return f"`{ast.unparse(value)}` has another memory layout than the other path's tensor"
+    return None
+
+
+def _may_mutate_arguments(call: ast.Call, ctx: FunctionContext) -> bool:
+    """An ``inplace=True`` call, a submodule built with ``inplace=True``, or a module function
+    that updates a parameter in place."""
+    if any(k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords):
+        return True
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        return func.attr in _in_place_submodules(ctx)
+    if isinstance(func, ast.Name) and isinstance(ctx.symbols.functions.get(func.id), ast.FunctionDef):
+        return _updates_parameters(ctx.symbols.functions[func.id])
+    return False
+
+
+def _in_place_submodules(ctx: FunctionContext) -> Set[str]:
+    """Attributes of the region's class assigned a call with ``inplace=True`` anywhere in it."""
+    owner = ctx.region.owner
+    names: Set[str] = set()
+    for sub in ast.walk(owner.node) if owner else ():
+        if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call):
+            if any(k.arg == "inplace" for k in ast.walk(sub.value) if isinstance(k, ast.keyword)):
+                names |= {t.attr for t in sub.targets if isinstance(t, ast.Attribute)}
+    return names
+
+
+def _updates_parameters(function: ast.FunctionDef) -> bool:
+    parameters = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+    for sub in ast.walk(function):
+        target = None
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr.endswith("_"):
+            target = sub.func.value
+        elif isinstance(sub, (ast.Assign, ast.AugAssign)):
+            stores = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+            target = next((t.value for t in stores if isinstance(t, ast.Subscript)), None)
+            if isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):
+                target = sub.target
+        if isinstance(target, ast.Name) and target.id in parameters:
+            return True
+    return False
 
 
 def _common_call(

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import re
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Set
 
-from ..analysis.mutation import storage_root
+from ..analysis.purity import impurity
 from ..analysis.values import Kind
 from .base import Finding, FunctionContext
 
@@ -20,6 +21,8 @@ _STDLIB_LOGGER_METHODS = {"debug", "info", "warning", "warn", "error", "critical
 _WARN_FUNCTIONS = {"warnings.warn"}
 _LOGGER_NAME = re.compile(r"(^|_)(logger|log)$", re.IGNORECASE)
 _LOGGER_FACTORIES = ("getLogger", "get_logger")
+#: Literal types the deferred call carries under compile (others are written into the helper).
+_PASSED_CONSTANTS = (str, int, float, bool)
 
 
 def _is_logger(receiver: ast.expr, ctx: FunctionContext) -> bool:
@@ -53,13 +56,17 @@ def classify_call(node: ast.Call, ctx: FunctionContext) -> Optional[str]:
     return None
 
 
-def _is_global_reference(node: ast.expr, ctx: FunctionContext) -> bool:
-    """A name or dotted name that refers to a module-level object or a builtin, not a local."""
+def _is_module_global(node: ast.expr, ctx: FunctionContext) -> bool:
+    """A name or dotted name whose root is a module-level name or a builtin, seen from here.
+
+    A helper at module level can refer to it by the same spelling. Locals, closure variables,
+    ``except ... as`` names and modules imported inside the function cannot be reached there.
+    """
     while isinstance(node, ast.Attribute):
         node = node.value
-    if not isinstance(node, ast.Name) or node.id == "self":
+    if not isinstance(node, ast.Name) or node.id in ctx.local_names:
         return False
-    return not ctx.values.assignments_of(node.id) and not ctx.values.is_parameter(node.id)
+    return node.id in ctx.symbols.defined_here() or hasattr(builtins, node.id)
 
 
 def _mangled(node: ast.expr, ctx: FunctionContext) -> bool:
@@ -70,19 +77,63 @@ def _mangled(node: ast.expr, ctx: FunctionContext) -> bool:
     return ctx.region.owner is not None and name.startswith("__") and not name.endswith("__")
 
 
-def _formats_tensor(arg: ast.expr, ctx: FunctionContext) -> Optional[str]:
-    """Source of a tensor that ``arg`` formats into a string at the call site, if any."""
-    pieces = []
-    if isinstance(arg, ast.JoinedStr):
-        pieces = [v.value for v in arg.values if isinstance(v, ast.FormattedValue)]
-    elif isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Mod):
-        pieces = list(arg.right.elts) if isinstance(arg.right, ast.Tuple) else [arg.right]
-    elif isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "format":
-        pieces = list(arg.args) + [k.value for k in arg.keywords]
-    for piece in pieces:
-        if ctx.values.kind(piece) is Kind.TENSOR:
-            return ast.unparse(piece)
-    return None
+def _fixed_in_source(node: ast.expr, ctx: FunctionContext) -> bool:
+    """A module-level name, or a literal the op cannot carry (None), to write into the helper."""
+    if isinstance(node, ast.Constant):
+        return not isinstance(node.value, _PASSED_CONSTANTS)
+    return isinstance(node, (ast.Name, ast.Attribute)) and _is_module_global(node, ctx) and not _mangled(node, ctx)
+
+
+def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
+    """Why ``node`` cannot be passed to the deferred call under compile (None: it can).
+
+    The op carries tensors and str, int, float and bool values (an f-string of Python values is
+    a str when Dynamo traces it). A value of unknown type is passed too: when it turns out to be
+    something else at run time, the helper makes the call as written, graph break included.
+    """
+    if isinstance(node, ast.JoinedStr):
+        for piece in node.values:
+            if isinstance(piece, ast.FormattedValue):
+                if ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA):
+                    return f"the message formats tensor `{ast.unparse(piece.value)}`"
+                problem = impurity(piece.value, ctx.values, ctx.symbols)
+                if problem:
+                    return problem
+        return None
+    if isinstance(node, ast.Name) and node.id in _exception_names(ctx.region.function):
+        return f"`{node.id}` is the exception object of an `except` clause"
+    if isinstance(node, ast.Constant) or ctx.values.kind(node) in (Kind.TENSOR, Kind.UNKNOWN):
+        return None
+    if _is_size(node):
+        return None
+    if isinstance(node, ast.Name):
+        bound = ctx.values.assignments_of(node.id)
+        if bound and all(isinstance(v, ast.Constant) and isinstance(v.value, _PASSED_CONSTANTS) for v in bound):
+            return None
+    return (
+        f"`{ast.unparse(node)}` is a Python value that is neither a str, int, float nor bool "
+        "as far as the analysis can tell; the deferred call carries only those and tensors"
+    )
+
+
+def _is_size(node: ast.expr) -> bool:
+    """An int from a tensor's shape: ``x.shape[0]``, ``x.size(1)``, ``x.dim()``, ``len(x)``."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        node = node.value
+        return isinstance(node, ast.Attribute) and node.attr == "shape"
+    if isinstance(node, ast.Attribute):
+        return node.attr == "ndim"
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Name):
+        return node.func.id == "len" and len(node.args) == 1
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "size":
+        return len(node.args) == 1  # `x.size()` alone is a torch.Size
+    return isinstance(node.func, ast.Attribute) and node.func.attr in ("dim", "numel")
+
+
+def _exception_names(function: ast.AST) -> Set[str]:
+    return {n.name for n in ast.walk(function) if isinstance(n, ast.ExceptHandler) and n.name}
 
 
 def _stacklevel(node: ast.Call) -> Optional[int]:
@@ -94,7 +145,12 @@ def _stacklevel(node: ast.Call) -> Optional[int]:
 
 
 def defer_plan(code: str, node: ast.Call, statement: ast.stmt, ctx: FunctionContext):
-    """(plan, None) when [Defer] may rewrite the call, else (None, reason)."""
+    """(plan, None) when [Defer] may rewrite the call, else (None, reason).
+
+    The helper the fixer emits makes the call at the same point of the compiled graph. Module-level
+    names are written into the helper; every other argument is passed to it and must be a value
+    the op carries (``_passed_problem``).
+    """
     if not (isinstance(statement, ast.Expr) and statement.value is node):
         return None, "the call's value is used"
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
@@ -102,7 +158,7 @@ def defer_plan(code: str, node: ast.Call, statement: ast.stmt, ctx: FunctionCont
     func = node.func
     method = func.attr if isinstance(func, ast.Attribute) else func.id
     if code == "GM102":
-        if not _is_global_reference(func.value, ctx):
+        if not _is_module_global(func.value, ctx):
             return None, f"the logger `{ast.unparse(func.value)}` is not a module-level name the helper can reach"
         if method == "isEnabledFor":
             return None, "its result is used to decide what runs"
@@ -111,24 +167,20 @@ def defer_plan(code: str, node: ast.Call, statement: ast.stmt, ctx: FunctionCont
     for keyword in node.keywords:
         if keyword.arg == "stacklevel" and not (isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, int)):
             return None, "`stacklevel=` is computed at run time"
-        if not isinstance(keyword.value, ast.Constant) and not _is_global_reference(keyword.value, ctx):
+        if not (isinstance(keyword.value, ast.Constant) or _fixed_in_source(keyword.value, ctx)):
             return None, f"keyword `{keyword.arg}=` is computed at run time"
     if code == "GM103" and len(node.args) > 2:
         return None, "`stacklevel` is passed positionally"
-    baked = []
-    mutations = ctx.mutations
+    baked, printed = [], []
     for index, arg in enumerate(node.args):
-        if isinstance(arg, (ast.Name, ast.Attribute)) and _is_global_reference(arg, ctx) and not _mangled(arg, ctx):
+        if _fixed_in_source(arg, ctx):
             baked.append(index)
             continue
-        formatted = _formats_tensor(arg, ctx)
-        if formatted:
-            return None, f"the message formats tensor `{formatted}`, which still breaks the graph"
-        # the storage a later update in place may change (`y` for `y`, `y[0]`, `y.view(-1)`)
-        root = storage_root(arg, ctx.values, ctx.symbols) if ctx.values.kind(arg) is not Kind.STATIC else ""
-        later = [line for line in mutations.get(root, []) if line > node.lineno]
-        if later:
-            return None, f"`{root}` is mutated in place after the call (line {later[0]}); the deferred call would see the new value"
+        problem = _passed_problem(arg, ctx)
+        if problem and code == "GM101" and ctx.values.kind(arg) is Kind.STATIC:
+            printed.append(index)  # print writes str(arg): pass that text instead
+        elif problem:
+            return None, problem
     if code == "GM101":
         stacklevel = None
     elif code == "GM103" or method in _STDLIB_LOGGER_METHODS:
@@ -136,7 +188,8 @@ def defer_plan(code: str, node: ast.Call, statement: ast.stmt, ctx: FunctionCont
         stacklevel = level + 1 if level is not None else None
     else:
         stacklevel = None
-    return {"callee": ast.unparse(func), "baked_args": baked, "stacklevel": stacklevel}, None
+    plan = {"callee": ast.unparse(func), "baked_args": baked, "str_args": printed, "stacklevel": stacklevel}
+    return plan, None
 
 
 def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Iterator[Finding]:
