@@ -31,6 +31,7 @@ from test_fixers_dynamo import load, same  # noqa: E402
 
 from fixers.fix_all import FixAll  # noqa: E402
 from flake8_graphmend.engine import analyze_source  # noqa: E402
+from flake8_graphmend.registry import RULES  # noqa: E402
 from flake8_graphmend.verify.dynamo import probe  # noqa: E402
 
 TORCH_ROOT = Path(torch.__file__).parent
@@ -395,3 +396,61 @@ def test_fix_keeps_behaviour(name: str, tmp_path: Path) -> None:
     if decline is None and not isinstance(expected[0], tuple):
         report = probe(fixed.Model(), *(a.clone() for a in inputs))
         assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
+
+
+# ------------------------------------------------------------- "fix:" means the break is gone
+ROOT = Path(__file__).resolve().parents[1]
+#: Modules with a ``build()`` whose every finding is fixable: rule examples, fixtures, examples.
+SWEPT = {
+    **{f"{rule.code} example": rule.failing for rule in RULES if rule.fixer},
+    "fix fixture": (ROOT / "tests" / "fixtures" / "fix" / "model_before.py").read_text(),
+    **{
+        f"examples/{path.name}": path.read_text()
+        for path in sorted((ROOT / "examples").glob("*.py"))
+    },
+}
+
+
+@pytest.mark.parametrize("name", SWEPT)
+def test_every_fix_claim_removes_its_break(name: str, tmp_path: Path) -> None:
+    """Each site reported with ``fix:`` is rewritten, and no break is left at a fixed site."""
+    source = SWEPT[name]
+    findings = analyze_source(source, "model.py")
+    fixable = [f for f in findings if f.fixer]
+    if not fixable:
+        pytest.skip("no fixable finding")
+    code = fixed_source(source)
+    left = [f for f in analyze_source(code, "model.py") if f.fixer]
+    assert left == [], [f.text for f in left]
+    model, args = load(code, tmp_path / "fixed").build()
+    with torch.no_grad():  # the claim is for inference (GM201: autograd keeps the branch)
+        report = probe(model, *args)
+        unfixed = {f.code for f in findings if not f.fixer}
+        if not unfixed:  # nothing else breaks: one graph
+            assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
+        else:  # the breaks left are those of the sites without a fix
+            original, args = load(source, tmp_path / "original").build()
+            before = probe(original, *args)
+            assert report.breaks < before.breaks, ([str(s) for s in report.break_sites], unfixed)
+
+
+SCRIPTABLE = HEADER + dedent("""
+    class Model(nn.Module):
+        def forward(self, x):
+            if not torch.jit.is_scripting():
+                print("eager only")
+            if x.sum() > 0:
+                y = x * 2
+            else:
+                y = x - 1
+            return y
+""")
+
+
+def test_modules_written_for_torch_jit_script_stay_scriptable(tmp_path: Path) -> None:
+    findings = analyze_source(SCRIPTABLE, "model.py")
+    assert [f.code for f in findings] == ["GM101", "GM201"]
+    assert all("meant for torch.jit.script" in (f.decline or "") for f in findings)
+    assert fixed_source(SCRIPTABLE) == SCRIPTABLE
+    scripted = torch.jit.script(load(SCRIPTABLE, tmp_path).Model())
+    assert same(scripted(torch.ones(2)), torch.full((2,), 2.0))

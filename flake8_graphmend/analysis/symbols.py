@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Union
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+#: The ``torch.jit`` APIs of code meant for ``torch.jit.script`` (tracing alone is not matched).
+_SCRIPTING = re.compile(
+    r"\btorch\.jit\.(script|is_scripting|ignore|unused|export|interface|annotate|Final)\b"
+)
 
 
 @dataclass
@@ -27,6 +32,8 @@ class ModuleSymbols:
     #: module-level names bound by assignment, with the assigned value.
     assignments: Dict[str, ast.expr] = field(default_factory=dict)
     imports_torch: bool = False
+    #: ``scripting_marker``'s answer, once computed.
+    _scripting: Optional[Tuple[str, ...]] = field(default=None, repr=False, compare=False)
 
     @classmethod
     def collect(cls, tree: ast.Module) -> "ModuleSymbols":
@@ -91,6 +98,17 @@ class ModuleSymbols:
 
     def is_module_level_name(self, name: str) -> bool:
         return name in self.imports or name in self.assignments or name in self.functions
+
+    def scripting_marker(self, lines: Sequence[str]) -> Optional[str]:
+        """The first ``torch.jit`` scripting API the module uses (``torch.jit.is_scripting``...).
+
+        Such a module is written to be compiled by ``torch.jit.script`` too, which cannot compile
+        the helpers that fixes emit; computed from the source lines once per module.
+        """
+        if self._scripting is None:
+            found = next((m.group(0) for line in lines for m in [_SCRIPTING.search(line)] if m), None)
+            self._scripting = (found,) if found else ()
+        return self._scripting[0] if self._scripting else None
 
     def defined_here(self) -> Set[str]:
         """Names this module defines itself (which shadow builtins such as ``print``)."""

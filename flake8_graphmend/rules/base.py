@@ -89,6 +89,13 @@ class FunctionContext:
         ``end_node`` ends the reported span (the test of an ``if``, not its whole body).
         """
         rule = RULES_BY_CODE[code]
+        if plan is not None and rule.fixer:
+            marker = self.symbols.scripting_marker(self.lines)
+            if marker:
+                plan, decline = None, (
+                    f"the module uses `{marker}`, so it is meant for torch.jit.script too, "
+                    "which cannot compile the emitted helpers"
+                )
         where = f"{self.function_name}()"
         if self.region.compiled:
             where = f"compiled {where}"
