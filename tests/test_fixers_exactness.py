@@ -454,3 +454,19 @@ def test_modules_written_for_torch_jit_script_stay_scriptable(tmp_path: Path) ->
     assert fixed_source(SCRIPTABLE) == SCRIPTABLE
     scripted = torch.jit.script(load(SCRIPTABLE, tmp_path).Model())
     assert same(scripted(torch.ones(2)), torch.full((2,), 2.0))
+
+
+def test_fixed_module_exports_and_keeps_its_deferred_calls(tmp_path: Path) -> None:
+    """The original does not export (its break); the fixed program prints when it runs."""
+    source = (ROOT / "tests" / "fixtures" / "fix" / "model_before.py").read_text()
+    original, args = load(source, tmp_path / "original").build()
+    with pytest.raises(Exception):
+        torch.export.export(original, args)
+    model, args = load(fixed_source(source), tmp_path / "fixed").build()
+    program = torch.export.export(model, args)
+    targets = {str(node.target) for node in program.graph.nodes}
+    assert "graphmend.deferred.default" in targets
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        program.module()(*args)
+    assert stdout.getvalue() == "forward-3\n"
