@@ -456,7 +456,7 @@ DECLINES = [
     ("logger.isEnabledFor(10)\nreturn x", "its result is used to decide what runs"),
     (
         'logger.exception("e")\nreturn x',
-        "exception and stack information are not available after the graph",
+        "exception and stack information are not available inside the compiled graph",
     ),
     ('logger.warning("w", stacklevel=x.dim())\nreturn x', "`stacklevel=` is computed at run time"),
     ('print("w", end=str(x.dim()))\nreturn x', "keyword `end=` is computed at run time"),

@@ -142,6 +142,19 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(3),),
         None,
     ),
+    "exception object printed (Dynamo's str() of a KeyError drops its quotes)": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                try:
+                    raise KeyError("missing")
+                except KeyError as err:
+                    print("recovered from", err)
+                return x + 1
+        """,
+        (torch.ones(3),),
+        "is the exception object",
+    ),
     "torch.Size logged": (
         """
         class Model(nn.Module):

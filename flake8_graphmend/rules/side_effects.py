@@ -132,6 +132,15 @@ def _is_size(node: ast.expr) -> bool:
     return isinstance(node.func, ast.Attribute) and node.func.attr in ("dim", "numel")
 
 
+def _tensor_metadata(node: ast.expr) -> bool:
+    """``x.shape``, ``x.size()``, ``x.dtype``, ``x.device``: values whose ``str()`` Dynamo
+    computes exactly while tracing (not so for every object: a KeyError loses its quotes)."""
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        node = node.func
+        return isinstance(node, ast.Attribute) and node.attr == "size"
+    return isinstance(node, ast.Attribute) and node.attr in ("shape", "dtype", "device")
+
+
 def _exception_names(function: ast.AST) -> Set[str]:
     return {n.name for n in ast.walk(function) if isinstance(n, ast.ExceptHandler) and n.name}
 
@@ -163,7 +172,7 @@ def defer_plan(code: str, node: ast.Call, statement: ast.stmt, ctx: FunctionCont
         if method == "isEnabledFor":
             return None, "its result is used to decide what runs"
         if method == "exception" or any(k.arg in ("exc_info", "stack_info") for k in node.keywords):
-            return None, "exception and stack information are not available after the graph"
+            return None, "exception and stack information are not available inside the compiled graph"
     for keyword in node.keywords:
         if keyword.arg == "stacklevel" and not (isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, int)):
             return None, "`stacklevel=` is computed at run time"
@@ -177,7 +186,7 @@ def defer_plan(code: str, node: ast.Call, statement: ast.stmt, ctx: FunctionCont
             baked.append(index)
             continue
         problem = _passed_problem(arg, ctx)
-        if problem and code == "GM101" and ctx.values.kind(arg) is Kind.STATIC:
+        if problem and code == "GM101" and _tensor_metadata(arg):
             printed.append(index)  # print writes str(arg): pass that text instead
         elif problem:
             return None, problem
