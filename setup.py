@@ -16,12 +16,17 @@ TRANSFORMERS = "transformers==4.52.4"
 setup(
     name="flake8-graphmend",
     version=VERSION,
-    description="Find and fix torch.compile graph breaks at the source level (flake8 plugin + libcst codemods)",
+    description=(
+        "Find and fix torch.compile graph breaks at the source level "
+        "(flake8 plugin + libcst codemods)"
+    ),
     long_description=(HERE / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     license="MIT",
     python_requires=">=3.9",
-    packages=find_packages(include=["flake8_graphmend", "flake8_graphmend.*", "fixers", "fixers.*"]),
+    packages=find_packages(
+        include=["flake8_graphmend", "flake8_graphmend.*", "fixers", "fixers.*"]
+    ),
     include_package_data=True,
     install_requires=["flake8>=6", "libcst>=1.1"],
     extras_require={

@@ -12,7 +12,13 @@ from typing import List, Optional, Sequence
 from libcst.codemod import CodemodContext, TransformFailure, TransformSuccess, transform_module
 
 from flake8_graphmend.engine import Options, analyze_source, suppressed
-from flake8_graphmend.files import TOO_DEEP, UnreadableSource, iter_python_files, parse_failure, read_source
+from flake8_graphmend.files import (
+    TOO_DEEP,
+    UnreadableSource,
+    iter_python_files,
+    parse_failure,
+    read_source,
+)
 
 from .base import decline_message
 from .fix_all import FixAll

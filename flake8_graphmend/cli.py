@@ -22,11 +22,30 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 def _add_scope_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--scope", choices=SCOPES, help="what counts as compiled code (default: compiled)")
-    parser.add_argument("--entry-points", metavar="NAMES", help="extra compiled entry points: NAME, CLASS, CLASS.METHOD or @DECORATOR, comma-separated")
-    parser.add_argument("--compiled-modules", metavar="GLOBS", help="glob patterns of files whose every function counts as compiled")
-    parser.add_argument("--select", metavar="CODES", help="codes or prefixes to report, comma-separated (default: GM)")
-    parser.add_argument("--ignore", metavar="CODES", help="codes or prefixes not to report, comma-separated")
+    parser.add_argument(
+        "--scope", choices=SCOPES, help="what counts as compiled code (default: compiled)"
+    )
+    parser.add_argument(
+        "--entry-points",
+        metavar="NAMES",
+        help=(
+            "extra compiled entry points: NAME, CLASS, CLASS.METHOD or @DECORATOR, "
+            "comma-separated"
+        ),
+    )
+    parser.add_argument(
+        "--compiled-modules",
+        metavar="GLOBS",
+        help="glob patterns of files whose every function counts as compiled",
+    )
+    parser.add_argument(
+        "--select",
+        metavar="CODES",
+        help="codes or prefixes to report, comma-separated (default: GM)",
+    )
+    parser.add_argument(
+        "--ignore", metavar="CODES", help="codes or prefixes not to report, comma-separated"
+    )
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -35,8 +54,13 @@ def _settings(args: argparse.Namespace) -> Settings:
     options = settings.options
     settings.options = Options(
         scope=args.scope or options.scope,
-        entry_points=tuple(filter(None, (args.entry_points or "").split(","))) or options.entry_points,
-        compiled_modules=tuple(filter(None, (args.compiled_modules or "").split(","))) or options.compiled_modules,
+        entry_points=(
+            tuple(filter(None, (args.entry_points or "").split(","))) or options.entry_points
+        ),
+        compiled_modules=(
+            tuple(filter(None, (args.compiled_modules or "").split(",")))
+            or options.compiled_modules
+        ),
     )
     if args.select:
         settings.select = args.select.split(",")
@@ -89,8 +113,15 @@ def run_check(args: argparse.Namespace) -> int:
                 results.append((path, finding))
     if args.format == "json":
         payload = [
-            {"path": str(path), "line": f.line, "column": f.col + 1, "code": f.code, "message": f.message,
-             "fixer": f.fixer, "decline": f.decline}
+            {
+                "path": str(path),
+                "line": f.line,
+                "column": f.col + 1,
+                "code": f.code,
+                "message": f.message,
+                "fixer": f.fixer,
+                "decline": f.decline,
+            }
             for path, f in results
         ]
         print(json.dumps(payload, indent=2))
@@ -121,7 +152,10 @@ def run_fix(args: argparse.Namespace) -> int:
         changed += outcome.changed
         fixed += outcome.fixed
     verb = "would fix" if args.diff else "fixed"
-    print(f"graphmend: {verb} {fixed} site(s) in {changed} of {len(outcomes)} file(s)", file=sys.stderr)
+    print(
+        f"graphmend: {verb} {fixed} site(s) in {changed} of {len(outcomes)} file(s)",
+        file=sys.stderr,
+    )
     return status
 
 
@@ -135,7 +169,10 @@ def run_rules(args: argparse.Namespace) -> int:
     width = max(len(rule.name) for rule in RULES)
     for rule in RULES:
         fixer = f"graphmend.{rule.fixer}" if rule.fixer else "-"
-        print(f"{rule.code}  {rule.family:<5}  {rule.name:<{width}}  {', '.join(rule.gb_ids):<14}  {fixer}")
+        print(
+            f"{rule.code}  {rule.family:<5}  {rule.name:<{width}}  "
+            f"{', '.join(rule.gb_ids):<14}  {fixer}"
+        )
     return EXIT_OK
 
 
@@ -166,24 +203,36 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.set_defaults(handler=run_check)
 
-    fix = commands.add_parser("fix", help="rewrite the fixable findings in place (graphmend.FixAll)")
+    fix = commands.add_parser(
+        "fix", help="rewrite the fixable findings in place (graphmend.FixAll)"
+    )
     fix.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     _add_scope_arguments(fix)
-    fix.add_argument("--diff", action="store_true", help="print the changes as a unified diff; write nothing")
+    fix.add_argument(
+        "--diff", action="store_true", help="print the changes as a unified diff; write nothing"
+    )
     fix.set_defaults(handler=run_fix)
 
-    verify = commands.add_parser("verify", help="compile the original and the fixed code and compare them")
+    verify = commands.add_parser(
+        "verify", help="compile the original and the fixed code and compare them"
+    )
     from .verify.cli import add_verify_arguments
 
     add_verify_arguments(verify)
     verify.set_defaults(handler=run_verify)
 
     rules = commands.add_parser("rules", help="list the rules")
-    rules.add_argument("--docs", metavar="DIR", help="(re)generate the per-rule documentation pages in DIR")
+    rules.add_argument(
+        "--docs", metavar="DIR", help="(re)generate the per-rule documentation pages in DIR"
+    )
     rules.set_defaults(handler=run_rules)
 
-    demo = commands.add_parser("demo", help="lint, fix and verify the bundled examples in a temporary folder")
-    demo.add_argument("--keep", type=Path, metavar="DIR", help="keep the fixed copies in DIR (must not exist)")
+    demo = commands.add_parser(
+        "demo", help="lint, fix and verify the bundled examples in a temporary folder"
+    )
+    demo.add_argument(
+        "--keep", type=Path, metavar="DIR", help="keep the fixed copies in DIR (must not exist)"
+    )
     demo.set_defaults(handler=run_demo)
     return parser
 

@@ -97,7 +97,9 @@ def load_settings(start: Path) -> Settings:
             sources.append(str(pyproject))
     unknown = sorted(set(raw) - set(_KEYS))
     if unknown:
-        raise ConfigError(f"unknown graphmend setting(s): {', '.join(unknown)} (known: {', '.join(_KEYS)})")
+        raise ConfigError(
+            f"unknown graphmend setting(s): {', '.join(unknown)} (known: {', '.join(_KEYS)})"
+        )
     try:
         options = Options(
             scope=str(raw.get("scope", "compiled")).strip(),

@@ -1,4 +1,5 @@
-"""The per-rule documentation pages, generated from the registry (``graphmend rules --docs docs/rules``)."""
+"""The per-rule documentation pages, generated from the registry
+(``graphmend rules --docs docs/rules``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from typing import Dict, List
 
 from .registry import FAMILIES, RULES, Rule
 
-_GENERATED = "<!-- Generated from flake8_graphmend/registry.py by `graphmend rules --docs docs/rules`; do not edit. -->"
+_GENERATED = (
+    "<!-- Generated from flake8_graphmend/registry.py by `graphmend rules --docs docs/rules`; "
+    "do not edit. -->"
+)
 _GB_SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{}.html"
 
 
@@ -58,13 +62,26 @@ def render_rule(rule: Rule) -> str:
 
 
 def render_index() -> str:
-    lines = [_GENERATED, "", "# GM rules", "", "| code | name | family | GB ids | fix |", "|---|---|---|---|---|"]
+    lines = [
+        _GENERATED,
+        "",
+        "# GM rules",
+        "",
+        "| code | name | family | GB ids | fix |",
+        "|---|---|---|---|---|",
+    ]
     for rule in RULES:
         fix = f"`graphmend.{rule.fixer}`" if rule.fixer else "hint only"
-        lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.family} | {', '.join(rule.gb_ids)} | {fix} |")
+        lines.append(
+            f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.family} "
+            f"| {', '.join(rule.gb_ids)} | {fix} |"
+        )
     lines += [
         "",
-        "`GM000` is not a rule: it reports that the analysis failed on a file (the message says why),",
+        (
+            "`GM000` is not a rule: it reports that the analysis failed on a file "
+            "(the message says why),"
+        ),
         "so that one bad file never aborts a flake8 run.",
         "",
     ]

@@ -6,7 +6,20 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence, Set
 
 #: Folders never entered when a directory is given (tools, caches, virtual environments).
-SKIPPED_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "__pycache__", "build", "dist", "node_modules", ".eggs"}
+SKIPPED_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    ".tox",
+    ".nox",
+    ".venv",
+    "venv",
+    "__pycache__",
+    "build",
+    "dist",
+    "node_modules",
+    ".eggs",
+}
 
 
 #: The message for a source whose nesting exceeds Python's parser (a RecursionError).
@@ -29,7 +42,8 @@ def parse_failure(error: BaseException) -> Optional[str]:
 
 
 def iter_python_files(paths: Sequence[Path]) -> Iterator[Path]:
-    """The ``.py`` files named or contained (recursively) in ``paths``, each once, sorted per folder.
+    """The ``.py`` files named or contained (recursively) in ``paths``, each once, sorted per
+    folder.
 
     Raises FileNotFoundError for a path that does not exist.
     """
@@ -74,4 +88,6 @@ def read_source(path: Path) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise UnreadableSource(f"not UTF-8 (byte {exc.start}): only UTF-8 sources are supported") from exc
+        raise UnreadableSource(
+            f"not UTF-8 (byte {exc.start}): only UTF-8 sources are supported"
+        ) from exc

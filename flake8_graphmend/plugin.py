@@ -40,7 +40,10 @@ class GraphMendChecker:
             default="",
             comma_separated_list=True,
             parse_from_config=True,
-            help="GM: extra compiled entry points: NAME, CLASS (its forward), CLASS.METHOD or @DECORATOR (its inner functions)",
+            help=(
+                "GM: extra compiled entry points: NAME, CLASS (its forward), "
+                "CLASS.METHOD or @DECORATOR (its inner functions)"
+            ),
         )
         manager.add_option(
             "--graphmend-compiled-modules",
@@ -60,7 +63,12 @@ class GraphMendChecker:
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
         try:
-            findings = analyze_tree(self.tree, [line.rstrip("\r\n") for line in self.lines], self.filename, self.options)
+            findings = analyze_tree(
+                self.tree,
+                [line.rstrip("\r\n") for line in self.lines],
+                self.filename,
+                self.options,
+            )
         except Exception as exc:  # one broken file must never abort the whole flake8 run
             line, col, text = internal_error(exc)
             yield line, col, text, type(self)

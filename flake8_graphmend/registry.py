@@ -48,7 +48,9 @@ class Rule:
     default_enabled: bool = True
 
 
-_LOGGER_SETUP = "import logging\n\nimport torch\nfrom torch import nn\n\nlogger = logging.getLogger(__name__)\n"
+_LOGGER_SETUP = (
+    "import logging\n\nimport torch\nfrom torch import nn\n\nlogger = logging.getLogger(__name__)\n"
+)
 _TORCH_SETUP = "import torch\nfrom torch import nn\n"
 #: How [Defer] keeps a call (GM101-GM103), and what differs under compile.
 _DEFER_MECHANISM = (
@@ -109,7 +111,10 @@ RULES: Tuple[Rule, ...] = (
         message="{call}() inside {function} breaks the graph",
         gb_ids=("GB0291",),
         fixer="DeferSideEffects",
-        hint="move the log call out of the compiled code, or defer it with graphmend.DeferSideEffects",
+        hint=(
+            "move the log call out of the compiled code, "
+            "or defer it with graphmend.DeferSideEffects"
+        ),
         explanation=(
             "Every `logging.Logger` method (`debug`, `info`, `warning`, `warn`, `error`, "
             "`critical`, `log`, `isEnabledFor`, and transformers' `warning_once`) breaks the "
@@ -158,7 +163,8 @@ RULES: Tuple[Rule, ...] = (
         + "        return y + 1\n"
         + _BUILD_VECTOR,
         passing="import warnings\n\n" + _TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def __init__(self, scale=None):\n        super().__init__()\n"
+        + "\n\nclass Model(nn.Module):\n    def __init__(self, scale=None):\n"
+        + "        super().__init__()\n"
         + "        if scale is not None:\n"
         + '            warnings.warn("the scale argument is deprecated", FutureWarning)\n\n'
         + "    def forward(self, x):\n        return x * 2 + 1\n"
@@ -202,7 +208,8 @@ RULES: Tuple[Rule, ...] = (
             "tensor (`stats = self.running_mean`, an else-less update) when that tensor is "
             "updated in place, or passed to an `inplace=True` call or submodule, afterwards; the "
             "helper keeps the Python branch when the strides differ at run time. It also "
-            "declines attribute writes, early returns, names not defined on both paths, in-place mutation of the "
+            "declines attribute writes, early returns, names not defined on both paths, "
+            "in-place mutation of the "
             "names involved, or a condition that materialises a Python scalar. While autograd "
             "records (training), the helper keeps the Python branch so gradients stay exact, "
             "and the break remains there. A merged call receives a new tensor where the original "
@@ -245,7 +252,8 @@ RULES: Tuple[Rule, ...] = (
         + "\n\ndef build():\n    return Model(), (torch.randn(8) * 4,)\n",
         passing=_TORCH_SETUP
         + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        steps = 0\n        while steps < 3:\n            x = x / 2\n            steps += 1\n"
+        + "        steps = 0\n        while steps < 3:\n"
+        + "            x = x / 2\n            steps += 1\n"
         + "        return x + 1\n"
         + _BUILD_VECTOR,
     ),
@@ -325,9 +333,13 @@ RULES: Tuple[Rule, ...] = (
             "fixed like GM301, with a static shape check first: `(a == b).all()` alone would "
             "broadcast and accept tensors of different shapes that `torch.equal` rejects."
         ),
-        fix_note="As GM301: eager and compiled, a failure raises the same exception with the same message.",
+        fix_note=(
+            "As GM301: eager and compiled, a failure raises the same exception "
+            "with the same message."
+        ),
         failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x, mask, expected):\n        y = x * 2\n"
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x, mask, expected):\n"
+        + "        y = x * 2\n"
         + "        if not torch.equal(mask, expected):  # <- GM302\n"
         + '            raise ValueError("unsupported attention mask")\n'
         + "        return y * mask\n"
@@ -439,10 +451,16 @@ RULES: Tuple[Rule, ...] = (
         code="GM502",
         name="boolean-mask-indexing",
         family="DS",
-        message="boolean-mask indexing has a data-dependent output shape; it breaks the graph in {function}",
+        message=(
+            "boolean-mask indexing has a data-dependent output shape; "
+            "it breaks the graph in {function}"
+        ),
         gb_ids=("GB0036",),
         fixer=None,
-        hint="inside reductions use torch.where(mask, x, 0).sum(); or set capture_dynamic_output_shape_ops",
+        hint=(
+            "inside reductions use torch.where(mask, x, 0).sum(); "
+            "or set capture_dynamic_output_shape_ops"
+        ),
         explanation=(
             "`x[mask]` with a boolean tensor mask selects a data-dependent number of elements "
             "(it calls `nonzero`). When the selection only feeds a reduction, "
@@ -487,7 +505,8 @@ RULES: Tuple[Rule, ...] = (
         explanation="`masked_select` is boolean-mask indexing under another name.",
         failing=_TORCH_SETUP
         + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        kept = torch.masked_select(x, x > 0)  # <- GM504\n        return x + kept.sum()\n"
+        + "        kept = torch.masked_select(x, x > 0)  # <- GM504\n"
+        + "        return x + kept.sum()\n"
         + _BUILD_VECTOR,
         passing=_TORCH_SETUP
         + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
@@ -531,7 +550,8 @@ RULES: Tuple[Rule, ...] = (
         + "        snapshot = copy.deepcopy(y)  # <- GM602\n        return y + snapshot\n"
         + _BUILD_VECTOR,
         passing="import copy\n\n" + _TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n"
+        + "\n\nclass Model(nn.Module):\n    def __init__(self, config):\n"
+        + "        super().__init__()\n"
         + "        self.config = copy.deepcopy(config)\n\n"
         + "    def forward(self, x):\n        y = x * 2\n        return y + y.clone()\n"
         + "\n\ndef build():\n    return Model({\"scale\": 2}), (torch.randn(8),)\n",
@@ -550,7 +570,8 @@ RULES: Tuple[Rule, ...] = (
         + "        torch.manual_seed(0)  # <- GM603\n        return y + torch.rand_like(y)\n"
         + _BUILD_VECTOR,
         passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        return x * 2 + torch.rand_like(x)\n"
+        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        + "        return x * 2 + torch.rand_like(x)\n"
         + "\n\ndef seeded(model, x):\n    torch.manual_seed(0)\n    return model(x)\n"
         + _BUILD_VECTOR,
     ),
@@ -601,4 +622,3 @@ def expand_codes(selectors: Iterable[str]) -> List[str]:
             raise ValueError(f"unknown GM code or prefix: {selector!r}")
         codes.extend(c for c in matched if c not in codes)
     return codes
-

@@ -23,12 +23,23 @@ FIXABLE = textwrap.dedent(
 
 
 def graphmend(*args, cwd):
-    result = subprocess.run([sys.executable, "-m", "flake8_graphmend.cli", *args], cwd=cwd, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "flake8_graphmend.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )
     return result.returncode, result.stdout, result.stderr
 
 
 def deeply_nested(depth):
-    return "import torch\n\n@torch.compile\ndef f(x):\n    return " + "(" * depth + "x" + ")" * depth + "\n"
+    return (
+        "import torch\n\n@torch.compile\ndef f(x):\n    return "
+        + "(" * depth
+        + "x"
+        + ")" * depth
+        + "\n"
+    )
 
 
 def long_chain(terms):
@@ -59,7 +70,8 @@ def test_unparsable_file_is_reported_and_untouched(tmp_path, command, case):
     assert len([line for line in err.splitlines() if path.name in line]) == 1, err
     assert path.read_bytes() == content
     if command == "fix":
-        assert "_graphmend_print" in (tmp_path / "good.py").read_text()  # the good file is still fixed
+        # the good file is still fixed
+        assert "_graphmend_print" in (tmp_path / "good.py").read_text()
 
 
 @pytest.mark.parametrize(
@@ -68,7 +80,14 @@ def test_unparsable_file_is_reported_and_untouched(tmp_path, command, case):
         ("bom", "\ufeff" + FIXABLE),
         ("crlf", FIXABLE.replace("\n", "\r\n")),
         ("tabs", FIXABLE.replace("    ", "\t")),
-        ("match_statement", FIXABLE + "\n\ndef pick(v):\n    match v:\n        case 1:\n            return 'one'\n        case _:\n            return 'other'\n"),
+        (
+            "match_statement",
+            FIXABLE
+            + (
+                "\n\ndef pick(v):\n    match v:\n        case 1:\n            return 'one'\n"
+                "        case _:\n            return 'other'\n"
+            ),
+        ),
     ],
 )
 def test_unusual_but_valid_sources_are_fixed_in_their_own_style(tmp_path, name, content):
@@ -146,14 +165,23 @@ def test_symlink_loop_is_skipped(tmp_path, command):
 
 
 def test_libcst_tool_skips_syntax_that_libcst_parses_but_this_python_does_not(tmp_path):
-    """libcst's parser accepts newer syntax than ``ast`` on Python 3.11: the codemod skips the file."""
+    """libcst's parser accepts newer syntax than ``ast`` on Python 3.11: the codemod skips the
+    file."""
     if sys.version_info >= (3, 12):
         pytest.skip("valid syntax on this Python")
     content = FIXABLE + "\n\ntype Vector = list[float]\n"
     path = tmp_path / "newer.py"
     path.write_text(content)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    command = [sys.executable, "-m", "libcst.tool", "codemod", "--hide-progress", "graphmend.FixAll", str(path)]
+    command = [
+        sys.executable,
+        "-m",
+        "libcst.tool",
+        "codemod",
+        "--hide-progress",
+        "graphmend.FixAll",
+        str(path),
+    ]
     done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert "not analysed: syntax error" in done.stderr and "Skipped 1 files" in done.stderr

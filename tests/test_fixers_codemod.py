@@ -155,7 +155,11 @@ class TestDefer(CodemodTest):
             + helpers(
                 DEFERRED,
                 deferred=(
-                    ("_graphmend_logger_warning", ["message"], "logger.warning(message, stacklevel=3)"),
+                    (
+                        "_graphmend_logger_warning",
+                        ["message"],
+                        "logger.warning(message, stacklevel=3)",
+                    ),
                 ),
             ),
             header,
@@ -320,8 +324,6 @@ class TestWhere(CodemodTest):
         assert code.endswith("\n\n\n" + after) and "\n\tif (\n\t    isinstance(condition" in code
         ast.parse(code)
 
-
-# ---------------------------------------------------------------------------- [Trap]
     def test_multi_line_static_prefix_keeps_its_parentheses(self) -> None:
         """Regression (torch/_functorch/_aot_autograd/schemas.py): the kept `and` spans lines."""
         before = module("""
@@ -373,6 +375,7 @@ class TestWhere(CodemodTest):
         self.assertCodemod(before, after)
 
 
+# ---------------------------------------------------------------------------- [Trap]
 class TestTrap(CodemodTest):
     TRANSFORM = TrapGuards
 
@@ -463,7 +466,10 @@ DECLINES = [
     ('warnings.warn("w", FutureWarning, 2)\nreturn x', "`stacklevel` is passed positionally"),
     ('logger.warning(f"sum {x.sum()}")\nreturn x', "the message formats tensor `x.sum()`"),
     ('logger.info("%r", x.shape)\nreturn x', "`x.shape` is a Python value that is neither a str"),
-    ("try:\n    y = x\nexcept Exception as err:\n    logger.warning(err)\nreturn x", "`err` is the exception"),
+    (
+        "try:\n    y = x\nexcept Exception as err:\n    logger.warning(err)\nreturn x",
+        "`err` is the exception",
+    ),
     # [Trap] (rules/control_flow.py::trap_plan)
     (
         'if (mask == 0).all():\n    raise ValueError("m") from None\nreturn x',
@@ -564,20 +570,24 @@ DECLINES = [
         "a static conjunct guards the common call",
     ),
     (
-        'if x.sum() > 0:\n    self.register_buffer("b", x)\nelse:\n    self.register_buffer("b", x)\nreturn x',
+        'if x.sum() > 0:\n    self.register_buffer("b", x)\n'
+        'else:\n    self.register_buffer("b", x)\nreturn x',
         "both branches make the same call",
     ),
     (
-        'if x.sum() > 0:\n    self.register_buffer("b", x)\nelse:\n    self.register_buffer("b", None)\n'
+        'if x.sum() > 0:\n    self.register_buffer("b", x)\n'
+        'else:\n    self.register_buffer("b", None)\n'
         "return x",
         "an argument that is None on one path",
     ),
     (
-        'if x.sum() > 0:\n    self.register_buffer("a", x)\nelse:\n    self.register_buffer("b", x)\nreturn x',
+        'if x.sum() > 0:\n    self.register_buffer("a", x)\n'
+        'else:\n    self.register_buffer("b", x)\nreturn x',
         "the calls differ in `'a'`, which is not a tensor",
     ),
     (
-        "if x.sum() > 0:\n    self.register_buffer(*names)\nelse:\n    self.register_buffer(*others)\n"
+        "if x.sum() > 0:\n    self.register_buffer(*names)\n"
+        "else:\n    self.register_buffer(*others)\n"
         "return x",
         "the common call unpacks",
     ),
@@ -606,17 +616,20 @@ DECLINES = [
     ),
     (
         'if x.sum() > 0:\n    if not hasattr(self, "extra"):\n        self.extra = x * 2\n'
-        '    self.register_buffer("b", self.extra)\nelse:\n    self.register_buffer("b", self.extra + 1)\n'
+        '    self.register_buffer("b", self.extra)\n'
+        'else:\n    self.register_buffer("b", self.extra + 1)\n'
         "return x",
         "`extra` is set on one path and read on the other",
     ),
     (
-        'if x.sum() > 0:\n    self.register_buffer("b", x)\nelse:\n    self.base = self.base.to(x.device)\n'
+        'if x.sum() > 0:\n    self.register_buffer("b", x)\n'
+        'else:\n    self.base = self.base.to(x.device)\n'
         '    self.register_buffer("b", self.base)\nreturn x + self.base',
         "`base` is used on line 17 without the same `.to()` before it",
     ),
     (
-        'if x.sum() > 0:\n    self.register_buffer("b", x)\nelse:\n    self.register_buffer("b", mask)\n'
+        'if x.sum() > 0:\n    self.register_buffer("b", x)\n'
+        'else:\n    self.register_buffer("b", mask)\n'
         "self.b.mul_(2)\nreturn x",
         "`b` is modified in place (line 16); the selection is new",
     ),

@@ -29,7 +29,9 @@ COMPILED_PRINT = textwrap.dedent(
 
 
 def flake8(*args, cwd):
-    result = subprocess.run([sys.executable, "-m", "flake8", *args], cwd=cwd, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "flake8", *args], cwd=cwd, capture_output=True, text=True
+    )
     return result.returncode, result.stdout.splitlines(), result.stderr
 
 
@@ -38,12 +40,17 @@ def test_reports_with_one_based_column_and_fix_hint(tmp_path):
     code, out, err = flake8("--select", "GM", "model.py", cwd=tmp_path)
     assert code == 1, err
     assert out == [
-        "model.py:8:9: GM101 print() inside compiled forward() breaks the graph [GB0059]; fix: graphmend.DeferSideEffects"
+        (
+            "model.py:8:9: GM101 print() inside compiled forward() breaks the graph [GB0059]; "
+            "fix: graphmend.DeferSideEffects"
+        )
     ]
 
 
 def test_noqa_is_left_to_flake8(tmp_path):
-    (tmp_path / "model.py").write_text(COMPILED_PRINT.replace("print(y.shape)", "print(y.shape)  # noqa: GM101"))
+    (tmp_path / "model.py").write_text(
+        COMPILED_PRINT.replace("print(y.shape)", "print(y.shape)  # noqa: GM101")
+    )
     assert flake8("--select", "GM", "model.py", cwd=tmp_path)[:2] == (0, [])
 
 
@@ -58,7 +65,9 @@ def test_options_are_read_from_config_files(tmp_path):
 
 def test_bad_option_value_is_a_clear_error(tmp_path):
     (tmp_path / "model.py").write_text(COMPILED_PRINT)
-    code, _, err = flake8("--select", "GM", "--graphmend-scope", "everything", "model.py", cwd=tmp_path)
+    code, _, err = flake8(
+        "--select", "GM", "--graphmend-scope", "everything", "model.py", cwd=tmp_path
+    )
     assert code != 0 and "graphmend-scope" in err
 
 
@@ -67,6 +76,10 @@ def test_internal_error_becomes_one_finding(monkeypatch):
         raise RecursionError("maximum recursion depth exceeded")
 
     monkeypatch.setattr(plugin, "analyze_tree", explode)
-    results = list(GraphMendChecker(ast.parse(COMPILED_PRINT), "model.py", COMPILED_PRINT.splitlines(True)).run())
+    results = list(
+        GraphMendChecker(
+            ast.parse(COMPILED_PRINT), "model.py", COMPILED_PRINT.splitlines(True)
+        ).run()
+    )
     assert [(line, col, text.split(" ")[0]) for line, col, text, _ in results] == [(1, 0, "GM000")]
     assert "RecursionError: maximum recursion depth exceeded" in results[0][2]

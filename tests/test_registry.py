@@ -24,7 +24,9 @@ def test_every_rule_names_a_known_family_and_fixer():
     for rule in RULES:
         assert rule.family in FAMILIES
         assert rule.fixer is None or rule.code in FIXERS[rule.fixer]
-        assert rule.fixer is None or rule.fix_note, f"{rule.code}: a fixable rule states what its fix changes"
+        assert rule.fixer is None or rule.fix_note, (
+            f"{rule.code}: a fixable rule states what its fix changes"
+        )
         assert "{function}" in rule.message
 
 
@@ -32,10 +34,14 @@ def test_gb_ids_exist_in_torch_registry():
     spec = importlib.util.find_spec("torch")
     if spec is None:
         pytest.skip("torch is not installed")
-    registry = json.loads((Path(spec.origin).parent / "_dynamo" / "graph_break_registry.json").read_text())
+    registry = json.loads(
+        (Path(spec.origin).parent / "_dynamo" / "graph_break_registry.json").read_text()
+    )
     for rule in RULES:
         for gb_id in rule.gb_ids:
-            assert gb_id in registry, f"{rule.code}: {gb_id} is not in torch's graph_break_registry.json"
+            assert gb_id in registry, (
+                f"{rule.code}: {gb_id} is not in torch's graph_break_registry.json"
+            )
 
 
 def test_committed_docs_match_the_registry():
@@ -44,7 +50,9 @@ def test_committed_docs_match_the_registry():
     pages = render_docs()
     assert sorted(p.name for p in folder.glob("*.md")) == sorted(pages)
     for name, content in pages.items():
-        assert (folder / name).read_text() == content, f"docs/rules/{name} is stale: run graphmend rules --docs docs/rules"
+        assert (folder / name).read_text() == content, (
+            f"docs/rules/{name} is stale: run graphmend rules --docs docs/rules"
+        )
 
 
 @pytest.mark.parametrize("document", ["README.md", "CHANGELOG.md", "docs/rules/index.md"])

@@ -15,7 +15,9 @@ from flake8_graphmend.verify.dynamo import probe  # noqa: E402
 
 def marked_line(rule):
     lines = rule.failing.splitlines()
-    (number,) = [n for n, line in enumerate(lines, 1) if line.rstrip().endswith(f"# <- {rule.code}")]
+    (number,) = [
+        n for n, line in enumerate(lines, 1) if line.rstrip().endswith(f"# <- {rule.code}")
+    ]
     return number
 
 
@@ -30,7 +32,9 @@ def load(source, path):
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
 def test_failing_example_is_reported_at_the_marked_line(rule):
     findings = analyze_source(rule.failing, "example.py")
-    assert [(f.code, f.line) for f in findings if f.code == rule.code] == [(rule.code, marked_line(rule))]
+    assert [(f.code, f.line) for f in findings if f.code == rule.code] == [
+        (rule.code, marked_line(rule))
+    ]
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
@@ -43,9 +47,15 @@ def test_failing_example_breaks_the_graph_as_predicted(rule, tmp_path):
     model, args = load(rule.failing, tmp_path / f"{rule.code.lower()}_failing.py").build()
     report = probe(model, *args)
     assert report.breaks >= 1, f"{rule.code}: no graph break on torch {torch.__version__}"
-    at_site = [s for s in report.break_sites if s.lineno == marked_line(rule) and s.filename.endswith("_failing.py")]
+    at_site = [
+        s
+        for s in report.break_sites
+        if s.lineno == marked_line(rule) and s.filename.endswith("_failing.py")
+    ]
     assert at_site, f"{rule.code}: breaks elsewhere: {[str(s) for s in report.break_sites]}"
-    assert {s.gb_id for s in at_site} & set(rule.gb_ids), f"{rule.code}: {[str(s) for s in at_site]}"
+    assert {s.gb_id for s in at_site} & set(rule.gb_ids), (
+        f"{rule.code}: {[str(s) for s in at_site]}"
+    )
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)

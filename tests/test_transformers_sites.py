@@ -12,10 +12,15 @@ from flake8_graphmend.engine import Options, analyze_file
 
 transformers = pytest.importorskip("transformers")
 if transformers.__version__ != "4.52.4":  # pragma: no cover
-    pytest.skip(f"line numbers are those of transformers 4.52.4, not {transformers.__version__}", allow_module_level=True)
+    pytest.skip(
+        f"line numbers are those of transformers 4.52.4, not {transformers.__version__}",
+        allow_module_level=True,
+    )
 
 ROOT = Path(transformers.__file__).parent
-SHARED = Options(compiled_modules=("*/transformers/modeling_utils.py", "*/transformers/modeling_rope_utils.py"))
+SHARED = Options(
+    compiled_modules=("*/transformers/modeling_utils.py", "*/transformers/modeling_rope_utils.py")
+)
 
 KNOWN_SITES = [
     # (file, line, code, fixable): LC sites of Table 2
@@ -27,7 +32,7 @@ KNOWN_SITES = [
     ("models/blenderbot/modeling_blenderbot.py", 951, "GM102", True),
     ("models/pegasus/modeling_pegasus.py", 997, "GM102", True),
     ("models/longformer/modeling_longformer.py", 1496, "GM102", True),  # _pad_to_window_size
-    ("modeling_utils.py", 1614, "GM103", True),                 # reached from LayoutLMv3Model.forward
+    ("modeling_utils.py", 1614, "GM103", True),  # reached from LayoutLMv3Model.forward
     # DC: the fp16 overflow clamp (static dtype conjunct + tensor test)
     ("models/bart/modeling_bart.py", 567, "GM201", True),       # BartEncoderLayer.forward
     ("models/marian/modeling_marian.py", 327, "GM201", True),
@@ -70,9 +75,17 @@ def test_layoutlmv3_reaches_modeling_utils_only_through_shared_scope():
 
 def test_static_checks_in_real_models_are_not_reported(findings):
     """T5's clamp already uses torch.where; `if self.training`/`is None` tests never show up."""
-    for relative in ("models/t5/modeling_t5.py", "models/bart/modeling_bart.py", "models/llama/modeling_llama.py"):
+    for relative in (
+        "models/t5/modeling_t5.py",
+        "models/bart/modeling_bart.py",
+        "models/llama/modeling_llama.py",
+    ):
         for finding in findings(relative):
             assert finding.code != "GM201" or "training" not in finding.message
     # Llama's only data-dependent branch is on the flash-attention-2 path (a real break there).
-    llama = [(f.line, f.code) for f in findings("models/llama/modeling_llama.py") if f.code.startswith(("GM2", "GM3"))]
+    llama = [
+        (f.line, f.code)
+        for f in findings("models/llama/modeling_llama.py")
+        if f.code.startswith(("GM2", "GM3"))
+    ]
     assert llama == [(492, "GM201")]

@@ -70,7 +70,9 @@ def impurity(node: ast.expr, values: ValueAnalysis, symbols: ModuleSymbols) -> O
             return f"the comprehension `{ast.unparse(sub)}` is not proven pure"
         if isinstance(sub, ast.Subscript) and not _is_slice_index(sub.slice):
             if values.kind(sub.value) is not Kind.STATIC:
-                return f"the indexing `{ast.unparse(sub)}` could fail on the branch that did not run"
+                return (
+                    f"the indexing `{ast.unparse(sub)}` could fail on the branch that did not run"
+                )
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod)):
             if values.kind(sub) is not Kind.STATIC:
                 return f"`{ast.unparse(sub)}` fails on integer zeros, which the other path may hold"
@@ -99,12 +101,22 @@ def _call_impurity(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols
     if safe_operation(call, symbols):
         if isinstance(func, ast.Attribute) and values.kind(func.value) is Kind.STATIC:
             if symbols.qualified_name(func.value) not in _TORCH_NAMESPACES:
-                return f"it calls `{ast.unparse(func)}()` on a Python object, which would run on both paths"
+                return (
+                    f"it calls `{ast.unparse(func)}()` on a Python object, "
+                    "which would run on both paths"
+                )
         return None
-    if isinstance(func, ast.Name) and func.id in ("min", "max", "abs", "len") and func.id not in symbols.defined_here():
+    if (
+        isinstance(func, ast.Name)
+        and func.id in ("min", "max", "abs", "len")
+        and func.id not in symbols.defined_here()
+    ):
         if all(values.kind(a) is Kind.STATIC for a in call.args):
             return None
-    return f"it calls `{ast.unparse(func)}()`, which is not known to be free of effects and errors on the path that did not run it"
+    return (
+        f"it calls `{ast.unparse(func)}()`, which is not known to be free of effects and errors "
+        "on the path that did not run it"
+    )
 
 
 # ---------------------------------------------------------------- speculative calls

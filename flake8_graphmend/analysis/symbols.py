@@ -25,7 +25,8 @@ class ModuleSymbols:
     """Module-level facts the detectors need, gathered in one pass over the top level."""
 
     tree: ast.Module
-    #: local name -> qualified name, from imports (``np`` -> ``numpy``, ``F`` -> ``torch.nn.functional``).
+    #: local name -> qualified name, from imports (``np`` -> ``numpy``,
+    #: ``F`` -> ``torch.nn.functional``).
     imports: Dict[str, str] = field(default_factory=dict)
     functions: Dict[str, FunctionNode] = field(default_factory=dict)
     classes: Dict[str, ClassInfo] = field(default_factory=dict)
@@ -55,7 +56,9 @@ class ModuleSymbols:
             module = node.module or ""
             for alias in node.names:
                 if alias.name != "*":
-                    qualified = f"{module}.{alias.name}" if module and not node.level else alias.name
+                    qualified = (
+                        f"{module}.{alias.name}" if module and not node.level else alias.name
+                    )
                     self.imports[alias.asname or alias.name] = qualified
             self.imports_torch |= module.split(".")[0] == "torch" and not node.level
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -106,7 +109,9 @@ class ModuleSymbols:
         the helpers that fixes emit; computed from the source lines once per module.
         """
         if self._scripting is None:
-            found = next((m.group(0) for line in lines for m in [_SCRIPTING.search(line)] if m), None)
+            found = next(
+                (m.group(0) for line in lines for m in [_SCRIPTING.search(line)] if m), None
+            )
             self._scripting = (found,) if found else ()
         return self._scripting[0] if self._scripting else None
 

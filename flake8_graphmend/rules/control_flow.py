@@ -12,7 +12,9 @@ from .base import Finding, FunctionContext
 from .hoisting import attributes_read, attributes_written, hoisting_problem
 
 BUILTIN_EXCEPTIONS = {
-    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
 }
 _TORCH_BOOL_DATA = {"torch.equal", "torch.allclose"}
 #: Why an ``elif`` is not rewritten (the rewrite replaces statements of a block; an ``elif`` is
@@ -22,14 +24,20 @@ ELIF_DECLINE = "an `elif` is rewritten only as a plain `if` (move it into an `el
 
 def split_condition(test: ast.expr, ctx: FunctionContext) -> Tuple[List[ast.expr], List[ast.expr]]:
     """Split ``static and ... and tensor ...`` into its leading static conjuncts and the rest."""
-    operands = list(test.values) if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    operands = (
+        list(test.values)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
+        else [test]
+    )
     count = 0
     while count < len(operands) - 1 and not ctx.values.is_data_dependent(operands[count]):
         count += 1
     return operands[:count], operands[count:]
 
 
-def _lowering_problem(node: ast.expr, ctx: FunctionContext, always_evaluated: bool) -> Optional[str]:
+def _lowering_problem(
+    node: ast.expr, ctx: FunctionContext, always_evaluated: bool
+) -> Optional[str]:
     """Why ``and``/``or``/``not`` in a tensor condition cannot become ``torch.logical_*``.
 
     Every operand must be a tensor. Lowering evaluates all of them, so an operand that Python
@@ -45,9 +53,15 @@ def _lowering_problem(node: ast.expr, ctx: FunctionContext, always_evaluated: bo
         return _lowering_problem(node.operand, ctx, always_evaluated)
     kind = ctx.values.kind(node)
     if kind is Kind.DATA:
-        return f"`{ast.unparse(node)}` turns tensor data into a Python value; that is the break to fix first"
+        return (
+            f"`{ast.unparse(node)}` turns tensor data into a Python value; "
+            "that is the break to fix first"
+        )
     if kind is not Kind.TENSOR:
-        return f"`{ast.unparse(node)}` is not a tensor, so it cannot be combined with torch.logical_*"
+        return (
+            f"`{ast.unparse(node)}` is not a tensor, "
+            "so it cannot be combined with torch.logical_*"
+        )
     return None if always_evaluated else impurity(node, ctx.values, ctx.symbols)
 
 
@@ -62,7 +76,8 @@ def _tensor_condition_problem(operands: Sequence[ast.expr], ctx: FunctionContext
 
 def _contains_call_to(node: ast.expr, names: Set[str], ctx: FunctionContext) -> bool:
     return any(
-        isinstance(sub, ast.Call) and ctx.symbols.qualified_name(sub.func) in names for sub in ast.walk(node)
+        isinstance(sub, ast.Call) and ctx.symbols.qualified_name(sub.func) in names
+        for sub in ast.walk(node)
     )
 
 
@@ -75,7 +90,11 @@ def trap_plan(node: ast.If, code: str, ctx: FunctionContext):
     if not (isinstance(exc, ast.Call) and isinstance(exc.func, ast.Name)):
         return None, "the raised exception is not built as `Name(message)`"
     name = exc.func.id
-    if name not in BUILTIN_EXCEPTIONS or name in ctx.symbols.defined_here() or ctx.values.assignments_of(name):
+    if (
+        name not in BUILTIN_EXCEPTIONS
+        or name in ctx.symbols.defined_here()
+        or ctx.values.assignments_of(name)
+    ):
         return None, f"`{name}` is not a builtin exception class"
     if len(exc.args) != 1 or exc.keywords or isinstance(exc.args[0], ast.Starred):
         return None, "the exception takes other than exactly one message argument"
@@ -105,8 +124,13 @@ def trap_plan(node: ast.If, code: str, ctx: FunctionContext):
         test = tensor_part[0]
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
         call = test.operand if negated else test
-        if not (isinstance(call, ast.Call) and ctx.symbols.qualified_name(call.func) == "torch.equal"):
-            return None, "only `torch.equal(a, b)` and `not torch.equal(a, b)` guards have an exact graph-native form"
+        if not (
+            isinstance(call, ast.Call) and ctx.symbols.qualified_name(call.func) == "torch.equal"
+        ):
+            return None, (
+                "only `torch.equal(a, b)` and `not torch.equal(a, b)` guards "
+                "have an exact graph-native form"
+            )
         if len(call.args) != 2 or call.keywords:
             return None, "torch.equal() is not called with two positional tensors"
         for arg in call.args:
@@ -135,19 +159,30 @@ def _state_change_before(node: ast.If, ctx: FunctionContext) -> Optional[ast.AST
     containers (``self.seen.append(x)``).
     """
     function = ctx.region.function
-    outer = {name for sub in ast.walk(function) if isinstance(sub, (ast.Global, ast.Nonlocal)) for name in sub.names}
+    outer = {
+        name
+        for sub in ast.walk(function)
+        if isinstance(sub, (ast.Global, ast.Nonlocal))
+        for name in sub.names
+    }
     for sub in ast.walk(function):
         if getattr(sub, "lineno", node.lineno) >= node.lineno:
             continue
         if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
             for target in targets:
-                if isinstance(target, (ast.Attribute, ast.Subscript)) and ctx.values.kind(target.value) is not Kind.TENSOR:
+                if (
+                    isinstance(target, (ast.Attribute, ast.Subscript))
+                    and ctx.values.kind(target.value) is not Kind.TENSOR
+                ):
                     return sub
                 if isinstance(target, ast.Name) and target.id in outer:
                     return sub
         elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
-            if sub.func.attr in _CONTAINER_UPDATES and ctx.values.kind(sub.func.value) is not Kind.TENSOR:
+            if (
+                sub.func.attr in _CONTAINER_UPDATES
+                and ctx.values.kind(sub.func.value) is not Kind.TENSOR
+            ):
                 return sub
     return None
 
@@ -161,7 +196,12 @@ def _reads_outside(name: str, node: ast.If, ctx: FunctionContext) -> bool:
     """Whether ``name`` is read anywhere in the function outside the ``if`` statement."""
     inside = {id(n) for n in ast.walk(node)}
     for sub in ast.walk(ctx.region.function):
-        if isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Load) and id(sub) not in inside:
+        if (
+            isinstance(sub, ast.Name)
+            and sub.id == name
+            and isinstance(sub.ctx, ast.Load)
+            and id(sub) not in inside
+        ):
             return True
     return False
 
@@ -169,9 +209,17 @@ def _reads_outside(name: str, node: ast.If, ctx: FunctionContext) -> bool:
 def _assigns(statement: ast.stmt, name: str) -> bool:
     """Whether ``statement`` binds ``name`` on every path through it that goes on."""
     if isinstance(statement, ast.Assign):
-        return any(isinstance(n, ast.Name) and n.id == name for t in statement.targets for n in ast.walk(t))
+        return any(
+            isinstance(n, ast.Name) and n.id == name
+            for t in statement.targets
+            for n in ast.walk(t)
+        )
     if isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
-        return getattr(statement, "value", None) is not None and isinstance(statement.target, ast.Name) and statement.target.id == name
+        return (
+            getattr(statement, "value", None) is not None
+            and isinstance(statement.target, ast.Name)
+            and statement.target.id == name
+        )
     if isinstance(statement, ast.If):
         return _block_assigns(statement.body, name) and _block_assigns(statement.orelse, name)
     if isinstance(statement, (ast.With, ast.AsyncWith)):
@@ -180,24 +228,40 @@ def _assigns(statement: ast.stmt, name: str) -> bool:
 
 
 def _block_assigns(block: Sequence[ast.stmt], name: str) -> bool:
-    return any(_assigns(statement, name) or isinstance(statement, (ast.Return, ast.Raise)) for statement in block)
+    return any(
+        _assigns(statement, name) or isinstance(statement, (ast.Return, ast.Raise))
+        for statement in block
+    )
 
 
 def _bound_before(name: str, node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> bool:
-    """Whether ``name`` surely has a value when the ``if`` starts (parameter or earlier assignment)."""
+    """Whether ``name`` surely has a value when the ``if`` starts (parameter or earlier
+    assignment)."""
     if ctx.values.is_parameter(name):
         return True
     function = ctx.region.function
-    earlier = list(block[: block.index(node)]) + [s for s in function.body if s.end_lineno < node.lineno]
+    earlier = list(block[: block.index(node)]) + [
+        s for s in function.body if s.end_lineno < node.lineno
+    ]
     return any(_assigns(statement, name) for statement in earlier)
 
 
-def _branch_assignments(branch: Sequence[ast.stmt]) -> Tuple[Optional[Dict[str, ast.expr]], Optional[str]]:
+def _branch_assignments(
+    branch: Sequence[ast.stmt],
+) -> Tuple[Optional[Dict[str, ast.expr]], Optional[str]]:
     assigned: Dict[str, ast.expr] = {}
     for statement in branch:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+        ):
             name, value = statement.targets[0].id, statement.value
-        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) and statement.value is not None:
+        elif (
+            isinstance(statement, ast.AnnAssign)
+            and isinstance(statement.target, ast.Name)
+            and statement.value is not None
+        ):
             name, value = statement.target.id, statement.value
         elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
             target = statement.targets[0] if isinstance(statement, ast.Assign) else statement.target
@@ -235,7 +299,9 @@ def where_plan(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext):
         for value in (body[0].value, other.value):
             if value is None or (isinstance(value, ast.Constant) and value.value is None):
                 return None, "one path returns None"
-            problem = _returned_value_problem(value, ctx) or impurity(value, ctx.values, ctx.symbols)
+            problem = _returned_value_problem(value, ctx) or impurity(
+                value, ctx.values, ctx.symbols
+            )
             if problem:
                 return None, problem
         problem = _layout_problem([(body[0].value, other.value)])
@@ -258,7 +324,9 @@ def where_plan(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext):
     results: List[str] = []
     branches = (("body", true_assigned, orelse), ("orelse", false_assigned, body))
     for branch_name, assigned, other_branch in branches:
-        other_reads = set().union(*(_names_read(s) for s in other_branch)) if other_branch else set()
+        other_reads = (
+            set().union(*(_names_read(s) for s in other_branch)) if other_branch else set()
+        )
         setups: Set[str] = set()
         earlier: Set[str] = set()
         for index, (name, value) in enumerate(assigned.items()):
@@ -283,7 +351,10 @@ def where_plan(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext):
                 hoisted[branch_name].append(index)
                 continue
             if earlier_results:
-                return None, f"`{name}` reads `{sorted(earlier_results)[0]}`, assigned earlier in the same branch"
+                return None, (
+                    f"`{name}` reads `{sorted(earlier_results)[0]}`, "
+                    "assigned earlier in the same branch"
+                )
             if name not in results:
                 results.append(name)
     if not results:
@@ -303,8 +374,13 @@ def where_plan(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext):
             aliased.add(value.id)
     for name in sorted(aliased):
         if name in ctx.mutations:
-            return None, f"`{name}` is mutated in place (line {ctx.mutations[name][0]}); torch.where returns a new tensor, not the same one"
-    problem = _aliasing_problem(results, [true_assigned, false_assigned], node, ctx) or _layout_problem(
+            return None, (
+                f"`{name}` is mutated in place (line {ctx.mutations[name][0]}); "
+                "torch.where returns a new tensor, not the same one"
+            )
+    problem = _aliasing_problem(
+        results, [true_assigned, false_assigned], node, ctx
+    ) or _layout_problem(
         [(true_assigned.get(name), false_assigned.get(name)) for name in results]
     )
     if problem:
@@ -358,9 +434,12 @@ def _aliasing_problem(
             if call.lineno <= (node.end_lineno or node.lineno):
                 continue
             arguments = [*call.args, *(k.value for k in call.keywords)]
-            if any(isinstance(a, ast.Name) and a.id == name for a in arguments) and _may_mutate_arguments(call, ctx):
+            if any(
+                isinstance(a, ast.Name) and a.id == name for a in arguments
+            ) and _may_mutate_arguments(call, ctx):
                 return (
-                    f"`{name}` may be an existing tensor on one path and `{ast.unparse(call.func)}()` "
+                    f"`{name}` may be an existing tensor on one path and "
+                    f"`{ast.unparse(call.func)}()` "
                     f"(line {call.lineno}) may update it in place; torch.where returns a new tensor"
                 )
         for value in values:
@@ -369,7 +448,10 @@ def _aliasing_problem(
                 root = root.func if isinstance(root, ast.Call) else root.value
             if isinstance(root, ast.Name) and root.id in ctx.mutations and may_alias(value, ctx):
                 line = ctx.mutations[root.id][0]
-                return f"`{ast.unparse(value)}` is updated in place (line {line}); torch.where returns a new tensor, not the same one"
+                return (
+                    f"`{ast.unparse(value)}` is updated in place (line {line}); "
+                    "torch.where returns a new tensor, not the same one"
+                )
     return None
 
 
@@ -383,7 +465,9 @@ def _transposes(value: Optional[ast.expr]) -> bool:
     return isinstance(value, ast.Attribute) and value.attr in _TRANSPOSING
 
 
-def _layout_problem(pairs: Sequence[Tuple[Optional[ast.expr], Optional[ast.expr]]]) -> Optional[str]:
+def _layout_problem(
+    pairs: Sequence[Tuple[Optional[ast.expr], Optional[ast.expr]]],
+) -> Optional[str]:
     """Why the two paths' tensors may differ in memory layout (the helper would keep the break)."""
     for if_true, if_false in pairs:
         if _transposes(if_true) != _transposes(if_false):
@@ -395,12 +479,21 @@ def _layout_problem(pairs: Sequence[Tuple[Optional[ast.expr], Optional[ast.expr]
 def _may_mutate_arguments(call: ast.Call, ctx: FunctionContext) -> bool:
     """An ``inplace=True`` call, a submodule built with ``inplace=True``, or a module function
     that updates a parameter in place."""
-    if any(k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords):
+    if any(
+        k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+        for k in call.keywords
+    ):
         return True
     func = call.func
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "self"
+    ):
         return func.attr in _in_place_submodules(ctx)
-    if isinstance(func, ast.Name) and isinstance(ctx.symbols.functions.get(func.id), ast.FunctionDef):
+    if isinstance(func, ast.Name) and isinstance(
+        ctx.symbols.functions.get(func.id), ast.FunctionDef
+    ):
         return _updates_parameters(ctx.symbols.functions[func.id])
     return False
 
@@ -417,10 +510,16 @@ def _in_place_submodules(ctx: FunctionContext) -> Set[str]:
 
 
 def _updates_parameters(function: ast.FunctionDef) -> bool:
-    parameters = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+    parameters = {
+        a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+    }
     for sub in ast.walk(function):
         target = None
-        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr.endswith("_"):
+        if (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Attribute)
+            and sub.func.attr.endswith("_")
+        ):
             target = sub.func.value
         elif isinstance(sub, (ast.Assign, ast.AugAssign)):
             stores = sub.targets if isinstance(sub, ast.Assign) else [sub.target]

@@ -12,7 +12,13 @@ _CLOCKS = {
     "time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns", "time.monotonic",
     "time.monotonic_ns", "time.process_time", "time.process_time_ns",
 }
-_SEEDS = {"torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "torch.seed"}
+_SEEDS = {
+    "torch.manual_seed",
+    "torch.random.manual_seed",
+    "torch.cuda.manual_seed",
+    "torch.cuda.manual_seed_all",
+    "torch.seed",
+}
 
 
 def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Iterator[Finding]:
@@ -22,7 +28,11 @@ def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Ite
         yield ctx.finding("GM601", node, call=ast.unparse(func))
     elif qualified in _SEEDS:
         yield ctx.finding("GM603", node, call=ast.unparse(func))
-    elif qualified == "copy.deepcopy" and node.args and ctx.values.kind(node.args[0]) is not Kind.STATIC:
+    elif (
+        qualified == "copy.deepcopy"
+        and node.args
+        and ctx.values.kind(node.args[0]) is not Kind.STATIC
+    ):
         yield ctx.finding("GM602", node)
     elif isinstance(func, ast.Attribute) and func.attr == "data_ptr" and not node.args:
         yield ctx.finding("GM604", node)

@@ -34,7 +34,9 @@ def _is_logger(receiver: ast.expr, ctx: FunctionContext) -> bool:
             [symbols.assignments[receiver.id]] if receiver.id in symbols.assignments else []
         )
         for value in bound:
-            if isinstance(value, ast.Call) and (symbols.qualified_name(value.func) or "").endswith(_LOGGER_FACTORIES):
+            if isinstance(value, ast.Call) and (
+                symbols.qualified_name(value.func) or ""
+            ).endswith(_LOGGER_FACTORIES):
                 return True
         return bool(_LOGGER_NAME.search(receiver.id))
     if isinstance(receiver, ast.Attribute):
@@ -46,12 +48,20 @@ def classify_call(node: ast.Call, ctx: FunctionContext) -> Optional[str]:
     """The LC code of a call (GM101/GM102/GM103), or None."""
     func = node.func
     if isinstance(func, ast.Name) and func.id == "print":
-        shadowed = func.id in ctx.symbols.defined_here() or ctx.values.assignments_of("print") or ctx.values.is_parameter("print")
+        shadowed = (
+            func.id in ctx.symbols.defined_here()
+            or ctx.values.assignments_of("print")
+            or ctx.values.is_parameter("print")
+        )
         return None if shadowed else "GM101"
     qualified = ctx.symbols.qualified_name(func) or ""
     if qualified in _WARN_FUNCTIONS:
         return "GM103"
-    if isinstance(func, ast.Attribute) and func.attr in LOGGER_METHODS and _is_logger(func.value, ctx):
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr in LOGGER_METHODS
+        and _is_logger(func.value, ctx)
+    ):
         return "GM102"
     return None
 
@@ -70,7 +80,8 @@ def _is_module_global(node: ast.expr, ctx: FunctionContext) -> bool:
 
 
 def _mangled(node: ast.expr, ctx: FunctionContext) -> bool:
-    """A ``__name`` inside a class, which Python mangles there (but not in a module-level helper)."""
+    """A ``__name`` inside a class, which Python mangles there (but not in a module-level
+    helper)."""
     while isinstance(node, ast.Attribute):
         node = node.value
     name = node.id if isinstance(node, ast.Name) else ""
@@ -81,7 +92,11 @@ def _fixed_in_source(node: ast.expr, ctx: FunctionContext) -> bool:
     """A module-level name, or a literal the op cannot carry (None), to write into the helper."""
     if isinstance(node, ast.Constant):
         return not isinstance(node.value, _PASSED_CONSTANTS)
-    return isinstance(node, (ast.Name, ast.Attribute)) and _is_module_global(node, ctx) and not _mangled(node, ctx)
+    return (
+        isinstance(node, (ast.Name, ast.Attribute))
+        and _is_module_global(node, ctx)
+        and not _mangled(node, ctx)
+    )
 
 
 def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
@@ -108,7 +123,9 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
         return None
     if isinstance(node, ast.Name):
         bound = ctx.values.assignments_of(node.id)
-        if bound and all(isinstance(v, ast.Constant) and isinstance(v.value, _PASSED_CONSTANTS) for v in bound):
+        if bound and all(
+            isinstance(v, ast.Constant) and isinstance(v.value, _PASSED_CONSTANTS) for v in bound
+        ):
             return None
     return (
         f"`{ast.unparse(node)}` is a Python value that is neither a str, int, float nor bool "
@@ -149,7 +166,11 @@ def _stacklevel(node: ast.Call) -> Optional[int]:
     for keyword in node.keywords:
         if keyword.arg == "stacklevel":
             value = keyword.value
-            return value.value if isinstance(value, ast.Constant) and isinstance(value.value, int) else None
+            return (
+                value.value
+                if isinstance(value, ast.Constant) and isinstance(value.value, int)
+                else None
+            )
     return 1
 
 
@@ -162,19 +183,28 @@ def defer_plan(code: str, node: ast.Call, statement: ast.stmt, ctx: FunctionCont
     """
     if not (isinstance(statement, ast.Expr) and statement.value is node):
         return None, "the call's value is used"
-    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(
+        k.arg is None for k in node.keywords
+    ):
         return None, "it unpacks *args or **kwargs"
     func = node.func
     method = func.attr if isinstance(func, ast.Attribute) else func.id
     if code == "GM102":
         if not _is_module_global(func.value, ctx):
-            return None, f"the logger `{ast.unparse(func.value)}` is not a module-level name the helper can reach"
+            return None, (
+                f"the logger `{ast.unparse(func.value)}` is not a module-level name "
+                "the helper can reach"
+            )
         if method == "isEnabledFor":
             return None, "its result is used to decide what runs"
         if method == "exception" or any(k.arg in ("exc_info", "stack_info") for k in node.keywords):
-            return None, "exception and stack information are not available inside the compiled graph"
+            return None, (
+                "exception and stack information are not available inside the compiled graph"
+            )
     for keyword in node.keywords:
-        if keyword.arg == "stacklevel" and not (isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, int)):
+        if keyword.arg == "stacklevel" and not (
+            isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, int)
+        ):
             return None, "`stacklevel=` is computed at run time"
         if not (isinstance(keyword.value, ast.Constant) or _fixed_in_source(keyword.value, ctx)):
             return None, f"keyword `{keyword.arg}=` is computed at run time"
@@ -197,7 +227,12 @@ def defer_plan(code: str, node: ast.Call, statement: ast.stmt, ctx: FunctionCont
         stacklevel = level + 1 if level is not None else None
     else:
         stacklevel = None
-    plan = {"callee": ast.unparse(func), "baked_args": baked, "str_args": printed, "stacklevel": stacklevel}
+    plan = {
+        "callee": ast.unparse(func),
+        "baked_args": baked,
+        "str_args": printed,
+        "stacklevel": stacklevel,
+    }
     return plan, None
 
 
