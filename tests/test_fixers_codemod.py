@@ -35,8 +35,12 @@ HEADER = (
 
 
 def module(body: str, header: str = HEADER) -> str:
-    """A module whose compiled ``Model.forward`` has ``body`` (dedented) as its body."""
-    lines = dedent(body).strip("\n").splitlines()
+    """A module whose compiled ``Model.forward`` has ``body`` (dedented) as its body.
+
+    The body starts from ``x = x.clone()``: a tensor of this call, as in real layers (an
+    else-less update of the caller's own tensor that is returned is declined, see [Where]).
+    """
+    lines = ["x = x.clone()", *dedent(body).strip("\n").splitlines()]
     forward = "\n".join(("        " + line) if line else "" for line in lines)
     return f"{header}\n\nclass Model(nn.Module):\n    def forward(self, x, mask):\n{forward}\n"
 
@@ -600,7 +604,7 @@ DECLINES = [
         'if x.sum() > 0:\n    if not hasattr(self, "cache"):\n        self.cache = x * 2\n'
         '    self.register_buffer("b", self.cache)\nelse:\n    self.register_buffer("b", x)\n'
         "return x + self.cache",
-        "`cache` is also used on line 18, so its initialisation cannot move",
+        "`cache` is also used on line 19, so its initialisation cannot move",
     ),
     (
         'if x.sum() > 0:\n    if not hasattr(self, "cache"):\n        self.cache = x * 2\n'
@@ -625,13 +629,13 @@ DECLINES = [
         'if x.sum() > 0:\n    self.register_buffer("b", x)\n'
         'else:\n    self.base = self.base.to(x.device)\n'
         '    self.register_buffer("b", self.base)\nreturn x + self.base',
-        "`base` is used on line 17 without the same `.to()` before it",
+        "`base` is used on line 18 without the same `.to()` before it",
     ),
     (
         'if x.sum() > 0:\n    self.register_buffer("b", x)\n'
         'else:\n    self.register_buffer("b", mask)\n'
         "self.b.mul_(2)\nreturn x",
-        "`b` is modified in place (line 16); the selection is new",
+        "`b` is modified in place (line 17); the selection is new",
     ),
     (
         "y = x\nif x.sum() > 0:\n    x = x * 2\n    y = x + 1\nreturn x + y",

@@ -269,14 +269,27 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         """
         class Model(nn.Module):
             def forward(self, x):
+                x = x - 10
                 if x.sum() > 0:
                     y = x.t()
                 else:
                     y = x * 2
                 return y.reshape(-1)
         """,
-        (torch.arange(6.0).reshape(2, 3) - 10,),
+        (torch.arange(6.0).reshape(2, 3),),
         "another memory layout",
+    ),
+    "else-less update of the caller's tensor, returned": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                h = x
+                if h.sum() >= 1:
+                    h = -h
+                return h
+        """,
+        (torch.zeros(3),),
+        "a tensor the caller can hold",
     ),
     "new tensors on both paths": (
         """

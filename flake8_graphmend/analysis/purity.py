@@ -49,7 +49,9 @@ _TORCH_NAMESPACES = ("torch", "torch.nn.functional", "torch.special")
 #: Operations that may return their input itself or a view of it, not a new tensor.
 ALIASING_OPERATIONS = frozenset({
     "transpose", "permute", "t", "unsqueeze", "squeeze", "flatten", "contiguous", "detach", "to",
-    "type_as", "float", "half", "double", "bfloat16", "bool", "long", "int", "short",
+    "type_as", "float", "half", "double", "bfloat16", "bool", "long", "int", "short", "view",
+    "view_as", "reshape", "reshape_as", "expand", "expand_as", "narrow", "select", "unflatten",
+    "as_strided", "movedim", "swapaxes", "diagonal",
 })
 
 

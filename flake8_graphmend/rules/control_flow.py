@@ -442,17 +442,85 @@ def _aliasing_problem(
                     f"`{ast.unparse(call.func)}()` "
                     f"(line {call.lineno}) may update it in place; torch.where returns a new tensor"
                 )
-        for value in values:
-            root = value
-            while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
-                root = root.func if isinstance(root, ast.Call) else root.value
-            if isinstance(root, ast.Name) and root.id in ctx.mutations and may_alias(value, ctx):
-                line = ctx.mutations[root.id][0]
+        kept = values if len(values) == 2 else [*values, ast.Name(id=name, ctx=ast.Load())]
+        for value in kept:
+            root = _root(value)
+            if root in ctx.mutations and may_alias(value, ctx):
+                line = ctx.mutations[root][0]
                 return (
                     f"`{ast.unparse(value)}` is updated in place (line {line}); "
                     "torch.where returns a new tensor, not the same one"
                 )
+            escape = _escape_after(name, node, ctx)
+            if may_alias(value, ctx) and _caller_visible(root, node, ctx) and escape:
+                return (
+                    f"one path keeps `{ast.unparse(value)}`, a tensor the caller can hold, and "
+                    f"line {escape} hands the result on; torch.where returns a new tensor"
+                )
     return None
+
+
+def _root(value: ast.expr) -> str:
+    while isinstance(value, (ast.Attribute, ast.Subscript, ast.Call)):
+        value = value.func if isinstance(value, ast.Call) else value.value
+    return value.id if isinstance(value, ast.Name) else ""
+
+
+def _caller_visible(root: str, node: ast.If, ctx: FunctionContext, depth: int = 0) -> bool:
+    """Whether ``root`` may name a tensor from outside the call when ``node`` runs: ``self``'s
+    state, a module global, a parameter not rebound before, or a local bound before only to
+    such a tensor or a view of it (``h = x``)."""
+    if root == "self" or (root and root not in ctx.local_names):
+        return True
+    bound = [
+        binding.value
+        for binding in ctx.facts.bindings
+        if binding.lineno < node.lineno
+        and isinstance(binding, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == root for t in binding.targets)
+    ]
+    if not bound:
+        return ctx.values.is_parameter(root)
+    return depth < 5 and all(
+        may_alias(value, ctx) and _caller_visible(_root(value), node, ctx, depth + 1)
+        for value in bound
+    )
+
+
+def _escape_after(name: str, node: ast.If, ctx: FunctionContext) -> Optional[int]:
+    """The line after ``node`` where ``name`` leaves the function (a return, a store into an
+    attribute or an item, a yield), or None."""
+    end = node.end_lineno or node.lineno
+    for sub in ast.walk(ctx.region.function):
+        if getattr(sub, "lineno", 0) <= end:
+            continue
+        value = None
+        if isinstance(sub, (ast.Return, ast.Yield, ast.YieldFrom)):
+            value = sub.value
+        elif isinstance(sub, ast.Assign) and any(
+            isinstance(t, (ast.Attribute, ast.Subscript)) for t in sub.targets
+        ):
+            value = sub.value
+        if value is not None and _hands_on(value, name, ctx):
+            return sub.lineno
+    return None
+
+
+def _hands_on(value: ast.expr, name: str, ctx: FunctionContext) -> bool:
+    """Whether ``value`` is ``name``'s tensor itself or a view of it, alone or in a container
+    (not a new tensor computed from it)."""
+    if isinstance(value, ast.Name):
+        return value.id == name
+    if isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+        return any(_hands_on(element, name, ctx) for element in value.elts)
+    if isinstance(value, ast.Dict):
+        return any(_hands_on(element, name, ctx) for element in value.values)
+    if isinstance(value, ast.Starred):
+        return _hands_on(value.value, name, ctx)
+    if may_alias(value, ctx) and not isinstance(value, ast.Name):
+        inner = value.func.value if isinstance(value, ast.Call) else getattr(value, "value", None)
+        return isinstance(inner, ast.expr) and _hands_on(inner, name, ctx)
+    return False
 
 
 _TRANSPOSING = {"t", "transpose", "permute", "T", "mT", "H", "mH", "movedim", "swapaxes"}

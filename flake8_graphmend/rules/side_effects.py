@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from typing import Iterator, Optional, Set
+from typing import Iterator, Optional
 
 from ..analysis.purity import impurity
 from ..analysis.values import Kind
@@ -23,6 +23,7 @@ _LOGGER_NAME = re.compile(r"(^|_)(logger|log)$", re.IGNORECASE)
 _LOGGER_FACTORIES = ("getLogger", "get_logger")
 #: Literal types the deferred call carries under compile (others are written into the helper).
 _PASSED_CONSTANTS = (str, int, float, bool)
+_CONTAINERS = {"tuple", "list", "dict", "set", "frozenset", "sorted", "zip", "enumerate", "range"}
 
 
 def _is_logger(receiver: ast.expr, ctx: FunctionContext) -> bool:
@@ -106,17 +107,33 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
     a str when Dynamo traces it). A value of unknown type is passed too: when it turns out to be
     something else at run time, the helper makes the call as written, graph break included.
     """
-    if isinstance(node, ast.JoinedStr):
+    if isinstance(node, ast.JoinedStr):  # a str only if Dynamo can format every piece itself
         for piece in node.values:
             if isinstance(piece, ast.FormattedValue):
-                if ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA):
+                kind = ctx.values.kind(piece.value)
+                if kind in (Kind.TENSOR, Kind.DATA):
                     return f"the message formats tensor `{ast.unparse(piece.value)}`"
+                if kind is not Kind.STATIC or _is_exception(piece.value, ctx):
+                    return (
+                        f"the message formats `{ast.unparse(piece.value)}`, which is not known "
+                        "to be a plain Python value"
+                    )
                 problem = impurity(piece.value, ctx.values, ctx.symbols)
                 if problem:
                     return problem
         return None
-    if isinstance(node, ast.Name) and node.id in _exception_names(ctx.region.function):
-        return f"`{node.id}` is the exception object of an `except` clause"
+    if _is_exception(node, ctx):
+        return f"`{ast.unparse(node)}` is the exception object of an `except` clause"
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)) or (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _CONTAINERS
+        and node.func.id not in ctx.symbols.defined_here()
+    ):
+        return (
+            f"`{ast.unparse(node)}` is a container; "
+            "the deferred call carries only scalars and tensors"
+        )
     if isinstance(node, ast.Constant) or ctx.values.kind(node) in (Kind.TENSOR, Kind.UNKNOWN):
         return None
     if _is_size(node):
@@ -158,8 +175,12 @@ def _tensor_metadata(node: ast.expr) -> bool:
     return isinstance(node, ast.Attribute) and node.attr in ("shape", "dtype", "device")
 
 
-def _exception_names(function: ast.AST) -> Set[str]:
-    return {n.name for n in ast.walk(function) if isinstance(n, ast.ExceptHandler) and n.name}
+def _is_exception(node: ast.expr, ctx: FunctionContext) -> bool:
+    """The name bound by an ``except ... as`` clause of the function."""
+    function = ctx.region.function
+    return isinstance(node, ast.Name) and any(
+        isinstance(n, ast.ExceptHandler) and n.name == node.id for n in ast.walk(function)
+    )
 
 
 def _stacklevel(node: ast.Call) -> Optional[int]:
