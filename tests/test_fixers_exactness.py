@@ -20,14 +20,14 @@ import logging
 import warnings
 from pathlib import Path
 from textwrap import dedent
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from libcst.codemod import CodemodContext, TransformSuccess, transform_module  # noqa: E402
-from test_fixers_dynamo import load, same  # noqa: E402
+from test_fixers_dynamo import Capture, load, same  # noqa: E402
 
 from fixers.fix_all import FixAll  # noqa: E402
 from flake8_graphmend.engine import analyze_source  # noqa: E402
@@ -352,19 +352,10 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
 }
 
 
-class _Records(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.seen: List[Tuple[str, str, str]] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.seen.append((record.name, record.levelname, record.getMessage()))
-
-
 def behaviour(fn: Callable, model: Any, args: Tuple[Any, ...]) -> Tuple[Any, ...]:
     """What a call does: outcome, stdout, records, warnings, buffers and inputs afterwards."""
     args = tuple(a.clone() for a in args)
-    stdout, handler = io.StringIO(), _Records()
+    stdout, handler = io.StringIO(), Capture()
     logger = logging.getLogger("graphmend.exactness")
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
@@ -383,7 +374,8 @@ def behaviour(fn: Callable, model: Any, args: Tuple[Any, ...]) -> Tuple[Any, ...
         if not Path(w.filename).is_relative_to(TORCH_ROOT) or Path(w.filename) == CUSTOM_OP_FRAME
     ]
     buffers = tuple(b.clone() for b in model.buffers())
-    return result, stdout.getvalue(), handler.seen, own, buffers, args
+    records = [(r.name, r.levelname, r.getMessage()) for r in handler.records]
+    return result, stdout.getvalue(), records, own, buffers, args
 
 
 def fixed_source(source: str) -> str:

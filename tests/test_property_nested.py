@@ -100,7 +100,7 @@ from hypothesis import HealthCheck, Phase, assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from libcst.codemod import CodemodContext, TransformFailure, TransformSuccess  # noqa: E402
 from libcst.codemod import transform_module  # noqa: E402
-from test_fixers_dynamo import load  # noqa: E402
+from test_fixers_dynamo import Capture, load  # noqa: E402
 
 from fixers.fix_all import FixAll  # noqa: E402
 from flake8_graphmend.engine import analyze_source  # noqa: E402
@@ -781,15 +781,6 @@ def state_rows(model: Any, module: ModuleType, x: torch.Tensor) -> List[Tuple[st
         if isinstance(value, list) and not key.startswith("_"):
             out += rows(value, f"global {key}", {})
     return out
-
-
-class Capture(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.records: List[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
 
 
 #: Every warning that generated code emits starts so; the others are torch's own.
