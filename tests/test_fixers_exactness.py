@@ -155,6 +155,36 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(3),),
         "is the exception object",
     ),
+    "f-string of a configuration value": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.window = [4, 8]
+
+            def forward(self, x):
+                window = self.window if isinstance(self.window, int) else max(self.window)
+                logger.warning(f"padded to a multiple of {window}")
+                return x + window
+        """,
+        (torch.ones(3),),
+        None,
+    ),
+    "f-string of a closure variable that is a tensor": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                label = x.sum()
+
+                def inner(t):
+                    warnings.warn(f"block: {label}")
+                    return t * 2
+
+                return inner(x)
+        """,
+        (torch.ones(3),),
+        "not known to be a plain Python value",
+    ),
     "torch.Size logged": (
         """
         class Model(nn.Module):

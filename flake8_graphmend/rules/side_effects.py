@@ -113,7 +113,8 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
                 kind = ctx.values.kind(piece.value)
                 if kind in (Kind.TENSOR, Kind.DATA):
                     return f"the message formats tensor `{ast.unparse(piece.value)}`"
-                if kind is not Kind.STATIC or _is_exception(piece.value, ctx):
+                plain = kind is Kind.STATIC or _configuration_value(piece.value, ctx)
+                if not plain or _is_exception(piece.value, ctx):
                     return (
                         f"the message formats `{ast.unparse(piece.value)}`, which is not known "
                         "to be a plain Python value"
@@ -173,6 +174,41 @@ def _tensor_metadata(node: ast.expr) -> bool:
         node = node.func
         return isinstance(node, ast.Attribute) and node.attr == "size"
     return isinstance(node, ast.Attribute) and node.attr in ("shape", "dtype", "device")
+
+
+_SCALAR_BUILTINS = {"max", "min", "len", "int", "float", "str", "abs", "round", "bool"}
+
+
+def _configuration_value(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
+    """A Python value built from literals and ``self``'s (non-tensor) attributes, such as
+    ``self.config.window if ... else max(self.config.window)``, through local names."""
+    if depth > 3:
+        return False
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Attribute):
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return isinstance(root, ast.Name) and root.id == "self" and (
+            ctx.values.kind(node) is not Kind.TENSOR
+        )
+    if isinstance(node, ast.Name):
+        bound = ctx.values.assignments_of(node.id)
+        return bool(bound) and not ctx.values.is_parameter(node.id) and all(
+            _configuration_value(value, ctx, depth + 1) for value in bound
+        )
+    if isinstance(node, ast.IfExp):
+        return all(_configuration_value(v, ctx, depth + 1) for v in (node.body, node.orelse))
+    if isinstance(node, ast.BinOp):
+        return all(_configuration_value(v, ctx, depth + 1) for v in (node.left, node.right))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return (
+            node.func.id in _SCALAR_BUILTINS
+            and node.func.id not in ctx.symbols.defined_here()
+            and all(_configuration_value(a, ctx, depth + 1) for a in node.args)
+        )
+    return False
 
 
 def _is_exception(node: ast.expr, ctx: FunctionContext) -> bool:
