@@ -1,11 +1,31 @@
-"""What the fixers share: findings from the engine, node lookup, helpers and emitted code."""
+"""The one codemod behind every fixer: findings in, each planned site rewritten, one pass.
+
+The engine analyses the module once. The command visits it once and hands each site whose
+finding carries a plan to the rewrite registered for that plan's type (``@rewrites_call``,
+``@rewrites_if`` in ``trap.py``, ``where.py``, ``defer.py``); a command fixes the codes the
+registry assigns to it (``FixAll``: all of them). The rewrites apply the plan; they do not
+decide legality again (``flake8_graphmend/planning/`` did). They share the services here:
+node lookup, emitted helpers, fresh names, and code emitted in the file's own style.
+"""
 
 from __future__ import annotations
 
 import argparse
 import ast
-from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import (
+    Any,
+    Callable,
+    ClassVar,
+    Dict,
+    FrozenSet,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Type,
+    TypeVar,
+)
 
 import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
@@ -13,6 +33,8 @@ from libcst.metadata import PositionProvider
 
 from flake8_graphmend.engine import SCOPES, Finding, Options, analyze_source, suppressed
 from flake8_graphmend.files import parse_failure
+from flake8_graphmend.planning import Plan
+from flake8_graphmend.registry import FIXERS
 
 from .helpers import HelperNameTaken, HelperSet
 
@@ -22,6 +44,38 @@ LINE_LENGTH_BOUNDS = (79, 120)
 
 #: The statements of an ``if`` branch, each with its line (None in a one-line suite).
 Branch = List[Tuple[cst.BaseSmallStatement, Optional[cst.SimpleStatementLine]]]
+
+#: ``rewrite(command, call, plan) -> replacement`` for a call site.
+CallRewrite = Callable[["GraphMendCommand", cst.Call, Any], cst.BaseExpression]
+#: ``rewrite(command, original, updated, plan, following) -> (statements, consumed)`` for an
+#: ``if``: the statements that replace it, and whether they replace ``following`` too.
+IfRewrite = Callable[
+    ["GraphMendCommand", cst.If, cst.If, Any, Optional[cst.BaseStatement]],
+    Tuple[List[cst.BaseStatement], bool],
+]
+_CALL_REWRITES: Dict[Type[Plan], CallRewrite] = {}
+_IF_REWRITES: Dict[Type[Plan], IfRewrite] = {}
+RewriteT = TypeVar("RewriteT", bound=Callable[..., Any])
+
+
+def rewrites_call(*plan_types: Type[Plan]) -> Callable[[RewriteT], RewriteT]:
+    """Register the rewrite of call sites planned as ``plan_types``."""
+
+    def register(rewrite: RewriteT) -> RewriteT:
+        _CALL_REWRITES.update(dict.fromkeys(plan_types, rewrite))
+        return rewrite
+
+    return register
+
+
+def rewrites_if(*plan_types: Type[Plan]) -> Callable[[RewriteT], RewriteT]:
+    """Register the rewrite of ``if`` statements planned as ``plan_types``."""
+
+    def register(rewrite: RewriteT) -> RewriteT:
+        _IF_REWRITES.update(dict.fromkeys(plan_types, rewrite))
+        return rewrite
+
+    return register
 
 
 def decline_message(finding: Finding, reason: str) -> str:
@@ -37,16 +91,38 @@ class Decline(Exception):
     """The rewrite of one site is abandoned; the message says why (it becomes a codemod warning)."""
 
 
-class GraphMendCommand(VisitorBasedCodemodCommand, ABC):
-    """Base of the fixers: rewrites the sites whose findings (codes ``CODES``) carry a fix plan.
+class PlanMismatch(Decline):
+    """The code at a site is not what its plan describes (a bug: the site is left as it was)."""
 
-    The engine analyses the module; subclasses look their sites up with ``target(node)`` while
-    visiting and call ``fixed()`` for each one rewritten. Declined findings, and sites that the
-    rewrite abandons, are reported with ``warn``. Suppressed findings (``# noqa``) are left alone.
+    def __init__(self, what: str) -> None:
+        super().__init__(f"internal error, please report: {what} is not in the planned form")
+
+
+NodeT = TypeVar("NodeT", bound=cst.CSTNode)
+
+
+def expect(node: object, kind: Type[NodeT], what: str) -> NodeT:
+    """``node`` as a ``kind``, as its plan says it is (``PlanMismatch`` otherwise)."""
+    if not isinstance(node, kind):
+        raise PlanMismatch(what)
+    return node
+
+
+class GraphMendCommand(VisitorBasedCodemodCommand):
+    """Rewrites the sites whose findings (codes ``CODES``) carry a fix plan, in one pass.
+
+    ``CODES`` are the registry's codes for the subclass's name (``rule.fixer``). Declined
+    findings, and sites whose rewrite is abandoned, are reported with ``warn``. Suppressed
+    findings (``# noqa``) are left alone.
     """
 
     CODES: ClassVar[FrozenSet[str]] = frozenset()
     METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "CODES" not in cls.__dict__:
+            cls.CODES = frozenset(FIXERS.get(cls.__name__, ()))
 
     def __init__(
         self,
@@ -55,23 +131,26 @@ class GraphMendCommand(VisitorBasedCodemodCommand, ABC):
         entry_points: Sequence[str] = (),
         compiled_modules: Sequence[str] = (),
         options: Optional[Options] = None,
-        analyses: Optional[Dict[str, List[Finding]]] = None,
+        codes: Optional[Sequence[str]] = None,
     ) -> None:
         super().__init__(context)
         self.options = options or Options(
             scope, tuple(entry_points or ()), tuple(compiled_modules or ())
         )
-        #: The findings of the last source analysed. FixAll shares it between its stages, so a
-        #: stage that changes nothing does not make the next one analyse the same code again.
-        self.analyses: Dict[str, List[Finding]] = analyses if analyses is not None else {}
+        #: The codes fixed in this run: ``CODES``, narrowed by ``codes`` when given.
+        self.codes = self.CODES if codes is None else self.CODES & frozenset(codes)
         self.fixed_count = 0
         self._source = ""
         self._lines: List[str] = []
         self._line_length = LINE_LENGTH_BOUNDS[0]
         self._targets: Dict[Tuple[int, int], Finding] = {}
         self._helpers: Optional[HelperSet] = None
-        #: Functions and classes whose bodies the current pass does not enter.
+        #: Functions and classes whose bodies the pass does not enter.
         self._skipped: Set[int] = set()
+        #: ``if`` statements to rewrite, by the identity of their updated node.
+        self._pending: Dict[int, Tuple[cst.If, Finding]] = {}
+        #: Names used in each enclosing function (innermost last), for fresh temporaries.
+        self._function_names: List[Set[str]] = []
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
@@ -103,23 +182,19 @@ class GraphMendCommand(VisitorBasedCodemodCommand, ABC):
         return super().transform_module(tree)
 
     def _select(self, source: str) -> None:
-        if source not in self.analyses:
-            self.analyses.clear()
-            try:
-                self.analyses[source] = analyze_source(
-                    source, self.context.filename or "<unknown>", self.options
-                )
-            except (SyntaxError, ValueError, RecursionError) as error:
-                # libcst parses more than this Python's ast does (newer syntax, deeper nesting)
-                raise SourceNotAnalysed(f"not analysed: {parse_failure(error)}") from None
+        try:
+            findings = analyze_source(source, self.context.filename or "<unknown>", self.options)
+        except (SyntaxError, ValueError, RecursionError) as error:
+            # libcst parses more than this Python's ast does (newer syntax, deeper nesting)
+            raise SourceNotAnalysed(f"not analysed: {parse_failure(error)}") from None
         self._source, self._lines = source, source.splitlines()
         longest = max((len(line) for line in self._lines), default=0)
         self._line_length = min(LINE_LENGTH_BOUNDS[1], max(LINE_LENGTH_BOUNDS[0], longest))
         self._targets = {}
-        for finding in self.analyses[source]:
-            if finding.code not in self.CODES or suppressed(finding, self._lines):
+        for finding in findings:
+            if finding.code not in self.codes or suppressed(finding, self._lines):
                 continue
-            if finding.fixer:
+            if finding.plan is not None:
                 self._targets[(finding.line, finding.col)] = finding
             elif finding.decline:
                 self.declined(finding, finding.decline)
@@ -130,6 +205,8 @@ class GraphMendCommand(VisitorBasedCodemodCommand, ABC):
         self._helpers = HelperSet(tree, self._source)
         self.fixed_count = 0
         self._skipped = set()
+        self._pending = {}
+        self._function_names = []
         updated = tree.visit(self)
         for finding in self._targets.values():
             self.declined(finding, "the fixer found no statement of the expected form there")
@@ -166,10 +243,74 @@ class GraphMendCommand(VisitorBasedCodemodCommand, ABC):
     def declined(self, finding: Finding, reason: str) -> None:
         self.warn(decline_message(finding, reason))
 
-    def fixed(self) -> None:
+    # ------------------------------------------------------------------ the sites
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        finding = self.target(original_node)
+        if finding is None:
+            return updated_node
+        try:
+            replacement = _CALL_REWRITES[type(finding.plan)](self, updated_node, finding.plan)
+        except Decline as reason:
+            self.declined(finding, str(reason))
+            return updated_node
         self.fixed_count += 1
+        return replacement
 
-    # ------------------------------------------------------------------ helpers
+    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
+        finding = self.target(original_node)
+        if finding is not None:
+            self._pending[id(updated_node)] = (original_node, finding)
+        return updated_node
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        """Replace the pending ``if`` statements of the block (a rewrite may take the statement
+        after an ``if`` along, a trailing ``return``)."""
+        body = list(updated_node.body)
+        if not any(id(statement) in self._pending for statement in body):
+            return updated_node
+        new_body: List[cst.BaseStatement] = []
+        index = 0
+        while index < len(body):
+            statement = body[index]
+            index += 1
+            entry = self._pending.pop(id(statement), None)
+            if entry is None:
+                new_body.append(statement)
+                continue
+            original, finding = entry
+            updated = expect(statement, cst.If, "the `if` statement")
+            following = body[index] if index < len(body) else None
+            rewrite = _IF_REWRITES[type(finding.plan)]
+            try:
+                statements, consumed = rewrite(self, original, updated, finding.plan, following)
+            except Decline as reason:
+                self.declined(finding, str(reason))
+                new_body.append(statement)
+                continue
+            self.fixed_count += 1
+            new_body += statements
+            index += int(consumed)
+        return updated_node.with_changes(body=new_body)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        names: Set[str] = set()
+
+        class Names(cst.CSTVisitor):
+            def visit_Name(self, name: cst.Name) -> None:
+                names.add(name.value)
+
+        node.visit(Names())
+        self._function_names.append(names)
+
+    def leave_FunctionDef(
+        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        self._function_names.pop()
+        return updated_node
+
+    # ------------------------------------------------------------------ helpers and names
     @property
     def helpers(self) -> HelperSet:
         assert self._helpers is not None, "helpers exist only while a module is transformed"
@@ -188,6 +329,16 @@ class GraphMendCommand(VisitorBasedCodemodCommand, ABC):
             return self.helpers.deferred(base, parameters, call)
         except HelperNameTaken as error:
             raise Decline(str(error)) from None
+
+    def fresh_name(self, base: str) -> str:
+        """A name not used in the enclosing function (and reserved from now on)."""
+        names = self._function_names[-1] if self._function_names else set()
+        name, number = base, 1
+        while name in names:
+            number += 1
+            name = f"{base}_{number}"
+        names.add(name)
+        return name
 
     # ------------------------------------------------------------------ emitted code
     def code(self, node: cst.CSTNode) -> str:
@@ -220,80 +371,22 @@ class GraphMendCommand(VisitorBasedCodemodCommand, ABC):
     def condition_text(self, condition: cst.BaseExpression, prefix: str, indent: str) -> str:
         """``prefix + condition``, an outermost ``torch.logical_*`` call split when too long."""
         function = self.code(condition.func) if isinstance(condition, cst.Call) else ""
-        if function.startswith("torch.logical_"):
+        if isinstance(condition, cst.Call) and function.startswith("torch.logical_"):
             arguments = [self.code(argument.value) for argument in condition.args]
             return self.call_text(prefix, function, arguments, indent)
         return prefix + self.code(condition)
 
-
-class IfRewriteCommand(GraphMendCommand):
-    """A fixer that replaces ``if`` statements (found at their findings) by other statements.
-
-    The replacement happens in the enclosing block, so that an ``if`` can become several
-    statements or take the statement after it along (a trailing ``return``).
-    """
-
-    def __init__(self, context: CodemodContext, *args: Any, **kwargs: Any) -> None:
-        super().__init__(context, *args, **kwargs)
-        #: ``if`` statements to rewrite, by the identity of their updated node.
-        self._pending: Dict[int, Tuple[cst.If, Finding]] = {}
-        #: Names used in each enclosing function (innermost last), for fresh temporaries.
-        self._function_names: List[Set[str]] = []
-
-    @abstractmethod
-    def rewrite_if(
-        self,
-        original: cst.If,
-        updated: cst.If,
-        finding: Finding,
-        following: Optional[cst.BaseStatement],
-    ) -> Tuple[List[cst.BaseStatement], bool]:
-        """The statements that replace ``if``, and whether they replace ``following`` too.
-
-        ``original`` is the node as parsed (for positions), ``updated`` the one to rewrite.
-        Raise ``Decline`` to leave the site as it is.
-        """
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self._pending = {}
-        self._function_names = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        names: Set[str] = set()
-
-        class Names(cst.CSTVisitor):
-            def visit_Name(self, name: cst.Name) -> None:
-                names.add(name.value)
-
-        node.visit(Names())
-        self._function_names.append(names)
-
-    def leave_FunctionDef(
-        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
-    ) -> cst.FunctionDef:
-        self._function_names.pop()
-        return updated_node
-
-    def fresh_name(self, base: str) -> str:
-        """A name not used in the enclosing function (and reserved from now on)."""
-        names = self._function_names[-1] if self._function_names else set()
-        name, number = base, 1
-        while name in names:
-            number += 1
-            name = f"{base}_{number}"
-        names.add(name)
-        return name
-
-    def branch(self, block: cst.BaseSuite) -> Branch:
-        """The statements of an ``if`` branch."""
+    # ------------------------------------------------------------------ branches
+    @staticmethod
+    def branch(block: cst.BaseSuite) -> Branch:
+        """The statements of an ``if`` branch, one per line as the plan says."""
         if isinstance(block, cst.SimpleStatementSuite):
             return [(small, None) for small in block.body]
         statements: Branch = []
-        for line in block.body:
-            if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1):
-                raise Decline(
-                    "a branch holds several statements on one line, or a compound statement"
-                )
+        for line in expect(block, cst.IndentedBlock, "a branch").body:
+            line = expect(line, cst.SimpleStatementLine, "a branch statement")
+            if len(line.body) != 1:
+                raise PlanMismatch("a branch line")
             statements.append((line.body[0], line))
         return statements
 
@@ -313,41 +406,8 @@ class IfRewriteCommand(GraphMendCommand):
         """``body`` as an indented block (a one-line suite keeps its trailing comment)."""
         if isinstance(body, cst.IndentedBlock):
             return body
+        assert isinstance(body, cst.SimpleStatementSuite)
         return cst.IndentedBlock(body=[], header=body.trailing_whitespace)
-
-    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
-        finding = self.target(original_node)
-        if finding is not None:
-            self._pending[id(updated_node)] = (original_node, finding)
-        return updated_node
-
-    def leave_IndentedBlock(
-        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
-    ) -> cst.IndentedBlock:
-        body = list(updated_node.body)
-        if not any(id(statement) in self._pending for statement in body):
-            return updated_node
-        new_body: List[cst.BaseStatement] = []
-        index = 0
-        while index < len(body):
-            statement = body[index]
-            index += 1
-            entry = self._pending.pop(id(statement), None)
-            if entry is None:
-                new_body.append(statement)
-                continue
-            original, finding = entry
-            following = body[index] if index < len(body) else None
-            try:
-                statements, consumed = self.rewrite_if(original, statement, finding, following)
-            except Decline as reason:
-                self.declined(finding, str(reason))
-                new_body.append(statement)
-                continue
-            self.fixed()
-            new_body += statements
-            index += int(consumed)
-        return updated_node.with_changes(body=new_body)
 
 
 # ---------------------------------------------------------------------- conditions
@@ -392,7 +452,7 @@ def tensor_condition(test: cst.BaseExpression, static_count: int) -> cst.BaseExp
     """The lowered tensor part of ``test``: the operands after the first ``static_count``."""
     operands = conjuncts(test)[static_count:]
     if not operands:
-        raise Decline("the test does not have the form the analysis planned for")
+        raise PlanMismatch("the test")
     condition = lowered(operands[0])
     for operand in operands[1:]:
         condition = _torch_call("logical_and", condition, lowered(operand))

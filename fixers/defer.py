@@ -1,6 +1,6 @@
-"""[Defer]: print, logger and warnings.warn calls go through a helper run after the graph.
+"""[Defer]: print, logger and warnings.warn calls go through a helper that runs in the graph.
 
-Fixes GM101, GM102 and GM103 sites as planned by ``rules/side_effects.py::defer_plan``.
+Applies the ``DeferPlan`` of ``flake8_graphmend/planning/defer.py``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from typing import List
 
 import libcst as cst
 
-from .base import Decline, GraphMendCommand
+from flake8_graphmend.planning.defer import DeferPlan
+
+from .base import GraphMendCommand, rewrites_call
 from .helpers import DEFERRED_WRAPPER_FRAMES, PREFIX
 
 #: Callees whose first positional argument is the message.
@@ -31,59 +33,44 @@ class DeferSideEffects(GraphMendCommand):
     """
 
     DESCRIPTION = __doc__.splitlines()[0]
-    CODES = frozenset({"GM101", "GM102", "GM103"})
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        finding = self.target(original_node)
-        if finding is None:
-            return updated_node
-        try:
-            replacement = self._deferred_call(updated_node, finding.plan)
-        except Decline as reason:
-            self.declined(finding, str(reason))
-            return updated_node
-        self.fixed()
-        return replacement
 
-    def _deferred_call(self, call: cst.Call, plan: dict) -> cst.Call:
-        """The call of the helper, which makes ``call`` with the baked arguments built in."""
-        callee: str = plan["callee"]
-        baked = set(plan["baked_args"])
-        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
-        keywords = [arg for arg in call.args if arg.keyword is not None]
-        if len(positional) + len(keywords) != len(call.args):
-            raise Decline("the call unpacks arguments")
-        parameters: List[str] = []
-        inner: List[str] = []
-        for index, arg in enumerate(positional):
-            if index in baked:
-                inner.append(self.code(arg.value))
-            else:
-                parameters.append(_parameter_name(callee, index))
-                inner.append(parameters[-1])
-        stacklevel = plan["stacklevel"]
-        for arg in keywords:
-            if stacklevel is None or arg.keyword.value != "stacklevel":
-                inner.append(f"{arg.keyword.value}={self.code(arg.value)}")
-        if stacklevel is not None:  # the plan counts the helper's frame; add its wrapper's
-            inner.append(f"stacklevel={stacklevel + DEFERRED_WRAPPER_FRAMES}")
-        name = self.deferred_helper(
-            PREFIX + callee.replace(".", "_"), parameters, f"{callee}({', '.join(inner)})"
+@rewrites_call(DeferPlan)
+def rewrite_call(command: GraphMendCommand, call: cst.Call, plan: DeferPlan) -> cst.Call:
+    """The call of the helper, which makes ``call`` with the baked arguments built in."""
+    positional = [arg for arg in call.args if arg.keyword is None]
+    keywords = [arg for arg in call.args if arg.keyword is not None]
+    parameters: List[str] = []
+    inner: List[str] = []
+    for index, arg in enumerate(positional):
+        if index in plan.baked_args:
+            inner.append(command.code(arg.value))
+        else:
+            parameters.append(_parameter_name(plan.callee, index))
+            inner.append(parameters[-1])
+    for arg in keywords:
+        name = arg.keyword.value if arg.keyword else ""
+        if plan.stacklevel is None or name != "stacklevel":
+            inner.append(f"{name}={command.code(arg.value)}")
+    if plan.stacklevel is not None:  # the plan counts the helper's frame; add its wrapper's
+        inner.append(f"stacklevel={plan.stacklevel + DEFERRED_WRAPPER_FRAMES}")
+    name = command.deferred_helper(
+        PREFIX + plan.callee.replace(".", "_"), parameters, f"{plan.callee}({', '.join(inner)})"
+    )
+    kept = [
+        arg.with_changes(value=_str_of(arg.value)) if index in plan.str_args else arg
+        for index, arg in enumerate(positional)
+        if index not in plan.baked_args
+    ]
+    if not kept:
+        return call.with_changes(
+            func=cst.Name(name), args=[], whitespace_before_args=cst.SimpleWhitespace("")
         )
-        kept = [
-            arg.with_changes(value=_str_of(arg.value)) if index in plan["str_args"] else arg
-            for index, arg in enumerate(positional)
-            if index not in baked
-        ]
-        if not kept:
-            return call.with_changes(
-                func=cst.Name(name), args=[], whitespace_before_args=cst.SimpleWhitespace("")
-            )
-        last = call.args[-1]  # the end of the argument list keeps its formatting
-        kept[-1] = kept[-1].with_changes(
-            comma=last.comma, whitespace_after_arg=last.whitespace_after_arg
-        )
-        return call.with_changes(func=cst.Name(name), args=kept)
+    last = call.args[-1]  # the end of the argument list keeps its formatting
+    kept[-1] = kept[-1].with_changes(
+        comma=last.comma, whitespace_after_arg=last.whitespace_after_arg
+    )
+    return call.with_changes(func=cst.Name(name), args=kept)
 
 
 def _str_of(value: cst.BaseExpression) -> cst.Call:

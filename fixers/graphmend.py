@@ -1,8 +1,11 @@
-"""The codemod commands, for libcst's `graphmend.<Command>` lookup (``modules: [fixers]``)."""
+"""The codemod commands, for libcst's `graphmend.<Command>` lookup (``modules: [fixers]``).
 
-from .defer import DeferSideEffects
-from .fix_all import FixAll
-from .trap import TrapGuards
-from .where import PredicateControlFlow
+Every command of the package is here: each ``GraphMendCommand`` subclass that a module of
+``fixers`` defines (the package imports all its modules).
+"""
 
-__all__ = ["DeferSideEffects", "FixAll", "PredicateControlFlow", "TrapGuards"]
+from .base import GraphMendCommand
+
+COMMANDS = {command.__name__: command for command in GraphMendCommand.__subclasses__()}
+globals().update(COMMANDS)
+__all__ = sorted(COMMANDS)

@@ -152,9 +152,9 @@ _NEEDS: Dict[str, str] = {CHECK: DEFERRED}
 #: The fixed helpers, in the order they are emitted.
 FIXED_HELPERS: Dict[str, str] = {
     DEFERRED: _DEFERRED_SOURCE,
-    WHERE: _WHERE_SOURCE,
     CHECK: _CHECK_SOURCE,
     DIFFER: _DIFFER_SOURCE,
+    WHERE: _WHERE_SOURCE,
 }
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Dict, List, Optional, Sequence, Set
+from typing import Dict, List, Optional, Sequence, Set
 
 from ..analysis.index import FunctionFacts, enclosing_functions, scope_names
 from ..analysis.mutation import in_place_mutations
 from ..analysis.regions import Region
 from ..analysis.symbols import ModuleSymbols
 from ..analysis.values import ValueAnalysis
+from ..planning import Plan
 from ..registry import RULES_BY_CODE
 
 
@@ -30,8 +31,8 @@ class Finding:
     fixer: Optional[str] = None
     #: Why the rule's fixer does not fix this site (None when it does, or the rule has no fixer).
     decline: Optional[str] = None
-    #: Facts the fixer needs to rewrite the site (see analysis/legality.py); empty when not fixable.
-    plan: Dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: What the fixer needs to rewrite the site (``planning/``); None when it is not fixed.
+    plan: Optional[Plan] = field(default=None, compare=False, hash=False)
 
     @property
     def text(self) -> str:
@@ -80,7 +81,7 @@ class FunctionContext:
         node: ast.AST,
         call: str = "",
         decline: Optional[str] = None,
-        plan: Optional[Dict[str, Any]] = None,
+        plan: Optional[Plan] = None,
         end_node: Optional[ast.AST] = None,
     ) -> Finding:
         """Build the finding for ``code`` at ``node``.
@@ -120,5 +121,5 @@ class FunctionContext:
             message=text,
             fixer=fixer,
             decline=None if fixer else decline,
-            plan=plan or {},
+            plan=plan if fixer else None,
         )

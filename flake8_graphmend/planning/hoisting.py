@@ -16,10 +16,12 @@ program can observe:
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Sequence, Set
+from typing import TYPE_CHECKING, Iterator, List, Optional, Sequence, Set
 
 from ..analysis.purity import impurity, speculation_problem
-from .base import FunctionContext
+
+if TYPE_CHECKING:
+    from ..rules.base import FunctionContext
 
 
 def hoisting_problem(statement: ast.stmt, outer: ast.If, ctx: FunctionContext) -> Optional[str]:
@@ -163,7 +165,7 @@ def _block_uses(attribute: str, block: List[ast.stmt], moved: bool) -> Iterator[
         if moved_attribute(statement) == attribute:
             moved = True
             continue
-        blocks = _child_blocks(statement)
+        blocks = child_blocks(statement)
         inner = {id(node) for child in blocks for s in child for node in ast.walk(s)}
         for node in ast.walk(statement):
             if id(node) not in inner and isinstance(node, ast.Attribute) and node.attr == attribute:
@@ -174,7 +176,8 @@ def _block_uses(attribute: str, block: List[ast.stmt], moved: bool) -> Iterator[
             yield from _block_uses(attribute, child, moved and not fresh)
 
 
-def _child_blocks(statement: ast.stmt) -> List[List[ast.stmt]]:
+def child_blocks(statement: ast.stmt) -> List[List[ast.stmt]]:
+    """The statement lists nested in ``statement`` (bodies, ``else``, handlers, cases)."""
     blocks = [
         getattr(statement, name)
         for name in ("body", "orelse", "finalbody")

@@ -1,0 +1,29 @@
+"""Fix planning: which findings may be rewritten, and how (the legality side of a fix).
+
+The detectors in ``rules/`` say *what* breaks a graph; the planners here decide whether the
+paired fix keeps the program's whole behaviour and, when it does, return a typed plan: the
+facts the fixer in ``fixers/`` needs to rewrite the site, and nothing it would have to derive
+again. A planner returns ``(plan, None)`` or ``(None, reason)``; the reason becomes the
+finding's ``declines:`` text. See docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple, TypeVar
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Base of the plans: what one fixer needs to rewrite one site (a dataclass per fix shape)."""
+
+
+PlanT = TypeVar("PlanT", bound=Plan)
+
+#: What a planner returns: a plan, or why the site is not fixed.
+Planned = Tuple[Optional[PlanT], Optional[str]]
+
+
+def declined(reason: str) -> Tuple[None, str]:
+    """The planner's answer for a site it does not fix."""
+    return None, reason

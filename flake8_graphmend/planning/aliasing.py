@@ -1,0 +1,397 @@
+"""What a ``torch.where`` selection changes about tensor identity and memory layout.
+
+The original binds a name to one of two existing tensors; the selection returns a new one. That
+is only exact when nothing afterwards can tell: no update in place reaches the source, the
+caller does not hold the source, and both sides have the same layout.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
+
+from ..analysis.purity import ALIASING_OPERATIONS
+from ..analysis.values import Kind
+from .hoisting import child_blocks
+
+if TYPE_CHECKING:
+    from ..rules.base import FunctionContext
+
+
+#: Tensor operations (functions of ``torch`` and ``torch.nn.functional``, and tensor methods)
+#: that always return a new tensor, never their input (checked on torch 2.13; ``contiguous``,
+#: ``to``, ``float``, ``F.dropout`` in eval mode and ``as_tensor`` may return the input itself).
+FRESH_OPERATIONS = frozenset({
+    "abs", "add", "sub", "mul", "div", "matmul", "mm", "bmm", "baddbmm", "addmm", "einsum",
+    "exp", "log", "sqrt", "rsqrt", "pow", "clamp", "clamp_min", "clamp_max", "clip", "where",
+    "masked_fill", "relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
+    "layer_norm", "group_norm", "rms_norm", "linear", "conv1d", "conv2d", "conv3d", "embedding",
+    "cat", "stack", "sum", "mean", "amax", "amin", "cumsum", "nan_to_num", "neg", "reciprocal",
+    "square", "tril", "triu", "zeros_like", "ones_like", "full_like", "clone", "maximum",
+    "minimum", "isnan", "isinf", "isfinite", "sign", "floor", "ceil", "round", "norm", "erf",
+    "cos", "sin", "roll", "flip", "repeat", "tile", "logical_not", "logical_and", "logical_or",
+    "eq", "ne", "lt", "le", "gt", "ge", "pad", "normalize", "zeros", "ones", "full", "arange",
+    "new_zeros", "new_ones", "new_full", "new_empty", "empty_like", "scaled_dot_product_attention",
+})
+#: ``nn`` modules whose call returns a new tensor (unless built with ``inplace=True``).
+FRESH_MODULES = frozenset({
+    "Linear", "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "Conv1d",
+    "Conv2d", "Conv3d", "Embedding", "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid", "Softmax",
+})
+#: ``nn`` modules that may return their input itself (dropout in eval mode, identity).
+PASS_THROUGH_MODULES = frozenset({
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Identity",
+})
+#: How far the origin of a value is followed back through assignments.
+_DEPTH = 6
+
+
+def may_alias(value: ast.expr, ctx: FunctionContext) -> bool:
+    """Whether ``value`` may be an existing tensor or a view of one (not a new tensor).
+
+    Arithmetic and the operations known to allocate (``FRESH_OPERATIONS``, ``FRESH_MODULES``)
+    give new tensors; any other call may hand back what it was given (``nn.Dropout`` in eval
+    mode, ``x.contiguous()``, a helper that returns its argument).
+    """
+    if isinstance(value, (ast.BinOp, ast.Compare, ast.Constant)):
+        return False
+    if isinstance(value, ast.UnaryOp):
+        return isinstance(value.op, ast.UAdd)
+    if isinstance(value, ast.Call):
+        return _call_kind(value, ctx) != "fresh"
+    return True
+
+
+def _call_kind(call: ast.Call, ctx: FunctionContext) -> str:
+    """``fresh`` (a new tensor), ``view`` (of its receiver), ``through`` (may return one of its
+    tensor arguments) or ``unknown`` (may return anything, ``self``'s state included)."""
+    func = call.func
+    qualified = ctx.symbols.qualified_name(func) or ""
+    name = qualified.rsplit(".", 1)[-1]
+    if isinstance(func, ast.Attribute) and func.attr in ALIASING_OPERATIONS:
+        return "view"
+    if qualified.startswith("torch.") and not qualified.startswith("torch.nn.Module"):
+        return "fresh" if name in FRESH_OPERATIONS else "through"
+    if isinstance(func, ast.Attribute) and func.attr in FRESH_OPERATIONS:
+        if ctx.values.kind(func.value) is not Kind.STATIC:  # a tensor method (`x.clone()`)
+            return "fresh"
+    module = _submodule_class(call, ctx)
+    if module in FRESH_MODULES:
+        return "fresh"
+    return "through" if module in PASS_THROUGH_MODULES else "unknown"
+
+
+def _submodule_class(call: ast.Call, ctx: FunctionContext) -> str:
+    """``Linear`` for ``self.proj(x)`` when the class assigns ``self.proj = nn.Linear(...)``
+    (and nothing else, without ``inplace=True``); else ""."""
+    func = call.func
+    owner = ctx.region.owner
+    if not (
+        owner
+        and isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "self"
+    ):
+        return ""
+    built = set()
+    for sub in ast.walk(owner.node):
+        if isinstance(sub, (ast.Assign, ast.AnnAssign)) and any(
+            isinstance(t, ast.Attribute) and t.attr == func.attr
+            for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target])
+        ):
+            value = sub.value
+            qualified = (
+                ctx.symbols.qualified_name(value.func) if isinstance(value, ast.Call) else None
+            )
+            inplace = isinstance(value, ast.Call) and any(
+                k.arg == "inplace" for k in value.keywords
+            )
+            if not qualified or not qualified.startswith("torch.nn.") or inplace:
+                return ""
+            built.add(qualified.rsplit(".", 1)[-1])
+    return built.pop() if len(built) == 1 else ""
+
+
+def aliasing_problem(
+    results: Sequence[str], sides: Sequence[Dict[str, ast.expr]], node: ast.If, ctx: FunctionContext
+) -> Optional[str]:
+    """Why selecting a tensor that may be an existing one changes what code after the ``if`` sees.
+
+    The original binds the name to that very tensor, so an update in place afterwards (a method,
+    an ``inplace=True`` call or submodule, a helper that mutates its argument) also changes the
+    source (a buffer, an input); ``torch.where`` returns a new tensor, which breaks that link.
+    """
+    for name in results:
+        values = [side[name] for side in sides if name in side]
+        if not any(may_alias(value, ctx) for value in values) and len(values) == 2:
+            continue
+        for call in ctx.facts.calls:
+            if call.lineno <= (node.end_lineno or node.lineno):
+                continue
+            arguments = [*call.args, *(k.value for k in call.keywords)]
+            if any(
+                isinstance(a, ast.Name) and a.id == name for a in arguments
+            ) and _may_mutate_arguments(call, ctx):
+                return (
+                    f"`{name}` may be an existing tensor on one path and "
+                    f"`{ast.unparse(call.func)}()` "
+                    f"(line {call.lineno}) may update it in place; torch.where returns a new tensor"
+                )
+        kept = values if len(values) == 2 else [*values, ast.Name(id=name, ctx=ast.Load())]
+        for value in kept:
+            root = _root(value)
+            if root in ctx.mutations and may_alias(value, ctx):
+                line = ctx.mutations[root][0]
+                return (
+                    f"`{ast.unparse(value)}` is updated in place (line {line}); "
+                    "torch.where returns a new tensor, not the same one"
+                )
+            escape = _escape_after(name, node, ctx)
+            if may_alias(value, ctx) and _caller_visible(root, node, ctx) and escape:
+                return (
+                    f"one path keeps `{ast.unparse(value)}`, a tensor the caller can hold, and "
+                    f"line {escape} hands the result on; torch.where returns a new tensor"
+                )
+    return None
+
+
+def _root(value: ast.expr) -> str:
+    while isinstance(value, (ast.Attribute, ast.Subscript, ast.Call)):
+        value = value.func if isinstance(value, ast.Call) else value.value
+    return value.id if isinstance(value, ast.Name) else ""
+
+
+def _caller_visible(root: str, before: ast.AST, ctx: FunctionContext, depth: int = 0) -> bool:
+    """Whether ``root`` may name a tensor from outside the call where ``before`` runs: ``self``'s
+    state, a module global, a parameter that may not be rebound, or a local whose reaching
+    assignment may hand such a tensor on (``h = x``, ``h = self.dropout(x)``, ``h = helper(x)``)."""
+    if root == "self" or (root and root not in ctx.local_names):
+        return True
+    if depth > _DEPTH:
+        return True
+    reaching, parameter_reaches = _reaching_bindings(root, before, ctx)
+    for binding in reaching:
+        if isinstance(binding, ast.AugAssign) and isinstance(binding.target, ast.Name):
+            if _caller_visible(root, binding, ctx, depth + 1):  # `h += 1` keeps the tensor
+                return True
+            continue
+        value = _assigned_value(binding)
+        if value is None or _hands_on_caller_tensor(value, binding, ctx, depth):
+            return True  # a tuple target, a loop variable, `with ... as`: not followed
+    return parameter_reaches and ctx.values.is_parameter(root)
+
+
+def _assigned_value(binding: ast.AST) -> Optional[ast.expr]:
+    """The value of ``name = value`` or ``name: T = value``, else None."""
+    if isinstance(binding, ast.Assign) and len(binding.targets) == 1:
+        return binding.value if isinstance(binding.targets[0], ast.Name) else None
+    if isinstance(binding, ast.AnnAssign) and isinstance(binding.target, ast.Name):
+        return binding.value
+    return None
+
+
+def _hands_on_caller_tensor(
+    value: ast.expr, at: ast.AST, ctx: FunctionContext, depth: int
+) -> bool:
+    """Whether ``value``, evaluated at ``at``, may be a tensor from outside the call."""
+    if not may_alias(value, ctx):
+        return False
+    if isinstance(value, ast.IfExp):
+        return any(
+            _hands_on_caller_tensor(side, at, ctx, depth) for side in (value.body, value.orelse)
+        )
+    if isinstance(value, ast.UnaryOp):
+        return _hands_on_caller_tensor(value.operand, at, ctx, depth)
+    if isinstance(value, ast.Call):
+        kind = _call_kind(value, ctx)
+        if kind == "unknown":
+            return True
+        if kind == "view":
+            receiver = value.func.value if isinstance(value.func, ast.Attribute) else value.func
+            return _hands_on_caller_tensor(receiver, at, ctx, depth)
+        arguments = [*value.args, *(k.value for k in value.keywords)]
+        return any(
+            _hands_on_caller_tensor(getattr(a, "value", a), at, ctx, depth) for a in arguments
+        )
+    if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Starred)):
+        return _caller_visible(_root(value), at, ctx, depth + 1)
+    return True
+
+
+def _reaching_bindings(
+    root: str, before: ast.AST, ctx: FunctionContext
+) -> Tuple[List[ast.AST], bool]:
+    """The bindings of ``root`` that may give its value where ``before`` starts, and whether its
+    value on entry may still be there (no binding before it on every path).
+
+    Flow-insensitive below the last binding on the path to ``before``: every later binding,
+    and every binding in a loop around ``before``, counts.
+    """
+    line = getattr(before, "lineno", 0)
+    blocks, loops = _path_to(ctx.region.function.body, line)
+    bindings = [b for b in ctx.facts.bindings if _binds(b, root)]
+    in_loops = [b for b in bindings if any(_within(b, loop) for loop in loops)]
+    earlier = [b for b in bindings if getattr(b, "lineno", 0) < line]
+    dominating = [b for b in earlier if any(any(b is s for s in block) for block in blocks)]
+    if not dominating:
+        return _unique(earlier + in_loops), True
+    last = max(getattr(b, "lineno", 0) for b in dominating)
+    later = [b for b in earlier if getattr(b, "lineno", 0) >= last]
+    return _unique(later + in_loops), False
+
+
+def _path_to(
+    block: List[ast.stmt], line: int
+) -> Tuple[List[List[ast.stmt]], List[ast.stmt]]:
+    """The statement lists from ``block`` down to the statement at ``line`` (outermost first),
+    and the loops on the way."""
+    blocks: List[List[ast.stmt]] = [block]
+    loops: List[ast.stmt] = []
+    while True:
+        holder = next((s for s in block if s.lineno <= line <= (s.end_lineno or s.lineno)), None)
+        if holder is None or holder.lineno == line:
+            return blocks, loops
+        inner = next(
+            (b for b in child_blocks(holder) if b[0].lineno <= line <= (b[-1].end_lineno or 0)),
+            None,
+        )
+        if inner is None:
+            return blocks, loops
+        if isinstance(holder, (ast.For, ast.AsyncFor, ast.While)):
+            loops.append(holder)
+        blocks.append(inner)
+        block = inner
+
+
+def _binds(binding: ast.AST, root: str) -> bool:
+    targets: List[ast.AST] = []
+    if isinstance(binding, ast.Assign):
+        targets = list(binding.targets)
+    elif isinstance(binding, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor)):
+        targets = [binding.target]
+    elif isinstance(binding, (ast.With, ast.AsyncWith)):
+        targets = [item.optional_vars for item in binding.items if item.optional_vars]
+    return any(
+        isinstance(n, ast.Name) and n.id == root for target in targets for n in ast.walk(target)
+    )
+
+
+def _within(node: ast.AST, outer: ast.stmt) -> bool:
+    line = getattr(node, "lineno", 0)
+    return outer.lineno < line <= (outer.end_lineno or outer.lineno)
+
+
+def _unique(nodes: List[ast.AST]) -> List[ast.AST]:
+    return list({id(node): node for node in nodes}.values())
+
+
+def _escape_after(name: str, node: ast.If, ctx: FunctionContext) -> Optional[int]:
+    """The line after ``node`` where ``name`` leaves the function (a return, a store into an
+    attribute or an item, a yield), or None."""
+    end = node.end_lineno or node.lineno
+    for sub in ast.walk(ctx.region.function):
+        if getattr(sub, "lineno", 0) <= end:
+            continue
+        value = None
+        if isinstance(sub, (ast.Return, ast.Yield, ast.YieldFrom)):
+            value = sub.value
+        elif isinstance(sub, ast.Assign) and any(
+            isinstance(t, (ast.Attribute, ast.Subscript)) for t in sub.targets
+        ):
+            value = sub.value
+        if value is not None and _hands_on(value, name, ctx):
+            return sub.lineno
+    return None
+
+
+def _hands_on(value: ast.expr, name: str, ctx: FunctionContext) -> bool:
+    """Whether ``value`` is ``name``'s tensor itself or a view of it, alone or in a container
+    (not a new tensor computed from it)."""
+    if isinstance(value, ast.Name):
+        return value.id == name
+    if isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+        return any(_hands_on(element, name, ctx) for element in value.elts)
+    if isinstance(value, ast.Dict):
+        return any(_hands_on(element, name, ctx) for element in value.values)
+    if isinstance(value, ast.Starred):
+        return _hands_on(value.value, name, ctx)
+    if may_alias(value, ctx) and not isinstance(value, ast.Name):
+        inner = value.func.value if isinstance(value, ast.Call) else getattr(value, "value", None)
+        return isinstance(inner, ast.expr) and _hands_on(inner, name, ctx)
+    return False
+
+
+_TRANSPOSING = {"t", "transpose", "permute", "T", "mT", "H", "mH", "movedim", "swapaxes"}
+
+
+def _transposes(value: Optional[ast.expr]) -> bool:
+    """Whether ``value`` ends in an operation that reorders its input's dimensions."""
+    if isinstance(value, ast.Call):
+        value = value.func
+    return isinstance(value, ast.Attribute) and value.attr in _TRANSPOSING
+
+
+def layout_problem(
+    pairs: Sequence[Tuple[Optional[ast.expr], Optional[ast.expr]]],
+) -> Optional[str]:
+    """Why the two paths' tensors may differ in memory layout (the helper would keep the break)."""
+    for if_true, if_false in pairs:
+        if _transposes(if_true) != _transposes(if_false):
+            value = if_true if _transposes(if_true) else if_false
+            return f"`{ast.unparse(value)}` has another memory layout than the other path's tensor"
+    return None
+
+
+def _may_mutate_arguments(call: ast.Call, ctx: FunctionContext) -> bool:
+    """An ``inplace=True`` call, a submodule built with ``inplace=True``, or a module function
+    that updates a parameter in place."""
+    if any(
+        k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+        for k in call.keywords
+    ):
+        return True
+    func = call.func
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "self"
+    ):
+        return func.attr in _in_place_submodules(ctx)
+    if isinstance(func, ast.Name) and isinstance(
+        ctx.symbols.functions.get(func.id), ast.FunctionDef
+    ):
+        return _updates_parameters(ctx.symbols.functions[func.id])
+    return False
+
+
+def _in_place_submodules(ctx: FunctionContext) -> Set[str]:
+    """Attributes of the region's class assigned a call with ``inplace=True`` anywhere in it."""
+    owner = ctx.region.owner
+    names: Set[str] = set()
+    for sub in ast.walk(owner.node) if owner else ():
+        if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call):
+            if any(k.arg == "inplace" for k in ast.walk(sub.value) if isinstance(k, ast.keyword)):
+                names |= {t.attr for t in sub.targets if isinstance(t, ast.Attribute)}
+    return names
+
+
+def _updates_parameters(function: ast.FunctionDef) -> bool:
+    parameters = {
+        a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+    }
+    for sub in ast.walk(function):
+        target = None
+        if (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Attribute)
+            and sub.func.attr.endswith("_")
+        ):
+            target = sub.func.value
+        elif isinstance(sub, (ast.Assign, ast.AugAssign)):
+            stores = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+            target = next((t.value for t in stores if isinstance(t, ast.Subscript)), None)
+            if isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):
+                target = sub.target
+        if isinstance(target, ast.Name) and target.id in parameters:
+            return True
+    return False

@@ -1,0 +1,103 @@
+"""Tests of ``if`` statements that a fix may lower into tensor operations, and branch layout."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+
+from ..analysis.purity import impurity
+from ..analysis.values import Kind
+
+if TYPE_CHECKING:
+    from ..rules.base import FunctionContext
+
+
+def split_condition(test: ast.expr, ctx: FunctionContext) -> Tuple[List[ast.expr], List[ast.expr]]:
+    """Split ``static and ... and tensor ...`` into its leading static conjuncts and the rest."""
+    operands = (
+        list(test.values)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
+        else [test]
+    )
+    count = 0
+    while count < len(operands) - 1 and not ctx.values.is_data_dependent(operands[count]):
+        count += 1
+    return operands[:count], operands[count:]
+
+
+def tensor_condition_problem(operands: Sequence[ast.expr], ctx: FunctionContext) -> Optional[str]:
+    """Why the tensor conjuncts of a test (those after the static prefix) cannot be lowered."""
+    for position, operand in enumerate(operands):
+        problem = _lowering_problem(operand, ctx, always_evaluated=position == 0)
+        if problem:
+            return problem
+    return None
+
+
+def _lowering_problem(
+    node: ast.expr, ctx: FunctionContext, always_evaluated: bool
+) -> Optional[str]:
+    """Why ``and``/``or``/``not`` in a tensor condition cannot become ``torch.logical_*``.
+
+    Every operand must be a tensor. Lowering evaluates all of them, so an operand that Python
+    might have skipped by short-circuiting must also be pure.
+    """
+    if isinstance(node, ast.BoolOp):
+        for position, value in enumerate(node.values):
+            problem = _lowering_problem(value, ctx, always_evaluated and position == 0)
+            if problem:
+                return problem
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _lowering_problem(node.operand, ctx, always_evaluated)
+    kind = ctx.values.kind(node)
+    if kind is Kind.DATA:
+        return (
+            f"`{ast.unparse(node)}` turns tensor data into a Python value; "
+            "that is the break to fix first"
+        )
+    if kind is not Kind.TENSOR:
+        return (
+            f"`{ast.unparse(node)}` is not a tensor, "
+            "so it cannot be combined with torch.logical_*"
+        )
+    return None if always_evaluated else impurity(node, ctx.values, ctx.symbols)
+
+
+def shared_line_problem(
+    node: ast.If, ctx: FunctionContext, one_line_suites: bool = True
+) -> Optional[str]:
+    """Why the branches of ``node`` cannot be taken apart statement by statement.
+
+    The rewrite moves whole lines. Several statements on one line of an indented block
+    (``a = 1; b = 2``) are declined; so are those of a one-line suite (``if c: a = 1; b = 2``)
+    unless ``one_line_suites``.
+    """
+    for branch, header_line in ((node.body, node.test.end_lineno), (node.orelse, None)):
+        lines = [statement.lineno for statement in branch]
+        if len(set(lines)) == len(lines):
+            continue
+        suite = (
+            lines[0] == header_line
+            if header_line is not None
+            else _after_else(branch[0], ctx)
+        )
+        if not (suite and one_line_suites and len(set(lines)) == 1):
+            return "a branch holds several statements on one line"
+    return None
+
+
+def _after_else(statement: ast.stmt, ctx: FunctionContext) -> bool:
+    """Whether ``statement`` follows ``else:`` on its line (a one-line ``else`` suite)."""
+    text = ctx.lines[statement.lineno - 1].encode("utf-8")[: statement.col_offset]
+    return text.decode("utf-8", errors="ignore").strip().startswith("else")
+
+
+def shares_line(statement: ast.stmt, block: Sequence[ast.stmt]) -> bool:
+    """Whether another statement of ``block`` starts or ends on ``statement``'s lines."""
+    return any(
+        other is not statement
+        and other.lineno <= (statement.end_lineno or statement.lineno)
+        and (other.end_lineno or other.lineno) >= statement.lineno
+        for other in block
+    )

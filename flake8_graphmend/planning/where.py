@@ -1,0 +1,452 @@
+"""[Where]: may a Python ``if`` on a tensor become a selection, and in which of its shapes?
+
+Three shapes are rewritten, each with its own plan:
+
+* ``ReturnSelection``: ``if c: return A`` with ``else: return B`` or a ``return B`` right after;
+* ``CallSelection``: both branches end in the same call with different arguments
+  (what precedes the call must be movable, ``hoisting.py``);
+* ``AssignSelection``: both branches (or an else-less one) assign local names.
+
+Computing both sides is exact only when neither can raise or change anything
+(``analysis/purity.py``), and selecting is exact only when no one can tell the selected tensor
+from the original (``aliasing.py``).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+
+from ..analysis.purity import impurity
+from ..analysis.values import Kind
+from . import Plan, Planned, declined
+from .aliasing import aliasing_problem, layout_problem
+from .conditions import shared_line_problem, shares_line, split_condition, tensor_condition_problem
+from .hoisting import attributes_read, attributes_written, hoisting_problem
+
+if TYPE_CHECKING:
+    from ..rules.base import FunctionContext
+
+#: ``name = value`` statements of one branch, by name.
+Assigned = Dict[str, ast.expr]
+
+
+@dataclass(frozen=True)
+class ReturnSelection(Plan):
+    """``return _graphmend_where(c, A, B)`` replaces both returns."""
+
+    static_conjuncts: int
+    #: ``B`` is the ``return`` statement after an else-less ``if`` (replaced too).
+    trailing_return: bool
+
+
+@dataclass(frozen=True)
+class CallSelection(Plan):
+    """One call ``f(.., _graphmend_where(c, A, B), ..)`` after both branches' moved statements."""
+
+    #: Positions of the arguments that differ (positional ones first, then keywords).
+    differing: Tuple[int, ...]
+    static_conjuncts: int = 0
+
+
+@dataclass(frozen=True)
+class AssignSelection(Plan):
+    """Setups moved out, then ``name = _graphmend_where(c, A, B)`` for each result name."""
+
+    static_conjuncts: int
+    #: The names assigned by the ``if`` that code after it reads, in selection order.
+    results: Tuple[str, ...]
+    #: Statements (by index in their branch) that only set up that branch's values: they run
+    #: unconditionally, before the selection.
+    hoisted_body: FrozenSet[int]
+    hoisted_orelse: FrozenSet[int]
+    #: The condition goes into a temporary first (several selections, or it reads a result).
+    condition_temp: bool
+
+
+WherePlan = Union[ReturnSelection, CallSelection, AssignSelection]
+
+
+def where_plan(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> Planned[WherePlan]:
+    """Whether ``node`` (a statement of ``block``) may be predicated, and in which shape."""
+    if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        return declined("an elif chain has more than two outcomes")
+    static, tensor_part = split_condition(node.test, ctx)
+    problem = tensor_condition_problem(tensor_part, ctx)
+    if problem:
+        return declined(problem)
+    if len(node.body) == 1 and isinstance(node.body[0], ast.Return):
+        return _return_plan(node, block, len(static), ctx)
+    if _common_call(node.body, node.orelse) is not None:
+        return _call_plan(node, len(static), ctx)
+    return _assign_plan(node, block, static, tensor_part, ctx)
+
+
+# ---------------------------------------------------------------------------- returns
+def _return_plan(
+    node: ast.If, block: Sequence[ast.stmt], static: int, ctx: FunctionContext
+) -> Planned[ReturnSelection]:
+    body, orelse = node.body[0], node.orelse
+    assert isinstance(body, ast.Return)
+    position = block.index(node) + 1
+    following = block[position] if position < len(block) else None
+    other = orelse[0] if len(orelse) == 1 and isinstance(orelse[0], ast.Return) else None
+    trailing = False
+    if not orelse and isinstance(following, ast.Return):
+        other, trailing = following, True
+        if shares_line(following, block):
+            return declined("the `return` after the `if` shares its line with other statements")
+    if other is None:
+        return declined("the branch returns early while the other path goes on")
+    if static and trailing:
+        return declined("a static conjunct guards an early return")
+    for value in (body.value, other.value):
+        if value is None or (isinstance(value, ast.Constant) and value.value is None):
+            return declined("one path returns None")
+        problem = _returned_value_problem(value, ctx) or impurity(value, ctx.values, ctx.symbols)
+        if problem:
+            return declined(problem)
+    problem = layout_problem([(body.value, other.value)])
+    if problem:
+        return declined(problem)
+    return ReturnSelection(static, trailing), None
+
+
+def _returned_value_problem(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
+    """Why a returned value cannot be one ``torch.where`` selection (None: it can)."""
+    if isinstance(value, (ast.Tuple, ast.List, ast.Dict, ast.Set)):
+        return f"a path returns `{ast.unparse(value)}`, a container, not one tensor"
+    if ctx.values.kind(value) is Kind.STATIC:
+        return f"a path returns the Python value `{ast.unparse(value)}`, not a tensor"
+    return None
+
+
+# ---------------------------------------------------------------------------- a common call
+def _common_call(
+    body: Sequence[ast.stmt], orelse: Sequence[ast.stmt]
+) -> Optional[Tuple[ast.Call, ast.Call]]:
+    """The last statements of both branches when they are calls of one callee, same arity."""
+    if not (body and orelse):
+        return None
+    first, second = (branch[-1] for branch in (body, orelse))
+    if not (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Call)
+        and isinstance(second, ast.Expr)
+        and isinstance(second.value, ast.Call)
+    ):
+        return None
+    calls = first.value, second.value
+    if ast.dump(calls[0].func) != ast.dump(calls[1].func):
+        return None
+    if len(calls[0].args) != len(calls[1].args):
+        return None
+    if [k.arg for k in calls[0].keywords] != [k.arg for k in calls[1].keywords]:
+        return None
+    return calls
+
+
+def _call_plan(node: ast.If, static: int, ctx: FunctionContext) -> Planned[CallSelection]:
+    """``f(.., A, ..)`` / ``f(.., B, ..)``: one call of ``f(.., where(c, A, B), ..)``.
+
+    What precedes the call in each branch is moved before it (``hoisting.py``); the condition
+    is computed first, as the ``if`` did.
+    """
+    if static:
+        return declined(
+            "a static conjunct guards the common call (its else branch runs without it)"
+        )
+    calls = _common_call(node.body, node.orelse)
+    assert calls is not None
+    first, second = calls
+    pairs = list(zip(first.args, second.args)) + [
+        (a.value, b.value) for a, b in zip(first.keywords, second.keywords)
+    ]
+    if any(isinstance(a, ast.Starred) or isinstance(b, ast.Starred) for a, b in pairs) or any(
+        k.arg is None for k in first.keywords
+    ):
+        return declined("the common call unpacks `*args` or `**kwargs`")
+    differing = tuple(i for i, (a, b) in enumerate(pairs) if ast.dump(a) != ast.dump(b))
+    if not differing:
+        return declined("both branches make the same call; it does not depend on the condition")
+    problem = (
+        shared_line_problem(node, ctx, one_line_suites=False)
+        or _moved_statements_problem(node, ctx)
+        or _differing_arguments_problem([pairs[i] for i in differing], ctx)
+        or _crossed_attributes_problem(node, [pairs[i] for i in differing])
+        or _selected_in_place_problem(first, [pairs[i] for i in differing], ctx)
+    )
+    if problem:
+        return declined(problem)
+    return CallSelection(differing), None
+
+
+def _moved_statements_problem(node: ast.If, ctx: FunctionContext) -> Optional[str]:
+    for statement in (*node.body[:-1], *node.orelse[:-1]):
+        problem = hoisting_problem(statement, node, ctx)
+        if problem:
+            return problem
+    return None
+
+
+def _differing_arguments_problem(
+    pairs: Sequence[Tuple[ast.expr, ast.expr]], ctx: FunctionContext
+) -> Optional[str]:
+    for value in (value for pair in pairs for value in pair):
+        if isinstance(value, ast.Constant) and value.value is None:
+            return "the calls differ in an argument that is None on one path"
+        if ctx.values.kind(value) is Kind.STATIC:
+            return f"the calls differ in `{ast.unparse(value)}`, which is not a tensor"
+        problem = impurity(value, ctx.values, ctx.symbols)
+        if problem:
+            return problem
+    return None
+
+
+def _crossed_attributes_problem(
+    node: ast.If, pairs: Sequence[Tuple[ast.expr, ast.expr]]
+) -> Optional[str]:
+    """Each branch's argument is now read after both branches' moved statements."""
+    prefixes = (node.body[:-1], node.orelse[:-1])
+    for side in (0, 1):
+        written = attributes_written(prefixes[1 - side])
+        read = attributes_read([pair[side] for pair in pairs] + list(prefixes[side]))
+        if written & read:
+            return f"`{sorted(written & read)[0]}` is set on one path and read on the other"
+    return None
+
+
+def _selected_in_place_problem(
+    call: ast.Call, pairs: Sequence[Tuple[ast.expr, ast.expr]], ctx: FunctionContext
+) -> Optional[str]:
+    stored = {value.value for value in call.args if isinstance(value, ast.Constant)}
+    selected = attributes_read([value for pair in pairs for value in pair])
+    for name in sorted(stored | selected):
+        line = _in_place_write(name, ctx.symbols.tree)
+        if line:
+            return f"`{name}` is modified in place (line {line}); the selection is new"
+    return None
+
+
+def _in_place_write(attribute: object, tree: ast.Module) -> Optional[int]:
+    """The line of an in-place method call (``x.attribute.copy_(...)``) on ``attribute``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            receiver = node.func.value
+            method = node.func.attr
+            if isinstance(receiver, ast.Attribute) and receiver.attr == attribute:
+                if method.endswith("_") and not method.startswith("_"):
+                    return node.lineno
+    return None
+
+
+# ---------------------------------------------------------------------------- assignments
+def _assign_plan(
+    node: ast.If,
+    block: Sequence[ast.stmt],
+    static: Sequence[ast.expr],
+    tensor_part: Sequence[ast.expr],
+    ctx: FunctionContext,
+) -> Planned[AssignSelection]:
+    sides: List[Assigned] = []
+    for branch in (node.body, node.orelse):
+        assigned, problem = _branch_assignments(branch)
+        if assigned is None:
+            return declined(problem or "")
+        sides.append(assigned)
+    problem = shared_line_problem(node, ctx)
+    if problem:
+        return declined(problem)
+    condition_reads = _names_read(ast.BoolOp(op=ast.And(), values=list(tensor_part)))
+    results: List[str] = []
+    hoisted: List[FrozenSet[int]] = []
+    for side, other_branch in ((0, node.orelse), (1, node.body)):
+        split, problem = _split_branch(sides, side, other_branch, condition_reads, node, ctx)
+        if split is None:
+            return declined(problem or "")
+        hoisted.append(split[0])
+        results += [name for name in split[1] if name not in results]
+    if not results:
+        return declined("the branch computes nothing that is used afterwards")
+    problem = _result_values_problem(results, sides, node, block, ctx) or _identity_problem(
+        results, sides, node, ctx
+    )
+    if problem:
+        return declined(problem)
+    return AssignSelection(
+        static_conjuncts=len(static),
+        results=tuple(results),
+        hoisted_body=hoisted[0],
+        hoisted_orelse=hoisted[1],
+        condition_temp=len(results) > 1 or bool(condition_reads & set(results)),
+    ), None
+
+
+def _branch_assignments(branch: Sequence[ast.stmt]) -> Tuple[Optional[Assigned], Optional[str]]:
+    """The ``name = value`` statements of a branch, or why it holds something else."""
+    assigned: Assigned = {}
+    for statement in branch:
+        target = statement.targets[0] if isinstance(statement, ast.Assign) else None
+        if isinstance(statement, ast.AnnAssign):
+            target = statement.target if statement.value is not None else None
+        if isinstance(statement, ast.Assign) and len(statement.targets) != 1:
+            target = None
+        if isinstance(target, ast.Name):
+            name, value = target.id, getattr(statement, "value")
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            stored = statement.targets[0] if isinstance(statement, ast.Assign) else statement.target
+            return None, f"it assigns `{ast.unparse(stored)}`, which is not a plain local name"
+        elif isinstance(statement, ast.AugAssign):
+            return None, f"it updates `{ast.unparse(statement.target)}` in place"
+        else:
+            return None, f"a branch contains `{ast.unparse(statement).splitlines()[0]}`"
+        if name in assigned:
+            return None, f"`{name}` is assigned twice in one branch"
+        assigned[name] = value
+    return assigned, None
+
+
+def _split_branch(
+    sides: Sequence[Assigned],
+    side: int,
+    other_branch: Sequence[ast.stmt],
+    condition_reads: Set[str],
+    node: ast.If,
+    ctx: FunctionContext,
+) -> Tuple[Optional[Tuple[FrozenSet[int], List[str]]], Optional[str]]:
+    """The setup statements of one branch (by index) and its result names, or why not.
+
+    A setup value used only inside its own branch runs unconditionally before the selection: it
+    must not be read elsewhere, nor read this branch's other results.
+    """
+    both = set(sides[0]) & set(sides[1])
+    other_reads = set().union(*(_names_read(s) for s in other_branch))
+    setups: Set[str] = set()
+    earlier: Set[str] = set()
+    hoisted: Set[int] = set()
+    results: List[str] = []
+    for index, (name, value) in enumerate(sides[side].items()):
+        problem = impurity(value, ctx.values, ctx.symbols)
+        if problem:
+            return None, problem
+        if isinstance(value, ast.Constant) and value.value is None:
+            return None, f"`{name}` is None on one path"
+        confined = (
+            name not in both | other_reads | condition_reads
+            and not _reads_outside(name, node, ctx)
+        )
+        earlier_results = _names_read(value) & (earlier - setups)
+        earlier.add(name)
+        if confined and not earlier_results:
+            setups.add(name)
+            hoisted.add(index)
+        elif earlier_results:
+            return None, (
+                f"`{name}` reads `{sorted(earlier_results)[0]}`, "
+                "assigned earlier in the same branch"
+            )
+        elif name not in results:
+            results.append(name)
+    return (frozenset(hoisted), results), None
+
+
+def _result_values_problem(
+    results: Sequence[str],
+    sides: Sequence[Assigned],
+    node: ast.If,
+    block: Sequence[ast.stmt],
+    ctx: FunctionContext,
+) -> Optional[str]:
+    """Each result must be a tensor on both paths, and bound on the path that skips it."""
+    for name in results:
+        for value in (side.get(name) for side in sides):
+            if value is not None and ctx.values.kind(value) is Kind.STATIC:
+                # the helper would branch in Python as before: nothing to gain, say so instead
+                plain = ast.unparse(value)
+                return f"`{name}` is the Python value `{plain}` on one path, not a tensor"
+        if not all(name in side for side in sides) and not _bound_before(name, node, block, ctx):
+            return f"`{name}` is not defined on both paths"
+    return None
+
+
+def _identity_problem(
+    results: Sequence[str], sides: Sequence[Assigned], node: ast.If, ctx: FunctionContext
+) -> Optional[str]:
+    """Why a selected result would be told apart from the tensor the original binds."""
+    aliased = set(results) | {
+        value.id for side in sides for value in side.values() if isinstance(value, ast.Name)
+    }
+    for name in sorted(aliased):
+        if name in ctx.mutations:
+            return (
+                f"`{name}` is mutated in place (line {ctx.mutations[name][0]}); "
+                "torch.where returns a new tensor, not the same one"
+            )
+    problem = aliasing_problem(results, sides, node, ctx) or layout_problem(
+        [(sides[0].get(name), sides[1].get(name)) for name in results]
+    )
+    if problem:
+        return problem
+    # Results assigned later must not read results assigned before them (they would see new values).
+    for position, name in enumerate(results):
+        for value in (side.get(name) for side in sides):
+            if value is not None and _names_read(value) & set(results[:position]):
+                return f"`{name}` reads a name that the same `if` reassigns"
+    return None
+
+
+def _names_read(node: ast.AST) -> Set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _reads_outside(name: str, node: ast.If, ctx: FunctionContext) -> bool:
+    """Whether ``name`` is read anywhere in the function outside the ``if`` statement."""
+    inside = {id(n) for n in ast.walk(node)}
+    return any(
+        isinstance(sub, ast.Name)
+        and sub.id == name
+        and isinstance(sub.ctx, ast.Load)
+        and id(sub) not in inside
+        for sub in ast.walk(ctx.region.function)
+    )
+
+
+def _assigns(statement: ast.stmt, name: str) -> bool:
+    """Whether ``statement`` binds ``name`` on every path through it that goes on."""
+    if isinstance(statement, ast.Assign):
+        return any(
+            isinstance(n, ast.Name) and n.id == name
+            for t in statement.targets
+            for n in ast.walk(t)
+        )
+    if isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        return (
+            getattr(statement, "value", None) is not None
+            and isinstance(statement.target, ast.Name)
+            and statement.target.id == name
+        )
+    if isinstance(statement, ast.If):
+        return _block_assigns(statement.body, name) and _block_assigns(statement.orelse, name)
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return _block_assigns(statement.body, name)
+    return False
+
+
+def _block_assigns(block: Sequence[ast.stmt], name: str) -> bool:
+    return any(
+        _assigns(statement, name) or isinstance(statement, (ast.Return, ast.Raise))
+        for statement in block
+    )
+
+
+def _bound_before(name: str, node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> bool:
+    """Whether ``name`` surely has a value when the ``if`` starts (parameter or earlier
+    assignment)."""
+    if ctx.values.is_parameter(name):
+        return True
+    function = ctx.region.function
+    earlier = list(block[: block.index(node)]) + [
+        s for s in function.body if (s.end_lineno or s.lineno) < node.lineno
+    ]
+    return any(_assigns(statement, name) for statement in earlier)
