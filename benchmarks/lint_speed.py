@@ -40,6 +40,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Dict, List, Optional, Tuple
 
 GOAL = 0.25
 PLUGIN_CODE = "GM"
@@ -55,8 +56,8 @@ def default_models_path() -> Path:
     return Path(transformers.__file__).resolve().parent / "models"
 
 
-def collect_files(paths: list[Path], limit: int | None) -> list[str]:
-    files: list[Path] = []
+def collect_files(paths: List[Path], limit: Optional[int]) -> List[str]:
+    files: List[Path] = []
     for path in paths:
         if path.is_dir():
             files.extend(p for p in path.rglob("*.py") if p.is_file())
@@ -73,7 +74,7 @@ def collect_files(paths: list[Path], limit: int | None) -> list[str]:
     return [str(f) for f in files]
 
 
-def count_lines(files: list[str]) -> int:
+def count_lines(files: List[str]) -> int:
     total = 0
     for name in files:
         with open(name, "rb") as fh:
@@ -81,14 +82,14 @@ def count_lines(files: list[str]) -> int:
     return total
 
 
-def load_flake8(argv: list[str]):
+def load_flake8(argv: List[str]):
     """flake8's plugins and options for ``argv``, as the flake8 command would load them."""
     from flake8.options.parse_args import parse_args
 
     return parse_args(argv)
 
 
-def restrict(plugins, entry_names: list[str]):
+def restrict(plugins, entry_names: List[str]):
     """``plugins`` with only the checker plugins registered under ``entry_names``.
 
     The entry point name is the code prefix: ``E`` and ``W`` (pycodestyle), ``F``
@@ -115,7 +116,7 @@ def gm_plugin(plugins):
     return None
 
 
-def flake8_argv(select: list[str], extra: list[str], files: list[str]) -> list[str]:
+def flake8_argv(select: List[str], extra: List[str], files: List[str]) -> List[str]:
     return [
         "--isolated", "--jobs", "1", "--exit-zero", "--output-file", os.devnull,
         "--select", ",".join(select), *extra, *files,
@@ -140,12 +141,12 @@ class Timer:
 class Flake8Run:
     """flake8 with only the plugins whose codes are selected loaded."""
 
-    def __init__(self, name: str, select: list[str], extra: list[str], files: list[str]):
+    def __init__(self, name: str, select: List[str], extra: List[str], files: List[str]):
         self.name = name
         self.argv = flake8_argv(select, extra, files)
         self.select = select
 
-    def __call__(self) -> tuple[Timer, dict[str, int]]:
+    def __call__(self) -> Tuple[Timer, Dict[str, int]]:
         from flake8.main.application import Application
 
         app = Application()
@@ -175,11 +176,11 @@ class PluginAlone:
 
     name = "gm-alone"
 
-    def __init__(self, files: list[str], extra: list[str]):
+    def __init__(self, files: List[str], extra: List[str]):
         self.files = files
         plugins, self.options = load_flake8(flake8_argv([PLUGIN_CODE], extra, files))
         self.plugin = gm_plugin(plugins)
-        self.unparsable: dict[str, str] = {}
+        self.unparsable: Dict[str, str] = {}
 
     def parse(self, name: str):
         """``(tree, keyword arguments)`` as flake8 would pass them, or None if unparsable."""
@@ -195,7 +196,7 @@ class PluginAlone:
             return None
         return tree, params
 
-    def __call__(self) -> tuple[Timer, dict[str, int]]:
+    def __call__(self) -> Tuple[Timer, Dict[str, int]]:
         checker_cls = self.plugin.obj
         found = 0
         timer = Timer()
@@ -212,7 +213,7 @@ class PluginAlone:
         return timer, {PLUGIN_CODE: found}
 
 
-def versions() -> dict[str, str]:
+def versions() -> Dict[str, str]:
     from importlib import metadata
 
     out = {"python": platform.python_version()}
@@ -224,7 +225,7 @@ def versions() -> dict[str, str]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--path", type=Path, nargs="+",
                     help="files or directories to lint (default: transformers' models/ tree)")
@@ -260,9 +261,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.combined:
             runs.append(Flake8Run("default+gm", DEFAULT_SELECT + [PLUGIN_CODE], extra, files))
 
-    wall: dict[str, list[float]] = {r.name: [] for r in runs}
-    cpu: dict[str, list[float]] = {r.name: [] for r in runs}
-    found: dict[str, dict[str, int]] = {}
+    wall: Dict[str, List[float]] = {r.name: [] for r in runs}
+    cpu: Dict[str, List[float]] = {r.name: [] for r in runs}
+    found: Dict[str, Dict[str, int]] = {}
     for rnd in range(args.rounds):
         shift = rnd % len(runs)
         for run in runs[shift:] + runs[:shift]:
@@ -305,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
               " only the default checks were measured.")
         status = 1
     else:
-        def ratios(med: dict[str, float]) -> dict[str, float]:
+        def ratios(med: Dict[str, float]) -> Dict[str, float]:
             base = med["default"]
             out = {"gm-alone / default": med["gm-alone"] / base,
                    "gm-flake8 / default": med["gm-flake8"] / base}

@@ -33,7 +33,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -51,7 +51,7 @@ class Row:
     name: str
     dtype: str
     entry: str  # file in benchmarks/entries:factory
-    targets: tuple[str, ...]
+    targets: Tuple[str, ...]
     paper_model: str  # the Table 2 row(s) this one stands for
     paper_rate: int  # Table 2's fix rate, percent (truncated, as printed there)
     #: fp16 twin of an fp32 row with the same break sites (no fp16-only branch): measured by
@@ -63,7 +63,7 @@ class Row:
         return str(ENTRIES / self.entry)
 
 
-def _rows() -> list[Row]:
+def _rows() -> List[Row]:
     t5 = (TM + "t5.modeling_t5",)
     bart = (TM + "bart.modeling_bart",)
     whisper = (TM + "whisper.modeling_whisper",)
@@ -147,39 +147,39 @@ class RowResult:
     dtype: str
     paper_model: str
     paper_rate: int
-    targets: list[str]
+    targets: List[str]
     backend: str
     seconds: float = 0.0
     progress: str = ""
-    error: str | None = None
-    graphs_before: int | None = None
-    graphs_after: int | None = None
-    events_before: int | None = None
-    events_after: int | None = None
-    identical: bool | None = None
-    max_abs_diff: float | None = None
+    error: Optional[str] = None
+    graphs_before: Optional[int] = None
+    graphs_after: Optional[int] = None
+    events_before: Optional[int] = None
+    events_after: Optional[int] = None
+    identical: Optional[bool] = None
+    max_abs_diff: Optional[float] = None
     #: the fixed code behaves as the eager original, compiled and eager (``graphmend verify``)
-    behaviour_equal: bool | None = None
-    behaviour: str | None = None  # "yes", "no: logs", ...
-    behaviour_differences: list[str] = field(default_factory=list)
-    sites_before: list[dict[str, Any]] = field(default_factory=list)
-    sites_after: list[dict[str, Any]] = field(default_factory=list)
-    fix_outcomes: list[dict[str, Any]] = field(default_factory=list)
-    timings_before: dict[str, Any] | None = None
-    timings_after: dict[str, Any] | None = None
-    fullgraph_before: str | None = None
-    fullgraph_after: str | None = None
+    behaviour_equal: Optional[bool] = None
+    behaviour: Optional[str] = None  # "yes", "no: logs", ...
+    behaviour_differences: List[str] = field(default_factory=list)
+    sites_before: List[Dict[str, Any]] = field(default_factory=list)
+    sites_after: List[Dict[str, Any]] = field(default_factory=list)
+    fix_outcomes: List[Dict[str, Any]] = field(default_factory=list)
+    timings_before: Optional[Dict[str, Any]] = None
+    timings_after: Optional[Dict[str, Any]] = None
+    fullgraph_before: Optional[str] = None
+    fullgraph_after: Optional[str] = None
 
     @property
-    def breaks_before(self) -> int | None:
+    def breaks_before(self) -> Optional[int]:
         return None if self.graphs_before is None else max(self.graphs_before - 1, 0)
 
     @property
-    def breaks_after(self) -> int | None:
+    def breaks_after(self) -> Optional[int]:
         return None if self.graphs_after is None else max(self.graphs_after - 1, 0)
 
     @property
-    def fix_rate(self) -> float | None:
+    def fix_rate(self) -> Optional[float]:
         """Percent of graph-based breaks removed (100 when there were none)."""
         if self.breaks_before is None or self.breaks_after is None:
             return None
@@ -191,7 +191,7 @@ class RowResult:
     def meets_paper(self) -> bool:
         return self.fix_rate is not None and self.fix_rate + 1e-9 >= self.paper_rate
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Dict[str, Any]:
         data = dict(self.__dict__)
         data.update(
             breaks_before=self.breaks_before,
@@ -202,7 +202,7 @@ class RowResult:
         return data
 
 
-def site_family(site: Any) -> tuple[str, str]:
+def site_family(site: Any) -> Tuple[str, str]:
     """(family, rule) of a break site: from its GM finding if any, else from its GB id."""
     from flake8_graphmend.registry import RULES_BY_CODE
 
@@ -213,7 +213,7 @@ def site_family(site: Any) -> tuple[str, str]:
     return GB_FAMILIES.get(site.gb_id or "", "other"), "no GM rule"
 
 
-def _site_json(site: Any) -> dict[str, Any]:
+def _site_json(site: Any) -> Dict[str, Any]:
     family, rule = site_family(site)
     declines = sorted({f["decline"] for f in site.findings if f.get("decline")})
     return {
@@ -295,13 +295,13 @@ def _measure_in_worker(row_name: str, backend: str, repeat: int, threads: int) -
 
 
 def run_rows(
-    rows: list[Row],
-    timing: set[str],
+    rows: List[Row],
+    timing: Set[str],
     jobs: int = 2,
     repeat: int = 3,
     timing_repeat: int = 10,
     log=sys.stderr,
-) -> list[RowResult]:
+) -> List[RowResult]:
     """Measure ``rows`` (``jobs`` at a time); rows named in ``timing`` use the Inductor backend."""
     threads = max(1, (os.cpu_count() or 1) // max(jobs, 1))
     plan = [
@@ -311,7 +311,7 @@ def run_rows(
     ]
     # the slow (Inductor) rows first, so that the pool ends with short rows
     order = sorted(range(len(plan)), key=lambda i: plan[i][1] != "inductor")
-    results: dict[int, RowResult] = {}
+    results: Dict[int, RowResult] = {}
     started = time.perf_counter()
     # one fresh process per row: nothing (imported fixers, caches) carries over between rows
     pool_options = {"max_tasks_per_child": 1} if sys.version_info >= (3, 11) else {}
@@ -349,7 +349,7 @@ def _short_path(path: str) -> str:
     return path[path.index(marker) + len(marker):] if marker in path else path
 
 
-def _sites_text(sites: list[dict[str, Any]]) -> str:
+def _sites_text(sites: List[Dict[str, Any]]) -> str:
     if not sites:
         return "—"
     parts = []
@@ -372,7 +372,7 @@ def _behaviour_cell(r: RowResult) -> str:
     return r.behaviour if r.behaviour_equal else f"**{r.behaviour}**"
 
 
-def markdown_table(results: list[RowResult]) -> str:
+def markdown_table(results: List[RowResult]) -> str:
     lines = [
         "| model | dtype | breaks before (events) | breaks after (events) | fix rate | paper | "
         "≥ paper | outputs identical | behaviour equal | remaining break sites (family, rule) |",
@@ -393,11 +393,11 @@ def markdown_table(results: list[RowResult]) -> str:
     return "\n".join(lines)
 
 
-def totals(results: list[RowResult]) -> dict[str, Any]:
+def totals(results: List[RowResult]) -> Dict[str, Any]:
     measured = [r for r in results if r.breaks_before is not None and r.breaks_after is not None]
     before = sum(r.breaks_before for r in measured)
     after = sum(r.breaks_after for r in measured)
-    residue: dict[str, int] = {}
+    residue: Dict[str, int] = {}
     for r in measured:
         for s in r.sites_after:
             key = "out of scope" if s["family"] in OUT_OF_SCOPE else "in scope"
@@ -417,7 +417,7 @@ def totals(results: list[RowResult]) -> dict[str, Any]:
     }
 
 
-def totals_line(t: dict[str, Any]) -> str:
+def totals_line(t: Dict[str, Any]) -> str:
     rate = "—" if t["fix_rate"] is None else f"{t['fix_rate']:.1f} %"
     return (
         f"Totals: {t['measured']}/{t['rows']} rows measured, {t['breaks_before']} breaks before, "
@@ -428,7 +428,7 @@ def totals_line(t: dict[str, Any]) -> str:
     )
 
 
-def timing_table(results: list[RowResult]) -> str:
+def timing_table(results: List[RowResult]) -> str:
     lines = [
         "| model | dtype | graphs (orig → fixed) | compile s (orig / fixed = ratio) | "
         "first call s | warm median ms |",
@@ -451,7 +451,7 @@ def timing_table(results: list[RowResult]) -> str:
     return "\n".join(lines)
 
 
-def environment() -> dict[str, str]:
+def environment() -> Dict[str, str]:
     import importlib.metadata as metadata
 
     def version(name: str) -> str:
@@ -470,7 +470,7 @@ def environment() -> dict[str, str]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK_ROWS)}")
     parser.add_argument("--rows", help="comma-separated row names (see --list)")

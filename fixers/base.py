@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import io
+import re
+import tokenize
 from typing import (
     Any,
     Callable,
@@ -29,12 +32,12 @@ from typing import (
 
 import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
-from libcst.metadata import PositionProvider
+from libcst.metadata import CodeRange, CodePosition, MetadataWrapper, PositionProvider
 
-from flake8_graphmend.engine import SCOPES, Finding, Options, analyze_source, suppressed
+from flake8_graphmend.engine import SCOPES, Finding, Options, analyze_tree, suppressed
 from flake8_graphmend.files import parse_failure
 from flake8_graphmend.planning import Plan
-from flake8_graphmend.registry import FIXERS
+from flake8_graphmend.registry import CODES_BY_FIXER
 
 from .helpers import HelperNameTaken, HelperSet
 
@@ -108,6 +111,24 @@ def expect(node: object, kind: Type[NodeT], what: str) -> NodeT:
     return node
 
 
+def _positions(
+    module: cst.Module, statement: cst.BaseStatement, first_line: int
+) -> Dict[cst.CSTNode, CodeRange]:
+    """The positions in the file of the nodes of ``statement``, a top-level statement of
+    ``module`` whose code starts on ``first_line``: measured on a module of that statement
+    alone (sharing its nodes), then moved to where it is."""
+    alone = module.with_changes(body=[statement], header=[], footer=[])
+    positions = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+    offset = first_line - 1 - len(getattr(statement, "leading_lines", ()))
+    return {
+        node: CodeRange(
+            CodePosition(span.start.line + offset, span.start.column),
+            CodePosition(span.end.line + offset, span.end.column),
+        )
+        for node, span in positions.items()
+    }
+
+
 class GraphMendCommand(VisitorBasedCodemodCommand):
     """Rewrites the sites whose findings (codes ``CODES``) carry a fix plan, in one pass.
 
@@ -117,12 +138,11 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
     """
 
     CODES: ClassVar[FrozenSet[str]] = frozenset()
-    METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "CODES" not in cls.__dict__:
-            cls.CODES = frozenset(FIXERS.get(cls.__name__, ()))
+            cls.CODES = frozenset(CODES_BY_FIXER.get(cls.__name__, ()))
 
     def __init__(
         self,
@@ -132,19 +152,25 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         compiled_modules: Sequence[str] = (),
         options: Optional[Options] = None,
         codes: Optional[Sequence[str]] = None,
+        helpers_module: Optional[str] = None,
     ) -> None:
         super().__init__(context)
         self.options = options or Options(
             scope, tuple(entry_points or ()), tuple(compiled_modules or ())
         )
+        #: The module the fixed helpers are imported from (None: written into each file).
+        self.helpers_module = helpers_module or None
         #: The codes fixed in this run: ``CODES``, narrowed by ``codes`` when given.
         self.codes = self.CODES if codes is None else self.CODES & frozenset(codes)
         self.fixed_count = 0
-        self._source = ""
         self._lines: List[str] = []
         self._line_length = LINE_LENGTH_BOUNDS[0]
         self._targets: Dict[Tuple[int, int], Finding] = {}
         self._helpers: Optional[HelperSet] = None
+        self._module: Optional[cst.Module] = None
+        self._tree = ast.Module(body=[], type_ignores=[])
+        #: Positions in the file of the nodes of the statement being visited.
+        self._positions: Dict[cst.CSTNode, CodeRange] = {}
         #: Functions and classes whose bodies the pass does not enter.
         self._skipped: Set[int] = set()
         #: ``if`` statements to rewrite, by the identity of their updated node.
@@ -174,20 +200,46 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
             default=[],
             help="glob of files treated as wholly compiled (repeatable)",
         )
+        arg_parser.add_argument(
+            "--helpers-module",
+            default=None,
+            metavar="MODULE",
+            help=(
+                "import the fixed helpers from MODULE (mypkg._graphmend) instead of writing them "
+                "into each file; write MODULE with `graphmend helpers --write PATH`"
+            ),
+        )
 
     # ------------------------------------------------------------------ driving
+    @property
+    def module(self) -> cst.Module:
+        """The module being transformed."""
+        assert self._module is not None, "the module exists only while it is transformed"
+        return self._module
+
     def transform_module(self, tree: cst.Module) -> cst.Module:
-        """Select the sites first: a file without any is skipped before metadata is computed."""
+        """Analyse the source once, then rewrite the top-level statements that hold sites.
+
+        Positions are computed for those statements only, and only they are visited: most of
+        a large file is neither copied, measured nor walked (libcst's ``MetadataWrapper`` would
+        copy and render the whole module).
+        """
         self._select(tree.code)
-        return super().transform_module(tree)
+        self._module = tree
+        try:
+            return self.transform_module_impl(tree)
+        finally:
+            self._module = None
 
     def _select(self, source: str) -> None:
+        filename = self.context.filename or "<unknown>"
         try:
-            findings = analyze_source(source, self.context.filename or "<unknown>", self.options)
+            self._tree = ast.parse(source, filename=filename)
+            self._lines = source.splitlines()
+            findings = analyze_tree(self._tree, self._lines, filename, self.options)
         except (SyntaxError, ValueError, RecursionError) as error:
             # libcst parses more than this Python's ast does (newer syntax, deeper nesting)
             raise SourceNotAnalysed(f"not analysed: {parse_failure(error)}") from None
-        self._source, self._lines = source, source.splitlines()
         longest = max((len(line) for line in self._lines), default=0)
         self._line_length = min(LINE_LENGTH_BOUNDS[1], max(LINE_LENGTH_BOUNDS[0], longest))
         self._targets = {}
@@ -202,29 +254,59 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
             raise SkipFile("no fixable finding")
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        self._helpers = HelperSet(tree, self._source)
+        self._helpers = HelperSet(tree, self._tree, self.helpers_module)
         self.fixed_count = 0
-        self._skipped = set()
-        self._pending = {}
-        self._function_names = []
-        updated = tree.visit(self)
+        self._skipped, self._pending, self._function_names = set(), {}, []
+        body = list(tree.body)
+        changed = []
+        for index, first_line in self._statements_with_sites(tree):
+            self._positions = _positions(tree, body[index], first_line)
+            updated = body[index].visit(self)
+            # no leave_ method removes or flattens a statement: one statement comes back
+            assert isinstance(updated, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+            if updated is not body[index]:
+                body[index] = updated
+                changed.append(updated)
         for finding in self._targets.values():
             self.declined(finding, "the fixer found no statement of the expected form there")
         if not self.fixed_count:
             raise SkipFile("nothing was rewritten")
-        updated = self._helpers.insert(updated)
-        try:
-            ast.parse(updated.code)
-        except SyntaxError as error:  # a fixer bug: never write code that does not parse
-            raise RuntimeError(
-                f"graphmend produced code that does not parse ({error}); file left as it was"
-            ) from None
-        return updated
+        for statement in changed:  # the rest of the module is unchanged text
+            try:
+                ast.parse(tree.code_for_node(statement).lstrip())
+            except SyntaxError as error:  # a fixer bug: never write code that does not parse
+                raise RuntimeError(
+                    f"graphmend produced code that does not parse ({error}); file left as it was"
+                ) from None
+        return self._helpers.insert(tree.with_changes(body=body))
+
+    def _statements_with_sites(self, tree: cst.Module) -> List[Tuple[int, int]]:
+        """(index in ``tree.body``, first line) of the top-level statements holding a site.
+
+        libcst's top-level statements and ast's match in order: a line of ``;``-separated
+        small statements is one libcst statement and several ast ones.
+        """
+        statements = iter(self._tree.body)
+        found = []
+        for index, statement in enumerate(tree.body):
+            count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+            nodes = [next(statements) for _ in range(count)]
+            first = min(
+                [nodes[0].lineno] + [d.lineno for d in getattr(nodes[0], "decorator_list", [])]
+            )
+            last = max(node.end_lineno or node.lineno for node in nodes)
+            if any(first <= line <= last for line, _ in self._targets):
+                found.append((index, first))
+        return found
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        """Where ``node`` (an original node of a statement being visited) is in the file."""
+        return self._positions[node]
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        """Skip functions and classes that hold no site (most of a large file)."""
+        """Skip functions and classes that hold no site."""
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            span = self.get_metadata(PositionProvider, node)
+            span = self.position(node)
             if not any(span.start.line <= line <= span.end.line for line, _ in self._targets):
                 self._skipped.add(id(node))
                 return False
@@ -237,7 +319,7 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
 
     def target(self, node: cst.CSTNode) -> Optional[Finding]:
         """The fixable finding at the start of ``node`` (an original node), taken off the list."""
-        position = self.get_metadata(PositionProvider, node).start
+        position = self.position(node).start
         return self._targets.pop((position.line, position.column), None)
 
     def declined(self, finding: Finding, reason: str) -> None:
@@ -248,6 +330,7 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         finding = self.target(original_node)
         if finding is None:
             return updated_node
+        assert finding.plan is not None  # the targets are the findings with a plan (_select)
         try:
             replacement = _CALL_REWRITES[type(finding.plan)](self, updated_node, finding.plan)
         except Decline as reason:
@@ -282,6 +365,7 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
             original, finding = entry
             updated = expect(statement, cst.If, "the `if` statement")
             following = body[index] if index < len(body) else None
+            assert finding.plan is not None  # the targets are the findings with a plan (_select)
             rewrite = _IF_REWRITES[type(finding.plan)]
             try:
                 statements, consumed = rewrite(self, original, updated, finding.plan, following)
@@ -323,10 +407,12 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         except HelperNameTaken as error:
             raise Decline(str(error)) from None
 
-    def deferred_helper(self, base: str, parameters: Sequence[str], call: str) -> str:
-        """The name of a registered helper that makes ``call`` (see ``HelperSet.deferred``)."""
+    def deferred_helper(
+        self, base: str, parameters: Sequence[str], callee: str, arguments: Sequence[str]
+    ) -> str:
+        """The name of a registered helper calling ``callee(arguments)`` (see ``HelperSet``)."""
         try:
-            return self.helpers.deferred(base, parameters, call)
+            return self.helpers.deferred(base, parameters, callee, arguments)
         except HelperNameTaken as error:
             raise Decline(str(error)) from None
 
@@ -352,7 +438,7 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
 
     def indentation(self, node: cst.CSTNode) -> str:
         """The whitespace before ``node`` (an original statement) on its first line."""
-        position = self.get_metadata(PositionProvider, node).start
+        position = self.position(node).start
         return self._lines[position.line - 1][: position.column]
 
     def call_text(self, prefix: str, function: str, arguments: Sequence[str], indent: str) -> str:
@@ -365,8 +451,9 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         if len(indent) + len(one_line) <= self._line_length and "\n" not in one_line:
             return one_line
         unit = self.module.default_indent
-        lines = [f"{prefix}{function}("] + [f"{unit}{argument}," for argument in arguments] + [")"]
-        return self.module.default_newline.join(lines)
+        lines = [f"{prefix}{function}("]
+        lines += [f"{unit}{_shifted(argument, unit)}," for argument in arguments]
+        return self.module.default_newline.join([*lines, ")"])
 
     def condition_text(self, condition: cst.BaseExpression, prefix: str, indent: str) -> str:
         """``prefix + condition``, an outermost ``torch.logical_*`` call split when too long."""
@@ -408,6 +495,21 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
             return body
         assert isinstance(body, cst.SimpleStatementSuite)
         return cst.IndentedBlock(body=[], header=body.trailing_whitespace)
+
+
+def _shifted(text: str, unit: str) -> str:
+    """``text`` with its continuation lines indented by ``unit`` more (it becomes an argument
+    on a line of its own), unless a string or f-string spans lines (its value would change)."""
+    if "\n" not in text:
+        return text
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    newlines = (tokenize.NL, tokenize.NEWLINE)
+    if any(token.type not in newlines and "\n" in token.string for token in tokens):
+        return text
+    return re.sub(r"\n(?=[^\r\n])", "\n" + unit, text)
 
 
 # ---------------------------------------------------------------------- conditions

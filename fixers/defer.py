@@ -55,7 +55,7 @@ def rewrite_call(command: GraphMendCommand, call: cst.Call, plan: DeferPlan) -> 
     if plan.stacklevel is not None:  # the plan counts the helper's frame; add its wrapper's
         inner.append(f"stacklevel={plan.stacklevel + DEFERRED_WRAPPER_FRAMES}")
     name = command.deferred_helper(
-        PREFIX + plan.callee.replace(".", "_"), parameters, f"{plan.callee}({', '.join(inner)})"
+        PREFIX + plan.callee.replace(".", "_"), parameters, plan.callee, inner
     )
     kept = [
         arg.with_changes(value=_str_of(arg.value)) if index in plan.str_args else arg

@@ -9,7 +9,7 @@ module uses for something else is never taken.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Sequence, Set, Tuple
+from typing import Dict, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -21,6 +21,8 @@ CHECK = f"{PREFIX}check"
 RAISE = f"{PREFIX}raise"
 DIFFER = f"{PREFIX}differ"
 
+#: The longest line of the emitted helpers (they fit any file's line length).
+HELPER_LINE_LENGTH = 79
 #: Frames that ``_graphmend_deferred``'s wrapper (``call``) adds between the caller and the
 #: helper: ``stacklevel`` counts them.
 DEFERRED_WRAPPER_FRAMES = 1
@@ -42,12 +44,15 @@ def {DEFERRED}(function):
     import sys
     import types
 
-    groups = (("t", torch.Tensor), ("s", str), ("b", bool), ("i", int), ("f", float))
+    groups = (
+        ("t", torch.Tensor), ("s", str), ("b", bool), ("i", int), ("f", float)
+    )
     runtime = sys.modules.get("{RUNTIME_MODULE}")
     if runtime is None:
         runtime = types.ModuleType("{RUNTIME_MODULE}")
         runtime.functions, runtime.op = {{}}, None
-        if hasattr(torch.library, "custom_op") and hasattr(torch.library, "EffectType"):
+        library = torch.library
+        if hasattr(library, "custom_op") and hasattr(library, "EffectType"):
 
             @torch.library.custom_op(
                 "graphmend::deferred",
@@ -56,8 +61,10 @@ def {DEFERRED}(function):
                 "SymInt[] i, float[] f) -> ()",
             )
             def deferred(name, kinds, *values):
-                values = {{kind: iter(group) for (kind, _), group in zip(groups, values)}}
-                runtime.functions[name](*[next(values[kind]) for kind in kinds])
+                queues = zip(groups, values)
+                values = {{kind: iter(group) for (kind, _), group in queues}}
+                args = [next(values[kind]) for kind in kinds]
+                runtime.functions[name](*args)
 
             deferred.register_fake(lambda *args: None)
             deferred.register_effect(torch.library.EffectType.ORDERED)
@@ -67,7 +74,8 @@ def {DEFERRED}(function):
     runtime.functions[name] = function
 
     def kind_of(value):
-        return next((kind for kind, type_ in groups if isinstance(value, type_)), "?")
+        matches = (kind for kind, type_ in groups if isinstance(value, type_))
+        return next(matches, "?")
 
     def call(*args):
         if runtime.op is None or not torch.compiler.is_compiling():
@@ -78,7 +86,8 @@ def {DEFERRED}(function):
         )
         if "?" in kinds or recorded:
             return function(*args)
-        values = [[a for k, a in zip(kinds, args) if k == kind] for kind, _ in groups]
+        pairs = list(zip(kinds, args))
+        values = [[a for k, a in pairs if k == kind] for kind, _ in groups]
         return runtime.op(name, kinds, *values)
 
     return call
@@ -86,7 +95,7 @@ def {DEFERRED}(function):
 
 _WHERE_SOURCE = f'''\
 def {WHERE}(condition, if_true, if_false):
-    """Select like `if condition:` without a branch on data (graphmend [Where]).
+    """Select like `if condition:`, without a branch on data (graphmend).
 
     torch.where is used only where it is exact: a 0-d bool tensor condition,
     two tensors of the same shape, dtype, device and strides (the selection
@@ -116,10 +125,11 @@ def {WHERE}(condition, if_true, if_false):
 
 _CHECK_SOURCE = f'''\
 def {CHECK}(failed, error, message):
-    """Raise `error(message)` if `failed`, inside the graph when compiled (graphmend [Trap]).
+    """Raise `error(message)` if `failed` (graphmend [Trap]).
 
-    The test runs as a deferred call (see {DEFERRED}): eager and compiled, it
-    raises the same exception with the same message at the same point.
+    The test runs as a deferred call, inside the graph when compiled (see
+    {DEFERRED}): eager and compiled, it raises the same exception
+    with the same message at the same point.
     """
     {RAISE}(failed, error.__name__, message)
 
@@ -158,8 +168,14 @@ FIXED_HELPERS: Dict[str, str] = {
 }
 
 
-def deferred_helper_source(name: str, parameters: Sequence[str], call: str) -> str:
-    """A registered helper ``name(parameters)`` whose body makes the call ``call``."""
+def deferred_helper_source(
+    name: str, parameters: Sequence[str], callee: str, arguments: Sequence[str]
+) -> str:
+    """A registered helper ``name(parameters)`` whose body calls ``callee(arguments)``; one
+    argument a line when the call is longer than the helpers' line length (79)."""
+    call = f"{callee}({', '.join(arguments)})"
+    if len(call) + 4 > HELPER_LINE_LENGTH or any("\n" in argument for argument in arguments):
+        call = "".join([f"{callee}(\n", *(f"        {a},\n" for a in arguments), "    )"])
     return f"@{DEFERRED}\ndef {name}({', '.join(parameters)}):\n    {call}\n"
 
 
@@ -190,35 +206,58 @@ def _same_code(first: str, second: str) -> bool:
 
 
 class HelperSet:
-    """The helpers one module needs: reuses those already there, names new ones, inserts them."""
+    """The helpers one module needs: reuses those already there, names new ones, inserts them.
 
-    def __init__(self, module: cst.Module, source: str) -> None:
-        tree = ast.parse(source)
+    With ``helpers_module`` (``mypkg._graphmend``), the fixed helpers are imported from that
+    module (see ``helpers_module_source``) instead of being written into the file; the deferred
+    helpers, which name the file's own globals, stay in it.
+    """
+
+    def __init__(
+        self, module: cst.Module, tree: ast.Module, helpers_module: Optional[str] = None
+    ) -> None:
         self._existing: Dict[str, str] = {
             statement.name.value: module.code_for_node(statement.with_changes(leading_lines=()))
             for statement in module.body
             if isinstance(statement, cst.FunctionDef) and statement.name.value.startswith(PREFIX)
         }
-        self._taken = _bound_names(tree) - set(self._existing)
+        self._from = helpers_module
+        self._imported: Set[str] = {
+            alias.asname or alias.name
+            for statement in tree.body
+            if isinstance(statement, ast.ImportFrom)
+            and statement.level == 0
+            and statement.module == helpers_module
+            for alias in statement.names
+        }
+        self._taken = _bound_names(tree) - set(self._existing) - self._imported
         self._has_torch = any(_imports_torch(statement) for statement in tree.body)
         self._new: Dict[str, str] = {}
+        self._new_imports: Set[str] = set()
 
     def fixed(self, name: str) -> str:
         """Request one of ``FIXED_HELPERS`` by name; returns the name."""
         if name in self._taken:
             raise HelperNameTaken(name)
+        if self._from is not None:
+            if name not in self._imported:
+                self._new_imports.add(name)
+            return name
         if name in _NEEDS:
             self.fixed(_NEEDS[name])
         if name not in self._existing:
             self._new.setdefault(name, FIXED_HELPERS[name])
         return name
 
-    def deferred(self, base: str, parameters: Sequence[str], call: str) -> str:
-        """The name of a registered helper making ``call``: an identical existing one, or new."""
+    def deferred(
+        self, base: str, parameters: Sequence[str], callee: str, arguments: Sequence[str]
+    ) -> str:
+        """The name of a registered helper calling ``callee(arguments)``: an identical existing
+        one, or a new one."""
         self.fixed(DEFERRED)
         for number in range(1, 100):
             name = base if number == 1 else f"{base}_{number}"
-            source = deferred_helper_source(name, parameters, call)
+            source = deferred_helper_source(name, parameters, callee, arguments)
             if name in self._taken:
                 continue
             known = self._new.get(name, self._existing.get(name))
@@ -231,13 +270,27 @@ class HelperSet:
 
     def insert(self, module: cst.Module) -> cst.Module:
         """``module`` with the new helpers (and ``import torch`` if missing) after its imports."""
-        if not self._new:
+        if not (self._new or self._new_imports):
             return module
         order = list(FIXED_HELPERS)  # fixed helpers first, then the deferred ones as requested
         names = sorted(
             self._new, key=lambda name: order.index(name) if name in order else len(order)
         )
-        text = "\n\n".join(self._new[name] for name in names)
+        parts = [self._new[name] for name in names]
+        body = list(module.body)
+        if self._new_imports:
+            imported = sorted(self._imported | self._new_imports, key=order.index)
+            statement = f"from {self._from} import {', '.join(imported)}\n"
+            existing = _import_from(body, self._from or "")
+            if existing is None:
+                parts.insert(0, statement)
+            else:
+                body[existing] = cst.parse_statement(
+                    statement, config=module.config_for_parsing
+                ).with_changes(leading_lines=body[existing].leading_lines)
+        if not parts:
+            return module.with_changes(body=body)
+        text = _indented("\n\n".join(parts), module.default_indent)
         if not self._has_torch:
             text = "import torch\n\n\n" + text
         config = module.config_for_parsing
@@ -247,9 +300,9 @@ class HelperSet:
         position = _insertion_index(module)
         blank = (cst.EmptyLine(), cst.EmptyLine())
         statements = [statement.with_changes(leading_lines=blank) for statement in statements]
-        if position == 0 or not self._has_torch:  # it starts the module, or follows an import
+        follows_import = not self._has_torch or (self._new_imports and existing is None)
+        if position == 0 or follows_import:  # it starts the module, or is (after) an import
             statements[0] = statements[0].with_changes(leading_lines=())
-        body = list(module.body)
         if position < len(body):
             following = body[position]
             body[position] = following.with_changes(
@@ -257,6 +310,43 @@ class HelperSet:
             )
         body[position:position] = statements
         return module.with_changes(body=body)
+
+
+def helpers_module_source() -> str:
+    """The module that ``--helpers-module`` names: every fixed helper, importing only torch."""
+    header = (
+        '"""The helpers that code fixed by graphmend imports (`--helpers-module`).\n\n'
+        "Written by `graphmend helpers`; it imports torch alone. Write it again, rather\n"
+        'than edit it, when graphmend is upgraded.\n"""\n\nimport torch\n'
+    )
+    return header + "".join(f"\n\n{source}" for source in FIXED_HELPERS.values())
+
+
+def _import_from(body: Sequence[cst.BaseStatement], name: str) -> Optional[int]:
+    """The index of the statement ``from <name> import ...`` in ``body``, if any."""
+    for index, statement in enumerate(body):
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.ImportFrom)
+            and not small.relative
+            and small.module is not None
+            and cst.Module([]).code_for_node(small.module) == name
+            for small in statement.body
+        ):
+            return index
+    return None
+
+
+def _indented(text: str, unit: str) -> str:
+    """``text`` (helpers written with four spaces a level) indented with ``unit``, the module's
+    own indentation (a tab, two spaces). Only docstrings hold lines that start with spaces
+    inside a string; they are indented alike, which their text ignores."""
+    if unit == "    ":
+        return text
+    lines = []
+    for line in text.split("\n"):
+        stripped = line.lstrip(" ")
+        lines.append(unit * ((len(line) - len(stripped)) // 4) + stripped)
+    return "\n".join(lines)
 
 
 class HelperNameTaken(Exception):

@@ -24,7 +24,7 @@ from .base import (
 )
 from .helpers import WHERE
 
-Lines = List[Optional[cst.BaseStatement]]
+Lines = List[Optional[cst.SimpleStatementLine]]
 Rewritten = Tuple[List[cst.BaseStatement], bool]
 
 
@@ -131,8 +131,10 @@ def rewrite_common_call(
         arguments.append(f"{first.keyword.value}={value}" if first.keyword else value)
     function = command.code(calls[0].func)
     statements.append(command.statement(command.call_text("", function, arguments, indent)))
-    removed = [updated.body, updated.orelse, sides[0][-1], sides[1][-1]]
+    removed: List[cst.CSTNode] = [updated.body, orelse, sides[0][-1], sides[1][-1]]
     first_statement = statements[0]
+    # every statement is a line or a compound statement (libcst's BaseStatement has no others)
+    assert isinstance(first_statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
     statements[0] = first_statement.with_changes(
         leading_lines=(
             *updated.leading_lines,
@@ -171,6 +173,8 @@ def _replace(
     With static conjuncts the ``if`` line (and the ``else`` branch) stay, around the selection.
     """
     first = selection[0]
+    # every statement is a line or a compound statement (libcst's BaseStatement has no others)
+    assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
     if static:
         comments = comment_lines([line for line in removed["body"] if line is not None])
         selection[0] = first.with_changes(leading_lines=(*comments, *first.leading_lines))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
-from .analysis.index import ModuleIndex
+from .analysis.index import ModuleIndex, child_blocks
 from .analysis.regions import Region, RegionFinder
 from .analysis.symbols import ModuleSymbols
 from .analysis.values import ValueAnalysis, class_tensor_attributes
@@ -87,23 +87,15 @@ def _header_expressions(statement: ast.stmt) -> List[ast.AST]:
 
 
 def _child_blocks(statement: ast.stmt, values: ValueAnalysis) -> Iterator[List[ast.stmt]]:
+    """The blocks of ``statement`` that Dynamo traces (not nested definitions' bodies)."""
     if isinstance(statement, ast.If):
         body, orelse = _branches_traced(statement, values)
         if body:
             yield statement.body
-        if orelse:
+        if orelse and statement.orelse:
             yield statement.orelse
-        return
-    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(statement, field, None)
-        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-            yield block
-    for handler in getattr(statement, "handlers", []):
-        yield handler.body
-    for case in getattr(statement, "cases", []):
-        yield case.body
+    elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield from child_blocks(statement)
 
 
 def _walk_expression(node: ast.AST, values: ValueAnalysis) -> Iterator[ast.AST]:
@@ -134,7 +126,7 @@ def _walk_expression(node: ast.AST, values: ValueAnalysis) -> Iterator[ast.AST]:
 def _check_block(block: List[ast.stmt], ctx: FunctionContext) -> Iterator[Finding]:
     values = ctx.values
     for statement in block:
-        expressions = _header_expressions(statement)
+        expressions: Sequence[ast.AST] = _header_expressions(statement)
         if isinstance(statement, ast.If):
             expressions = values.evaluated_operands(statement.test)
             if _decided(statement.test, values) is None:

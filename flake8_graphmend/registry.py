@@ -9,6 +9,7 @@ torch. A line of a failing example that ends with ``# <- GMxxx`` is where the fi
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
 
@@ -48,10 +49,19 @@ class Rule:
     default_enabled: bool = True
 
 
-_LOGGER_SETUP = (
-    "import logging\n\nimport torch\nfrom torch import nn\n\nlogger = logging.getLogger(__name__)\n"
-)
 _TORCH_SETUP = "import torch\nfrom torch import nn\n"
+_LOGGER_SETUP = "import logging\n\n" + _TORCH_SETUP + "\nlogger = logging.getLogger(__name__)\n"
+
+
+def _example(
+    body: str, *, header: str = _TORCH_SETUP, build: str = "Model(), (torch.randn(8),)"
+) -> str:
+    """An example module: ``header``, ``body`` (dedented, first newline dropped), and a
+    ``build()`` that returns ``build``."""
+    body = textwrap.dedent(body).removeprefix("\n")
+    return f"{header}\n\n{body}\n\ndef build():\n    return {build}\n"
+
+
 #: How [Defer] keeps a call (GM101-GM103), and what differs under compile.
 _DEFER_MECHANISM = (
     "The fix routes the call through a small module-level helper. Eager, the helper makes the "
@@ -74,8 +84,6 @@ _DEFER_NOTE = (
     "2.13's Inductor does not order effectful ops there; its own `print` HOP shares this); "
     "`torch.export` keeps the op in the exported program."
 )
-_BUILD_VECTOR = "\n\ndef build():\n    return Model(), (torch.randn(8),)\n"
-
 RULES: Tuple[Rule, ...] = (
     # ---------------------------------------------------------------- LC: side effects
     Rule(
@@ -94,15 +102,27 @@ RULES: Tuple[Rule, ...] = (
             "helper is silently dropped. "
         ) + _DEFER_MECHANISM,
         fix_note=_DEFER_NOTE,
-        failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
-        + '        print("scaled input")  # <- GM101\n        return y + 1\n'
-        + _BUILD_VECTOR,
-        passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
-        + "        return y + 1\n\n\ndef report(model, x):\n"
-        + '    print("output", model(x))  # outside compiled code: fine\n'
-        + _BUILD_VECTOR,
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    y = x * 2
+                    print("scaled input")  # <- GM101
+                    return y + 1
+            """,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    y = x * 2
+                    return y + 1
+
+
+            def report(model, x):
+                print("output", model(x))  # outside compiled code: fine
+            """,
+        ),
     ),
     Rule(
         code="GM102",
@@ -130,15 +150,28 @@ RULES: Tuple[Rule, ...] = (
             "and function. `logger.exception`, `exc_info=`, loggers that are not module-level "
             "names and calls whose value is used are declined. "
         ) + _DEFER_NOTE,
-        failing=_LOGGER_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
-        + '        logger.warning("scaling by two")  # <- GM102\n        return y + 1\n'
-        + _BUILD_VECTOR,
-        passing=_LOGGER_SETUP
-        + "\n\nclass Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        + '        logger.info("model built")  # __init__ is not compiled: fine\n\n'
-        + "    def forward(self, x):\n        return x * 2 + 1\n"
-        + _BUILD_VECTOR,
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    y = x * 2
+                    logger.warning("scaling by two")  # <- GM102
+                    return y + 1
+            """,
+            header=_LOGGER_SETUP,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    logger.info("model built")  # __init__ is not compiled: fine
+
+                def forward(self, x):
+                    return x * 2 + 1
+            """,
+            header=_LOGGER_SETUP,
+        ),
     ),
     Rule(
         code="GM103",
@@ -157,18 +190,29 @@ RULES: Tuple[Rule, ...] = (
             "Eager warnings keep their message, category and reported location, so the "
             "once-per-location filters behave the same. "
         ) + _DEFER_NOTE,
-        failing="import warnings\n\n" + _TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
-        + '        warnings.warn("the scale argument is deprecated", FutureWarning)  # <- GM103\n'
-        + "        return y + 1\n"
-        + _BUILD_VECTOR,
-        passing="import warnings\n\n" + _TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def __init__(self, scale=None):\n"
-        + "        super().__init__()\n"
-        + "        if scale is not None:\n"
-        + '            warnings.warn("the scale argument is deprecated", FutureWarning)\n\n'
-        + "    def forward(self, x):\n        return x * 2 + 1\n"
-        + _BUILD_VECTOR,
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    y = x * 2
+                    warnings.warn("the scale argument is deprecated", FutureWarning)  # <- GM103
+                    return y + 1
+            """,
+            header="import warnings\n\n" + _TORCH_SETUP,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def __init__(self, scale=None):
+                    super().__init__()
+                    if scale is not None:
+                        warnings.warn("the scale argument is deprecated", FutureWarning)
+
+                def forward(self, x):
+                    return x * 2 + 1
+            """,
+            header="import warnings\n\n" + _TORCH_SETUP,
+        ),
     ),
     # ---------------------------------------------------------------- DC: control flow
     Rule(
@@ -221,18 +265,30 @@ RULES: Tuple[Rule, ...] = (
             "assumes arithmetic and configuration lookups in `init` do not raise, as they do "
             "not on the branch that runs it."
         ),
-        failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        if x.sum() > 0:  # <- GM201\n            y = x * 2\n"
-        + "        else:\n            y = x - 1\n        return y + 1\n"
-        + _BUILD_VECTOR,
-        passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x, mask=None):\n"
-        + "        if mask is not None:\n            x = x * mask\n"
-        + "        if x.dtype == torch.float16 and self.training:\n            x = x.float()\n"
-        + "        for i in range(x.shape[0] // 4):\n            x = x + i\n"
-        + "        return torch.where(x.sum() > 0, x * 2, x - 1)\n"
-        + _BUILD_VECTOR,
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    if x.sum() > 0:  # <- GM201
+                        y = x * 2
+                    else:
+                        y = x - 1
+                    return y + 1
+            """,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x, mask=None):
+                    if mask is not None:
+                        x = x * mask
+                    if x.dtype == torch.float16 and self.training:
+                        x = x.float()
+                    for i in range(x.shape[0] // 4):
+                        x = x + i
+                    return torch.where(x.sum() > 0, x * 2, x - 1)
+            """,
+        ),
     ),
     Rule(
         code="GM202",
@@ -247,17 +303,27 @@ RULES: Tuple[Rule, ...] = (
             "Dynamo cannot unroll it. Use a static bound (a Python int or a shape) and mask the "
             "iterations that should not happen, or move the loop out of compiled code."
         ),
-        failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        while x.abs().max() > 1:  # <- GM202\n            x = x / 2\n"
-        + "        return x + 1\n"
-        + "\n\ndef build():\n    return Model(), (torch.randn(8) * 4,)\n",
-        passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        steps = 0\n        while steps < 3:\n"
-        + "            x = x / 2\n            steps += 1\n"
-        + "        return x + 1\n"
-        + _BUILD_VECTOR,
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    while x.abs().max() > 1:  # <- GM202
+                        x = x / 2
+                    return x + 1
+            """,
+            build="Model(), (torch.randn(8) * 4,)",
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    steps = 0
+                    while steps < 3:
+                        x = x / 2
+                        steps += 1
+                    return x + 1
+            """,
+        ),
     ),
     Rule(
         code="GM203",
@@ -272,14 +338,22 @@ RULES: Tuple[Rule, ...] = (
             "statement. When both sides are cheap and valid, `torch.where(cond, a, b)` computes "
             "the same value in one graph."
         ),
-        failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        y = x * 2 if x.mean() > 0 else x  # <- GM203\n        return y + 1\n"
-        + _BUILD_VECTOR,
-        passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x, scale=None):\n"
-        + "        y = x * 2 if scale is None else x * scale\n        return y + 1\n"
-        + _BUILD_VECTOR,
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    y = x * 2 if x.mean() > 0 else x  # <- GM203
+                    return y + 1
+            """,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x, scale=None):
+                    y = x * 2 if scale is None else x * scale
+                    return y + 1
+            """,
+        ),
     ),
     # ---------------------------------------------------------------- VG: validation guards
     Rule(
@@ -308,18 +382,27 @@ RULES: Tuple[Rule, ...] = (
             "lose. Known problem: such a change made by a calling frame in the same graph is "
             "not seen by the analysis and is lost the same way."
         ),
-        failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x, mask):\n        y = x * 2\n"
-        + "        if (mask == 0).all():  # <- GM301\n"
-        + '            raise ValueError("mask must keep at least one position")\n'
-        + "        return y * mask\n"
-        + "\n\ndef build():\n    return Model(), (torch.randn(8), torch.ones(8))\n",
-        passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x, mask):\n"
-        + "        if x.dim() != 1:\n"
-        + '            raise ValueError("expected a vector")\n'
-        + "        return x * 2 * mask\n"
-        + "\n\ndef build():\n    return Model(), (torch.randn(8), torch.ones(8))\n",
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x, mask):
+                    y = x * 2
+                    if (mask == 0).all():  # <- GM301
+                        raise ValueError("mask must keep at least one position")
+                    return y * mask
+            """,
+            build="Model(), (torch.randn(8), torch.ones(8))",
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x, mask):
+                    if x.dim() != 1:
+                        raise ValueError("expected a vector")
+                    return x * 2 * mask
+            """,
+            build="Model(), (torch.randn(8), torch.ones(8))",
+        ),
     ),
     Rule(
         code="GM302",
@@ -339,18 +422,26 @@ RULES: Tuple[Rule, ...] = (
             "As GM301: eager and compiled, a failure raises the same exception "
             "with the same message."
         ),
-        failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x, mask, expected):\n"
-        + "        y = x * 2\n"
-        + "        if not torch.equal(mask, expected):  # <- GM302\n"
-        + '            raise ValueError("unsupported attention mask")\n'
-        + "        return y * mask\n"
-        + "\n\ndef build():\n    return Model(), (torch.randn(8), torch.ones(8), torch.ones(8))\n",
-        passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x, mask, expected):\n"
-        + "        torch._assert_async((mask == expected).all(), \"unsupported attention mask\")\n"
-        + "        return x * 2 * mask\n"
-        + "\n\ndef build():\n    return Model(), (torch.randn(8), torch.ones(8), torch.ones(8))\n",
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x, mask, expected):
+                    y = x * 2
+                    if not torch.equal(mask, expected):  # <- GM302
+                        raise ValueError("unsupported attention mask")
+                    return y * mask
+            """,
+            build="Model(), (torch.randn(8), torch.ones(8), torch.ones(8))",
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x, mask, expected):
+                    torch._assert_async((mask == expected).all(), "unsupported attention mask")
+                    return x * 2 * mask
+            """,
+            build="Model(), (torch.randn(8), torch.ones(8), torch.ones(8))",
+        ),
     ),
     # ---------------------------------------------------------------- DO/TI: scalars
     Rule(
@@ -370,14 +461,22 @@ RULES: Tuple[Rule, ...] = (
             "graph. `capture_scalar_outputs=True` (or `fullgraph=True`) traces it as an unbacked "
             "symbol instead, which some models do not survive."
         ),
-        failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        scale = x.abs().max().item()  # <- GM401\n        return x / (scale + 1)\n"
-        + _BUILD_VECTOR,
-        passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        scale = x.abs().max()\n        return x / (scale + 1)\n"
-        + _BUILD_VECTOR,
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    scale = x.abs().max().item()  # <- GM401
+                    return x / (scale + 1)
+            """,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    scale = x.abs().max()
+                    return x / (scale + 1)
+            """,
+        ),
     ),
     Rule(
         code="GM402",
@@ -392,14 +491,21 @@ RULES: Tuple[Rule, ...] = (
             "always breaks (GB0109); on an integer tensor it breaks unless "
             "`capture_scalar_outputs=True` (GB0033)."
         ),
-        failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        first = x[:2].tolist()  # <- GM402\n        return x + sum(first)\n"
-        + _BUILD_VECTOR,
-        passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        return x + x[:2].sum()\n"
-        + _BUILD_VECTOR,
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    first = x[:2].tolist()  # <- GM402
+                    return x + sum(first)
+            """,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    return x + x[:2].sum()
+            """,
+        ),
     ),
     Rule(
         code="GM403",
@@ -414,14 +520,22 @@ RULES: Tuple[Rule, ...] = (
             "sizes a tensor (`torch.zeros(int(t.max()))`) no exact source rewrite exists; use "
             "`capture_scalar_outputs=True` or compute the size outside."
         ),
-        failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        total = float(x.sum())  # <- GM403\n        return x * total\n"
-        + _BUILD_VECTOR,
-        passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        rows = int(x.shape[0])\n        return x * x.sum() + rows\n"
-        + _BUILD_VECTOR,
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    total = float(x.sum())  # <- GM403
+                    return x * total
+            """,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    rows = int(x.shape[0])
+                    return x * x.sum() + rows
+            """,
+        ),
     ),
     # ---------------------------------------------------------------- DS: dynamic shapes
     Rule(
@@ -440,14 +554,21 @@ RULES: Tuple[Rule, ...] = (
             "as the data holds, so the output shape is unknown when the graph is built. Keep "
             "fixed shapes (masks and reductions) where the indices only feed a reduction."
         ),
-        failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        idx = torch.nonzero(x > 0)  # <- GM501\n        return x.sum() + idx.shape[0]\n"
-        + _BUILD_VECTOR,
-        passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        return x.sum() + torch.count_nonzero(x > 0)\n"
-        + _BUILD_VECTOR,
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    idx = torch.nonzero(x > 0)  # <- GM501
+                    return x.sum() + idx.shape[0]
+            """,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    return x.sum() + torch.count_nonzero(x > 0)
+            """,
+        ),
     ),
     Rule(
         code="GM502",
@@ -468,15 +589,22 @@ RULES: Tuple[Rule, ...] = (
             "(it calls `nonzero`). When the selection only feeds a reduction, "
             "`torch.where(mask, x, 0)` keeps the shape fixed."
         ),
-        failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        positive = x[x > 0]  # <- GM502\n        return positive.sum() + x\n"
-        + _BUILD_VECTOR,
-        passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        index = torch.arange(4)\n"
-        + "        return torch.where(x > 0, x, 0).sum() + x[index].sum()\n"
-        + _BUILD_VECTOR,
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    positive = x[x > 0]  # <- GM502
+                    return positive.sum() + x
+            """,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    index = torch.arange(4)
+                    return torch.where(x > 0, x, 0).sum() + x[index].sum()
+            """,
+        ),
     ),
     Rule(
         code="GM503",
@@ -487,14 +615,21 @@ RULES: Tuple[Rule, ...] = (
         fixer=None,
         hint="move torch.unique out of the compiled code, or set capture_dynamic_output_shape_ops",
         explanation="`torch.unique` returns as many values as the data holds distinct ones.",
-        failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        values = torch.unique(x.round())  # <- GM503\n        return x + values.sum()\n"
-        + _BUILD_VECTOR,
-        passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        return x + x.round().sum()\n"
-        + _BUILD_VECTOR,
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    values = torch.unique(x.round())  # <- GM503
+                    return x + values.sum()
+            """,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    return x + x.round().sum()
+            """,
+        ),
     ),
     Rule(
         code="GM504",
@@ -505,15 +640,21 @@ RULES: Tuple[Rule, ...] = (
         fixer=None,
         hint="use torch.where(mask, x, 0) when the result feeds a reduction",
         explanation="`masked_select` is boolean-mask indexing under another name.",
-        failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        kept = torch.masked_select(x, x > 0)  # <- GM504\n"
-        + "        return x + kept.sum()\n"
-        + _BUILD_VECTOR,
-        passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        return x + torch.where(x > 0, x, 0).sum()\n"
-        + _BUILD_VECTOR,
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    kept = torch.masked_select(x, x > 0)  # <- GM504
+                    return x + kept.sum()
+            """,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    return x + torch.where(x > 0, x, 0).sum()
+            """,
+        ),
     ),
     # ---------------------------------------------------------------- other
     Rule(
@@ -528,15 +669,30 @@ RULES: Tuple[Rule, ...] = (
             "Clock functions are skipped by Dynamo and end the graph; their value would be "
             "taken at trace time anyway. Measure around the compiled call instead."
         ),
-        failing="import time\n\n" + _TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
-        + "        started = time.perf_counter()  # <- GM601\n        return y + started\n"
-        + _BUILD_VECTOR,
-        passing="import time\n\n" + _TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        return x * 2\n"
-        + "\n\ndef timed(model, x):\n    started = time.perf_counter()\n"
-        + "    out = model(x)\n    return out, time.perf_counter() - started\n"
-        + _BUILD_VECTOR,
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    y = x * 2
+                    started = time.perf_counter()  # <- GM601
+                    return y + started
+            """,
+            header="import time\n\n" + _TORCH_SETUP,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    return x * 2
+
+
+            def timed(model, x):
+                started = time.perf_counter()
+                out = model(x)
+                return out, time.perf_counter() - started
+            """,
+            header="import time\n\n" + _TORCH_SETUP,
+        ),
     ),
     Rule(
         code="GM602",
@@ -547,16 +703,30 @@ RULES: Tuple[Rule, ...] = (
         fixer=None,
         hint="use tensor.clone() (and .detach() if the copy must not track gradients)",
         explanation="Dynamo refuses to deepcopy a tensor; `clone()` copies it inside the graph.",
-        failing="import copy\n\n" + _TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
-        + "        snapshot = copy.deepcopy(y)  # <- GM602\n        return y + snapshot\n"
-        + _BUILD_VECTOR,
-        passing="import copy\n\n" + _TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def __init__(self, config):\n"
-        + "        super().__init__()\n"
-        + "        self.config = copy.deepcopy(config)\n\n"
-        + "    def forward(self, x):\n        y = x * 2\n        return y + y.clone()\n"
-        + "\n\ndef build():\n    return Model({\"scale\": 2}), (torch.randn(8),)\n",
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    y = x * 2
+                    snapshot = copy.deepcopy(y)  # <- GM602
+                    return y + snapshot
+            """,
+            header="import copy\n\n" + _TORCH_SETUP,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    self.config = copy.deepcopy(config)
+
+                def forward(self, x):
+                    y = x * 2
+                    return y + y.clone()
+            """,
+            header="import copy\n\n" + _TORCH_SETUP,
+            build='Model({"scale": 2}), (torch.randn(8),)',
+        ),
     ),
     Rule(
         code="GM603",
@@ -567,15 +737,27 @@ RULES: Tuple[Rule, ...] = (
         fixer=None,
         hint="seed in the uncompiled caller, before the compiled call",
         explanation="Seeding the global generator is skipped by Dynamo and ends the graph.",
-        failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
-        + "        torch.manual_seed(0)  # <- GM603\n        return y + torch.rand_like(y)\n"
-        + _BUILD_VECTOR,
-        passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        + "        return x * 2 + torch.rand_like(x)\n"
-        + "\n\ndef seeded(model, x):\n    torch.manual_seed(0)\n    return model(x)\n"
-        + _BUILD_VECTOR,
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    y = x * 2
+                    torch.manual_seed(0)  # <- GM603
+                    return y + torch.rand_like(y)
+            """,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    return x * 2 + torch.rand_like(x)
+
+
+            def seeded(model, x):
+                torch.manual_seed(0)
+                return model(x)
+            """,
+        ),
     ),
     Rule(
         code="GM604",
@@ -586,26 +768,41 @@ RULES: Tuple[Rule, ...] = (
         fixer=None,
         hint="decide aliasing in the uncompiled caller; `a is b` is not equivalent for views",
         explanation="Storage addresses do not exist while Dynamo traces with fake tensors.",
-        failing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        + "        self.seen_ptr = 0\n\n    def forward(self, x, y):\n        z = x * 2\n"
-        + "        if x.data_ptr() == self.seen_ptr:  # <- GM604\n            return z\n"
-        + "        return z + y\n"
-        + "\n\ndef build():\n    return Model(), (torch.randn(8), torch.randn(8))\n",
-        passing=_TORCH_SETUP
-        + "\n\nclass Model(nn.Module):\n    def forward(self, x, y):\n        return x * 2 + y\n"
-        + "\n\ndef build():\n    return Model(), (torch.randn(8), torch.randn(8))\n",
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.seen_ptr = 0
+
+                def forward(self, x, y):
+                    z = x * 2
+                    if x.data_ptr() == self.seen_ptr:  # <- GM604
+                        return z
+                    return z + y
+            """,
+            build="Model(), (torch.randn(8), torch.randn(8))",
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x, y):
+                    return x * 2 + y
+            """,
+            build="Model(), (torch.randn(8), torch.randn(8))",
+        ),
     ),
 )
 
 RULES_BY_CODE: Dict[str, Rule] = {rule.code: rule for rule in RULES}
 
-#: The codemods and the codes each one fixes.
-FIXERS: Dict[str, Tuple[str, ...]] = {}
+#: The codemods (``graphmend.<fixer>``) and the codes each one fixes; the commands take their
+#: ``CODES`` from here.
+CODES_BY_FIXER: Dict[str, Tuple[str, ...]] = {}
 for _rule in RULES:
     if _rule.fixer:
-        FIXERS.setdefault(_rule.fixer, ())
-        FIXERS[_rule.fixer] += (_rule.code,)
+        CODES_BY_FIXER.setdefault(_rule.fixer, ())
+        CODES_BY_FIXER[_rule.fixer] += (_rule.code,)
 del _rule
 
 

@@ -18,9 +18,11 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Dict, Tuple
 
+import pycodestyle
 import pytest
 from libcst.codemod import (
     CodemodContext,
@@ -99,6 +101,26 @@ def test_fixture(case: str) -> None:
     if code != source:
         ast.parse(code)
         assert isinstance(run(command, code, filename), TransformSkip), "a second run rewrites"
+        new_style = set(style_problems(code, source)) - set(style_problems(source, source))
+        assert not new_style, f"the fix writes code pycodestyle flags: {sorted(new_style)}"
+
+
+def style_problems(code: str, original: str) -> Counter:
+    """pycodestyle's codes for ``code`` (its default selection; the longest line of
+    ``original`` as the line length, at least 79), counted."""
+    longest = max([79, *(len(line) for line in original.splitlines())])
+    style = pycodestyle.StyleGuide(quiet=True, max_line_length=longest)
+    found: Counter = Counter()
+
+    class Report(pycodestyle.BaseReport):
+        def error(self, line_number, offset, text, check):  # type: ignore[no-untyped-def]
+            if not self._ignore_code(text[:4]):
+                found[text[:4]] += 1
+
+    pycodestyle.Checker(
+        lines=code.splitlines(True), options=style.options, report=Report(style.options)
+    ).check_all()
+    return found
 
 
 # ---------------------------------------------------------------------------- whole-file behaviour

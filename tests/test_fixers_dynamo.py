@@ -408,3 +408,70 @@ def test_deferred_side_effects(tmp_path: Path) -> None:
     )
     assert (compiled_stdout, compiled_records, compiled_caught) == (stdout, records, caught)
     assert same(tuple(compiled_rest[:3]), tuple(rest[:3]))
+
+
+# ---------------------------------------------------------------------------- --helpers-module
+HELPERS_SOURCE = """
+    import logging
+
+    import torch
+    from torch import nn
+
+    logger = logging.getLogger("graphmend.fixture")
+
+
+    class Model(nn.Module):
+        def forward(self, x):
+            logger.info("forward of %s", "Model")
+            if x.sum() > 0:
+                y = x * 2
+            else:
+                y = x - 1
+            if torch.isnan(y).any():
+                raise ValueError("NaN in the output")
+            return y
+"""
+
+
+def test_helpers_module_is_imported_and_exact(tmp_path: Path) -> None:
+    """With ``helpers_module``, the fixed file imports the fixed helpers from one module of the
+    package (written by ``helpers_module_source``) and keeps only its deferred helpers; a second
+    run adds nothing; both compile to one graph with the same results and records."""
+    from fixers.helpers import CHECK, DEFERRED, WHERE, helpers_module_source
+
+    source = dedent(HELPERS_SOURCE).lstrip()
+    command = FixAll(CodemodContext(filename="model.py"), helpers_module="pkg._graphmend")
+    result = transform_module(command, source)
+    assert isinstance(result, TransformSuccess), result
+    fixed = result.code
+    assert f"from pkg._graphmend import {DEFERRED}, {CHECK}, {WHERE}\n" in fixed
+    assert f"def {WHERE}(" not in fixed and f"def {DEFERRED}(" not in fixed
+    assert f"@{DEFERRED}\ndef _graphmend_logger_info(" in fixed
+    again = transform_module(
+        FixAll(CodemodContext(filename="model.py"), helpers_module="pkg._graphmend"), fixed
+    )
+    assert not isinstance(again, TransformSuccess) or again.code == fixed
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "_graphmend.py").write_text(helpers_module_source())
+    (package / "model.py").write_text(fixed)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        fixed_module = importlib.import_module("pkg.model")
+    finally:
+        sys.path.remove(str(tmp_path))
+    original_module = load(source, tmp_path / "original")
+    x = torch.randn(4)
+    assert_breaks(original_module.Model(), x)
+    assert_one_graph(fixed_module.Model(), x)
+    with side_effects() as (_, records, _):
+        expected = compiled(original_module.Model())(x)
+    original_records = [r.getMessage() for r in records.records]
+    with side_effects() as (_, records, _):
+        actual = compiled(fixed_module.Model())(x)
+    assert same(expected, actual)
+    assert [r.getMessage() for r in records.records] == original_records == ["forward of Model"]
+    with pytest.raises(ValueError, match="NaN in the output"):
+        compiled(fixed_module.Model())(torch.full((4,), float("nan")))

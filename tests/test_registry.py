@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flake8_graphmend.docs import render_docs
-from flake8_graphmend.registry import FAMILIES, FIXERS, RULES, RULES_BY_CODE, expand_codes
+from flake8_graphmend.registry import FAMILIES, CODES_BY_FIXER, RULES, RULES_BY_CODE, expand_codes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,7 +23,7 @@ def test_codes_are_unique_and_well_formed():
 def test_every_rule_names_a_known_family_and_fixer():
     for rule in RULES:
         assert rule.family in FAMILIES
-        assert rule.fixer is None or rule.code in FIXERS[rule.fixer]
+        assert rule.fixer is None or rule.code in CODES_BY_FIXER[rule.fixer]
         assert rule.fixer is None or rule.fix_note, (
             f"{rule.code}: a fixable rule states what its fix changes"
         )

@@ -19,6 +19,11 @@ _BINDINGS = (
 )
 
 
+def _defaults(arguments: ast.arguments) -> List[ast.expr]:
+    """The default values of a function's parameters (``kw_defaults`` less its Nones)."""
+    return [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+
+
 @dataclass
 class FunctionFacts:
     """What one function's own body contains (nested functions, lambdas and classes excluded)."""
@@ -48,8 +53,10 @@ class ModuleScan:
     )
     #: Every call, with the function it is in.
     calls: List[Tuple[ast.Call, Optional[FunctionNode]]] = field(default_factory=list)
-    #: ``name = Callee(...)`` assignments, with the function they are in.
-    call_assignments: List[Tuple[ast.Assign, Optional[FunctionNode]]] = field(default_factory=list)
+    #: ``name = Callee(...)`` assignments: (targets, call, the function they are in).
+    call_assignments: List[Tuple[List[ast.expr], ast.Call, Optional[FunctionNode]]] = field(
+        default_factory=list
+    )
 
 
 class ModuleIndex:
@@ -79,8 +86,8 @@ class ModuleIndex:
                 scan.functions.append(node)
                 if scope is not None:
                     self._parents[node] = scope
-                outer = [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]
-                stack.extend((child, container, scope) for child in outer if child is not None)
+                outer = [*node.decorator_list, *_defaults(node.args)]
+                stack.extend((child, container, scope) for child in outer)
                 stack.extend((child, node, node) for child in reversed(node.body))
                 continue
             if isinstance(node, ast.ClassDef):
@@ -92,7 +99,7 @@ class ModuleIndex:
             if isinstance(node, ast.Call):
                 scan.calls.append((node, scope))
             elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                scan.call_assignments.append((node, scope))
+                scan.call_assignments.append((node.targets, node.value, scope))
             stack.extend((child, container, scope) for child in ast.iter_child_nodes(node))
         return scan
 
@@ -159,7 +166,7 @@ def scope_names(function: FunctionNode) -> Set[str]:
             names.add(node.name)
             stack.extend(node.decorator_list)
             if isinstance(node, _FUNCTIONS):
-                stack.extend([*node.args.defaults, *node.args.kw_defaults])
+                stack.extend(_defaults(node.args))
             continue
         if isinstance(node, ast.Lambda):
             stack.extend(node.args.defaults)
@@ -196,3 +203,15 @@ def enclosing_functions(tree: ast.Module, function: FunctionNode) -> List[Functi
 
     search(tree, [])
     return path
+
+
+def child_blocks(statement: ast.stmt) -> List[List[ast.stmt]]:
+    """The statement lists nested in ``statement`` (bodies, ``else``, handlers, cases)."""
+    blocks = [
+        getattr(statement, name)
+        for name in ("body", "orelse", "finalbody")
+        if isinstance(getattr(statement, name, None), list)
+    ]
+    blocks += [handler.body for handler in getattr(statement, "handlers", [])]
+    blocks += [case.body for case in getattr(statement, "cases", [])]
+    return [block for block in blocks if block and isinstance(block[0], ast.stmt)]

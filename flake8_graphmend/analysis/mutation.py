@@ -95,6 +95,30 @@ def in_place_mutations(
     augmented assignments (``x += 1``, which is in place for tensors). A mutation counts for
     every name that may share the mutated storage (``z = y`` then ``z.add_(1)`` mutates ``y``).
     """
+    direct = _direct_mutations(facts, values, symbols)
+    parent: Dict[str, str] = {name: name for name in direct}
+
+    def find(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
+    for first, second in _aliases(facts, values, symbols):
+        parent[find(first)] = find(second)
+    lines_of_group: Dict[str, List[int]] = {}
+    for name, lines in direct.items():
+        lines_of_group.setdefault(find(name), []).extend(lines)
+    return {
+        name: sorted(lines_of_group[find(name)])
+        for name in list(parent)
+        if find(name) in lines_of_group
+    }
+
+
+def _direct_mutations(
+    facts: FunctionFacts, values: ValueAnalysis, symbols: ModuleSymbols
+) -> Dict[str, List[int]]:
+    """``in_place_mutations`` of the mutated names themselves, before aliases are followed."""
     direct: Dict[str, List[int]] = {}
 
     def note(node: ast.expr, line: int) -> None:
@@ -120,20 +144,4 @@ def in_place_mutations(
                     note(target.value, node.lineno)
                 elif isinstance(node, ast.AugAssign) and isinstance(target, ast.Name):
                     note(target, node.lineno)
-    parent: Dict[str, str] = {name: name for name in direct}
-
-    def find(name: str) -> str:
-        while parent.setdefault(name, name) != name:
-            name = parent[name]
-        return name
-
-    for first, second in _aliases(facts, values, symbols):
-        parent[find(first)] = find(second)
-    lines_of_group: Dict[str, List[int]] = {}
-    for name, lines in direct.items():
-        lines_of_group.setdefault(find(name), []).extend(lines)
-    return {
-        name: sorted(lines_of_group[find(name)])
-        for name in list(parent)
-        if find(name) in lines_of_group
-    }
+    return direct

@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Dict, List, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, List, Sequence, Set, Tuple
 
 from ..files import UnreadableSource, read_source
 from .index import ModuleIndex
 from .regions import ExternalReferences, RegionFinder
 from .symbols import ModuleSymbols
 
+if TYPE_CHECKING:
+    from ..engine import Options
 
-def linked_entry_points(paths: Sequence[Path], options) -> Tuple[str, ...]:
+
+def linked_entry_points(paths: Sequence[Path], options: Options) -> Tuple[str, ...]:
     """The entry points that compiled code in ``paths`` reaches in other files of ``paths``.
 
     ``options`` is the ``engine.Options`` the files are analysed with; its own entry points are

@@ -9,7 +9,7 @@ names the culprit when one does not.
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Set, Tuple
+from typing import List, Optional, Sequence, Set, Tuple
 
 from .symbols import ModuleSymbols
 from .values import Kind, ValueAnalysis
@@ -160,13 +160,17 @@ def _callees(call: ast.Call, symbols: ModuleSymbols) -> List[ast.FunctionDef]:
         return [found] if isinstance(found, ast.FunctionDef) else []
     if not isinstance(func, ast.Attribute):
         return []
-    candidates = []
+    candidates: List[ast.FunctionDef] = []
     for table in symbols.assignments.values():
         if not (isinstance(table, ast.Dict) and table.values):
             continue
-        entries = [symbols.functions.get(getattr(value, "id", None)) for value in table.values]
-        if all(isinstance(entry, ast.FunctionDef) for entry in entries):
-            candidates += [entry for entry in entries if _accepts(entry, call)]
+        entries = [
+            symbols.functions.get(value.id) if isinstance(value, ast.Name) else None
+            for value in table.values
+        ]
+        functions = [entry for entry in entries if isinstance(entry, ast.FunctionDef)]
+        if len(functions) == len(entries):
+            candidates += [function for function in functions if _accepts(function, call)]
     return candidates
 
 
@@ -261,7 +265,7 @@ class _SpeculationChecker:
         value = statement.value
         return self.targets(targets) or (self.expression(value) if value else None)
 
-    def targets(self, targets: List[ast.expr]) -> Optional[str]:
+    def targets(self, targets: Sequence[ast.expr]) -> Optional[str]:
         for target in targets:
             for element in target.elts if isinstance(target, ast.Tuple) else [target]:
                 if not isinstance(element, ast.Name):
@@ -272,8 +276,9 @@ class _SpeculationChecker:
         """Whether ``test`` is false because a conjunct tests the empty ``**kwargs``."""
         if self.empty_kwargs is None:
             return False
-        conjunction = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
-        operands = test.values if conjunction else [test]
+        operands = [test]
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            operands = test.values
         return any(self._tests_kwargs(operand) for operand in operands)
 
     def _tests_kwargs(self, node: ast.expr) -> bool:
@@ -283,9 +288,10 @@ class _SpeculationChecker:
             if not (isinstance(right, ast.Constant) and right.value == 0):
                 return False
             node = node.left
-        func = getattr(node, "func", None)
-        if isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1:
-            node = node.args[0]
+        if isinstance(node, ast.Call) and len(node.args) == 1:
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "len":
+                node = node.args[0]
         return isinstance(node, ast.Name) and node.id == self.empty_kwargs
 
     def expression(self, node: ast.expr) -> Optional[str]:
@@ -305,8 +311,8 @@ class _SpeculationChecker:
                 return None
             if func.id in _SPECULATION_BUILTINS and func.id not in self.symbols.defined_here():
                 return None
-            if isinstance(self.symbols.functions.get(func.id), ast.FunctionDef):
-                callee = self.symbols.functions[func.id]
+            callee = self.symbols.functions.get(func.id)
+            if isinstance(callee, ast.FunctionDef):
                 problem = _function_problem(
                     callee, call, self.symbols, self.seen, self.empty_kwargs
                 )

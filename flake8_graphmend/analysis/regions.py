@@ -14,10 +14,13 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .index import ModuleIndex, ModuleScan
 from .symbols import ClassInfo, FunctionNode, ModuleSymbols
+
+if TYPE_CHECKING:
+    from ..engine import Options
 
 #: Decorators that keep a function out of Dynamo's trace (it runs eagerly).
 _EAGER_DECORATORS = {"torch.compiler.disable", "torch._dynamo.disable"}
@@ -120,10 +123,10 @@ class RegionFinder:
         index: ModuleIndex,
         lines: Sequence[str],
         filename: str,
-        options,
+        options: Options,
         entry_points: Optional[Sequence[str]] = None,
     ) -> "RegionFinder":
-        """The finder for one module analysed with ``options`` (an ``engine.Options``)."""
+        """The finder for one module analysed with ``options``."""
         text = "\n".join(lines)
         return cls(
             symbols,
@@ -231,9 +234,8 @@ class RegionFinder:
         seen.add(info.node)
         local = self._local_bases(info)
         local_names = {base.node.name for base in local}
-        for base in local:
-            if self._has_foreign_base(base, seen):
-                return True
+        if any(self._has_foreign_base(base, seen) for base in local):
+            return True
         for base in info.node.bases:
             if isinstance(base, ast.Name) and base.id in local_names:
                 continue
@@ -268,12 +270,12 @@ class RegionFinder:
     def _instance_classes(self, scan: ModuleScan) -> Dict[str, ClassInfo]:
         """Names bound to an instance of a local class anywhere in the module (``m = Net()``)."""
         bound: Dict[str, ClassInfo] = {}
-        for node, scope in scan.call_assignments:
-            cls = node.value.func
+        for targets, call, scope in scan.call_assignments:
+            cls = call.func
             if isinstance(cls, ast.Name):
                 info = self._class_named(cls.id, scope, scope)
                 if info is not None:
-                    for target in node.targets:
+                    for target in targets:
                         if isinstance(target, ast.Name):
                             bound[target.id] = info
         return bound

@@ -45,22 +45,9 @@ class ModuleSymbols:
 
     def _collect_statement(self, node: ast.stmt) -> None:
         if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    self.imports[alias.asname] = alias.name
-                else:
-                    top = alias.name.split(".")[0]
-                    self.imports[top] = top
-                self.imports_torch |= alias.name.split(".")[0] == "torch"
+            self._collect_import(node)
         elif isinstance(node, ast.ImportFrom):
-            module = node.module or ""
-            for alias in node.names:
-                if alias.name != "*":
-                    qualified = (
-                        f"{module}.{alias.name}" if module and not node.level else alias.name
-                    )
-                    self.imports[alias.asname or alias.name] = qualified
-            self.imports_torch |= module.split(".")[0] == "torch" and not node.level
+            self._collect_import_from(node)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.functions[node.name] = node
         elif isinstance(node, ast.ClassDef):
@@ -76,13 +63,33 @@ class ModuleSymbols:
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
             self.assignments[node.target.id] = node.value
         elif isinstance(node, (ast.If, ast.Try)):
-            # Imports guarded by availability checks (`if is_torch_available(): import torch`).
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.stmt):
-                    self._collect_statement(child)
-            for handler in getattr(node, "handlers", []):
-                for child in handler.body:
-                    self._collect_statement(child)
+            self._collect_guarded(node)
+
+    def _collect_guarded(self, node: Union[ast.If, ast.Try]) -> None:
+        """Imports guarded by availability checks (``if is_torch_available(): import torch``)."""
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                self._collect_statement(child)
+        for handler in getattr(node, "handlers", []):
+            for child in handler.body:
+                self._collect_statement(child)
+
+    def _collect_import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.imports[alias.asname] = alias.name
+            else:
+                top = alias.name.split(".")[0]
+                self.imports[top] = top
+            self.imports_torch |= alias.name.split(".")[0] == "torch"
+
+    def _collect_import_from(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        for alias in node.names:
+            if alias.name != "*":
+                qualified = f"{module}.{alias.name}" if module and not node.level else alias.name
+                self.imports[alias.asname or alias.name] = qualified
+        self.imports_torch |= module.split(".")[0] == "torch" and not node.level
 
     def qualified_name(self, node: ast.expr) -> Optional[str]:
         """Dotted name of an expression built from names and attributes, resolved through imports.
@@ -98,9 +105,6 @@ class ModuleSymbols:
             return None
         parts.append(self.imports.get(node.id, node.id))
         return ".".join(reversed(parts))
-
-    def is_module_level_name(self, name: str) -> bool:
-        return name in self.imports or name in self.assignments or name in self.functions
 
     def scripting_marker(self, lines: Sequence[str]) -> Optional[str]:
         """The first ``torch.jit`` scripting API the module uses (``torch.jit.is_scripting``...).

@@ -175,18 +175,15 @@ def class_tensor_attributes(
         for node in facts.bindings:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 if (symbols.qualified_name(node.value.func) or "").endswith("nn.Parameter"):
-                    for target in node.targets:
-                        if _is_self_attribute(target):
-                            names.add(target.attr)
+                    names.update(filter(None, map(_self_attribute, node.targets)))
     return names
 
 
-def _is_self_attribute(node: ast.expr) -> bool:
-    return (
-        isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "self"
-    )
+def _self_attribute(node: ast.expr) -> Optional[str]:
+    """``name`` where ``node`` is ``self.name``."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.attr if node.value.id == "self" else None
+    return None
 
 
 class ValueAnalysis:
@@ -248,25 +245,12 @@ class ValueAnalysis:
     def is_parameter(self, name: str) -> bool:
         return name in self._params
 
-    def parameter_default(self, name: str) -> Optional[ast.expr]:
-        args = self.function.args
-        positional = args.posonlyargs + args.args
-        with_defaults = positional[len(positional) - len(args.defaults):]
-        defaults = dict(zip([a.arg for a in with_defaults], args.defaults))
-        defaults.update(
-            {a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
-        )
-        return defaults.get(name)
-
     # ------------------------------------------------------------------ classification
     def kind(self, node: ast.expr, depth: int = 0) -> Kind:
         if depth > _DEPTH_LIMIT:
             return Kind.UNKNOWN
         method = getattr(self, "_kind_" + type(node).__name__, None)
         return method(node, depth + 1) if method else Kind.UNKNOWN
-
-    def is_tensor(self, node: ast.expr) -> bool:
-        return self.kind(node) is Kind.TENSOR
 
     def is_data_dependent(self, node: ast.expr) -> bool:
         return self.kind(node) in (Kind.TENSOR, Kind.DATA)
@@ -439,10 +423,10 @@ class ValueAnalysis:
                 return None
             self._truth_visiting.add(node.id)
             try:
-                values = {self.dynamo_truth(value, depth + 1) for value in assigned}
+                truths = {self.dynamo_truth(value, depth + 1) for value in assigned}
             finally:
                 self._truth_visiting.discard(node.id)
-            return values.pop() if len(values) == 1 else None
+            return truths.pop() if len(truths) == 1 else None
         return None
 
     def evaluated_operands(self, node: ast.expr) -> List[ast.expr]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
+from ..analysis.index import child_blocks
 from ..analysis.purity import ALIASING_OPERATIONS
 from ..analysis.values import Kind
-from .hoisting import child_blocks
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -79,6 +79,22 @@ def _call_kind(call: ast.Call, ctx: FunctionContext) -> str:
     if module in FRESH_MODULES:
         return "fresh"
     return "through" if module in PASS_THROUGH_MODULES else "unknown"
+
+
+def _call_sources(call: ast.Call, ctx: FunctionContext) -> List[ast.expr]:
+    """The expressions whose tensor ``call`` may return: none for a new tensor, the receiver of
+    a view, the arguments of a call that may hand one back (and the receiver, when unknown)."""
+    kind = _call_kind(call, ctx)
+    receiver = [call.func.value] if isinstance(call.func, ast.Attribute) else []
+    arguments = [
+        *(a.value if isinstance(a, ast.Starred) else a for a in call.args),
+        *(k.value for k in call.keywords),
+    ]
+    if kind == "fresh":
+        return []
+    if kind == "view":
+        return receiver
+    return arguments + (receiver if kind == "unknown" else [])
 
 
 def _submodule_class(call: ast.Call, ctx: FunctionContext) -> str:
@@ -203,15 +219,10 @@ def _hands_on_caller_tensor(
     if isinstance(value, ast.UnaryOp):
         return _hands_on_caller_tensor(value.operand, at, ctx, depth)
     if isinstance(value, ast.Call):
-        kind = _call_kind(value, ctx)
-        if kind == "unknown":
-            return True
-        if kind == "view":
-            receiver = value.func.value if isinstance(value.func, ast.Attribute) else value.func
-            return _hands_on_caller_tensor(receiver, at, ctx, depth)
-        arguments = [*value.args, *(k.value for k in value.keywords)]
+        if _call_kind(value, ctx) == "unknown":
+            return True  # it may return anything: `self`'s state, a global
         return any(
-            _hands_on_caller_tensor(getattr(a, "value", a), at, ctx, depth) for a in arguments
+            _hands_on_caller_tensor(source, at, ctx, depth) for source in _call_sources(value, ctx)
         )
     if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Starred)):
         return _caller_visible(_root(value), at, ctx, depth + 1)
@@ -290,7 +301,8 @@ def _escape_after(name: str, node: ast.If, ctx: FunctionContext) -> Optional[int
     attribute or an item, a yield), or None."""
     end = node.end_lineno or node.lineno
     for sub in ast.walk(ctx.region.function):
-        if getattr(sub, "lineno", 0) <= end:
+        line = getattr(sub, "lineno", 0)
+        if line <= end:
             continue
         value = None
         if isinstance(sub, (ast.Return, ast.Yield, ast.YieldFrom)):
@@ -300,7 +312,7 @@ def _escape_after(name: str, node: ast.If, ctx: FunctionContext) -> Optional[int
         ):
             value = sub.value
         if value is not None and _hands_on(value, name, ctx):
-            return sub.lineno
+            return line
     return None
 
 
@@ -315,9 +327,10 @@ def _hands_on(value: ast.expr, name: str, ctx: FunctionContext) -> bool:
         return any(_hands_on(element, name, ctx) for element in value.values)
     if isinstance(value, ast.Starred):
         return _hands_on(value.value, name, ctx)
-    if may_alias(value, ctx) and not isinstance(value, ast.Name):
-        inner = value.func.value if isinstance(value, ast.Call) else getattr(value, "value", None)
-        return isinstance(inner, ast.expr) and _hands_on(inner, name, ctx)
+    if isinstance(value, ast.Call):
+        return any(_hands_on(source, name, ctx) for source in _call_sources(value, ctx))
+    if isinstance(value, (ast.Attribute, ast.Subscript)):
+        return _hands_on(value.value, name, ctx)
     return False
 
 
@@ -338,6 +351,7 @@ def layout_problem(
     for if_true, if_false in pairs:
         if _transposes(if_true) != _transposes(if_false):
             value = if_true if _transposes(if_true) else if_false
+            assert value is not None  # the two differ, so one transposes: not None
             return f"`{ast.unparse(value)}` has another memory layout than the other path's tensor"
     return None
 
@@ -357,10 +371,10 @@ def _may_mutate_arguments(call: ast.Call, ctx: FunctionContext) -> bool:
         and func.value.id == "self"
     ):
         return func.attr in _in_place_submodules(ctx)
-    if isinstance(func, ast.Name) and isinstance(
-        ctx.symbols.functions.get(func.id), ast.FunctionDef
-    ):
-        return _updates_parameters(ctx.symbols.functions[func.id])
+    if isinstance(func, ast.Name):
+        function = ctx.symbols.functions.get(func.id)
+        if isinstance(function, ast.FunctionDef):
+            return _updates_parameters(function)
     return False
 
 

@@ -237,7 +237,7 @@ def _configuration_value(node: ast.expr, ctx: FunctionContext, depth: int = 0) -
     if isinstance(node, ast.Constant):
         return True
     if isinstance(node, ast.Attribute):
-        root = node
+        root: ast.expr = node
         while isinstance(root, ast.Attribute):
             root = root.value
         return isinstance(root, ast.Name) and root.id == "self" and (

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator, List, Optional, Sequence, Set
 
+from ..analysis.index import child_blocks
 from ..analysis.purity import impurity, speculation_problem
 
 if TYPE_CHECKING:
@@ -26,10 +27,14 @@ if TYPE_CHECKING:
 
 def hoisting_problem(statement: ast.stmt, outer: ast.If, ctx: FunctionContext) -> Optional[str]:
     """None when ``statement`` (in a branch of ``outer``) may run on both paths, else why not."""
-    if isinstance(statement, ast.If) and memoised_slot(statement) is not None:
-        return _memoised_init_problem(statement, outer, ctx)
-    if moved_attribute(statement) is not None:
-        return _move_problem(statement, ctx)
+    if isinstance(statement, ast.If):
+        slot = memoised_slot(statement)
+        if slot is not None:
+            return _memoised_init_problem(statement, slot, outer, ctx)
+    attribute = moved_attribute(statement)
+    if attribute is not None:
+        assert isinstance(statement, ast.Assign)  # moved_attribute matched `X.a = X.a.to(...)`
+        return _move_problem(statement, attribute, ctx)
     return f"a branch contains `{ast.unparse(statement).splitlines()[0]}` before the common call"
 
 
@@ -69,9 +74,15 @@ def memoised_slot(node: ast.If) -> Optional[str]:
     return call.args[1].value
 
 
-def _memoised_init_problem(node: ast.If, outer: ast.If, ctx: FunctionContext) -> Optional[str]:
-    slot = memoised_slot(node)
-    owner = node.test.operand.args[0].id
+def _memoised_init_problem(
+    node: ast.If, slot: str, outer: ast.If, ctx: FunctionContext
+) -> Optional[str]:
+    """``slot``: ``memoised_slot(node)``, so ``node.test`` is ``not hasattr(owner, slot)``."""
+    test = node.test
+    assert isinstance(test, ast.UnaryOp) and isinstance(test.operand, ast.Call)
+    owner_name = test.operand.args[0]
+    assert isinstance(owner_name, ast.Name)
+    owner = owner_name.id
     stores_slot = False
     for statement in node.body:
         if not isinstance(statement, ast.Assign):
@@ -110,7 +121,7 @@ def _never_read(name: str, ctx: FunctionContext) -> bool:
     )
 
 
-def _use_outside(slot: str, inside: ast.AST, tree: ast.Module) -> Optional[ast.AST]:
+def _use_outside(slot: str, inside: ast.AST, tree: ast.Module) -> Optional[ast.expr]:
     """A mention of attribute ``slot`` (or the string ``"slot"``) outside ``inside``."""
     excluded = {id(node) for node in ast.walk(inside)}
     for node in ast.walk(tree):
@@ -143,9 +154,10 @@ def moved_attribute(statement: ast.stmt) -> Optional[str]:
     return target.attr
 
 
-def _move_problem(statement: ast.Assign, ctx: FunctionContext) -> Optional[str]:
-    attribute = moved_attribute(statement)
+def _move_problem(statement: ast.Assign, attribute: str, ctx: FunctionContext) -> Optional[str]:
+    """``attribute``: ``moved_attribute(statement)``, so ``statement.value`` is a call."""
     call = statement.value
+    assert isinstance(call, ast.Call)
     for argument in [*call.args, *(keyword.value for keyword in call.keywords)]:
         problem = impurity(argument, ctx.values, ctx.symbols)
         if problem:
@@ -155,12 +167,12 @@ def _move_problem(statement: ast.Assign, ctx: FunctionContext) -> Optional[str]:
     return None
 
 
-def _unnormalised_uses(attribute: str, tree: ast.Module) -> Iterator[ast.AST]:
+def _unnormalised_uses(attribute: str, tree: ast.Module) -> Iterator[ast.Attribute]:
     """Reads of ``attribute`` that no move precedes in their block or an enclosing one."""
     yield from _block_uses(attribute, tree.body, moved=False)
 
 
-def _block_uses(attribute: str, block: List[ast.stmt], moved: bool) -> Iterator[ast.AST]:
+def _block_uses(attribute: str, block: List[ast.stmt], moved: bool) -> Iterator[ast.Attribute]:
     for statement in block:
         if moved_attribute(statement) == attribute:
             moved = True
@@ -174,15 +186,3 @@ def _block_uses(attribute: str, block: List[ast.stmt], moved: bool) -> Iterator[
         fresh = isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         for child in blocks:
             yield from _block_uses(attribute, child, moved and not fresh)
-
-
-def child_blocks(statement: ast.stmt) -> List[List[ast.stmt]]:
-    """The statement lists nested in ``statement`` (bodies, ``else``, handlers, cases)."""
-    blocks = [
-        getattr(statement, name)
-        for name in ("body", "orelse", "finalbody")
-        if isinstance(getattr(statement, name, None), list)
-    ]
-    blocks += [handler.body for handler in getattr(statement, "handlers", [])]
-    blocks += [case.body for case in getattr(statement, "cases", [])]
-    return [block for block in blocks if block and isinstance(block[0], ast.stmt)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Sequence, Set
+from typing import TYPE_CHECKING, Optional, Sequence, Set, Union
 
 from ..analysis.purity import impurity
 from ..analysis.values import Kind
@@ -107,8 +107,9 @@ def _equal_plan(
     if len(tensor_part) != 1:
         return declined("the torch.equal() test is combined with other tensor tests")
     test = tensor_part[0]
-    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-    call = test.operand if negated else test
+    call, negated = test, False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        call, negated = test.operand, True
     if not (isinstance(call, ast.Call) and ctx.symbols.qualified_name(call.func) == "torch.equal"):
         return declined(
             "only `torch.equal(a, b)` and `not torch.equal(a, b)` guards "
@@ -123,7 +124,9 @@ def _equal_plan(
     return TrapPlan(static_conjuncts, torch_equal=True, negated=negated), None
 
 
-def _state_change_before(node: ast.If, ctx: FunctionContext) -> Optional[ast.AST]:
+def _state_change_before(
+    node: ast.If, ctx: FunctionContext
+) -> Optional[Union[ast.stmt, ast.expr]]:
     """A statement or call before ``node`` in its function that changes Python (not tensor) state.
 
     Dynamo applies such changes after the graph, so they are lost when a check inside it fails:
@@ -138,7 +141,12 @@ def _state_change_before(node: ast.If, ctx: FunctionContext) -> Optional[ast.AST
         for name in sub.names
     }
     for sub in ast.walk(function):
-        if getattr(sub, "lineno", node.lineno) < node.lineno and _changes_state(sub, outer, ctx):
+        # only statements and expressions change state (assignments, calls: `_changes_state`)
+        if (
+            isinstance(sub, (ast.stmt, ast.expr))
+            and sub.lineno < node.lineno
+            and _changes_state(sub, outer, ctx)
+        ):
             return sub
     return None
 

@@ -220,7 +220,11 @@ def _crossed_attributes_problem(
 def _selected_in_place_problem(
     call: ast.Call, pairs: Sequence[Tuple[ast.expr, ast.expr]], ctx: FunctionContext
 ) -> Optional[str]:
-    stored = {value.value for value in call.args if isinstance(value, ast.Constant)}
+    stored = {
+        value.value
+        for value in call.args
+        if isinstance(value, ast.Constant) and isinstance(value.value, str)
+    }
     selected = attributes_read([value for pair in pairs for value in pair])
     for name in sorted(stored | selected):
         line = _in_place_write(name, ctx.symbols.tree)
@@ -229,7 +233,7 @@ def _selected_in_place_problem(
     return None
 
 
-def _in_place_write(attribute: object, tree: ast.Module) -> Optional[int]:
+def _in_place_write(attribute: str, tree: ast.Module) -> Optional[int]:
     """The line of an in-place method call (``x.attribute.copy_(...)``) on ``attribute``."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):

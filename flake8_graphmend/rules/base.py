@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Dict, List, Optional, Sequence, Set, Union
 
 from ..analysis.index import FunctionFacts, enclosing_functions, scope_names
 from ..analysis.mutation import in_place_mutations
@@ -78,11 +78,11 @@ class FunctionContext:
     def finding(
         self,
         code: str,
-        node: ast.AST,
+        node: Union[ast.stmt, ast.expr],
         call: str = "",
         decline: Optional[str] = None,
         plan: Optional[Plan] = None,
-        end_node: Optional[ast.AST] = None,
+        end_node: Optional[Union[ast.stmt, ast.expr]] = None,
     ) -> Finding:
         """Build the finding for ``code`` at ``node``.
 

@@ -34,7 +34,7 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Dict, List, Optional
 
 from .behaviour import CallRecord, compare_behaviour, record_calls
 from .compare import compare_outputs
@@ -64,11 +64,11 @@ class ArmSpec:
     result_path: str
     device: str = "auto"
     backend: str = "eager"
-    mode: str | None = None
+    mode: Optional[str] = None
     grad: bool = False
     seed: int = 0
     repeat: int = 20
-    copies: dict[str, str] = field(default_factory=dict)
+    copies: Dict[str, str] = field(default_factory=dict)
 
 
 def run_arm(spec: ArmSpec) -> ArmResult:
@@ -87,7 +87,7 @@ def run_arm(spec: ArmSpec) -> ArmResult:
     workload = _on_device(workload, device)
 
     report = CompileReport(graphs=0)
-    probe_s: list[float] = []  # the wall time of the probe's call, once it has returned
+    probe_s: List[float] = []  # the wall time of the probe's call, once it has returned
 
     def probe_call() -> Any:
         output, seconds = timed(
@@ -97,6 +97,7 @@ def run_arm(spec: ArmSpec) -> ArmResult:
         return output
 
     def compiled_call() -> Any:
+        assert report.compiled is not None, "probe_call compiles"
         return report.compiled(*workload.args, **workload.kwargs)
 
     with torch.set_grad_enabled(spec.grad):
@@ -129,7 +130,7 @@ def run_arm(spec: ArmSpec) -> ArmResult:
 
 
 def _compare(
-    result: ArmResult, recordings: dict[str, list[CallRecord]], role: str, handover: Path
+    result: ArmResult, recordings: Dict[str, List[CallRecord]], role: str, handover: Path
 ) -> None:
     """Step 7: fill ``result``'s comparisons (the original arm saves its recordings first)."""
     import torch
@@ -163,10 +164,10 @@ def _hand_over(workload: Workload, role: str, folder: Path) -> None:
     """Original arm: save weights and inputs. Fixed arm: load them into its own workload."""
     import torch
 
-    is_module = isinstance(workload.model, torch.nn.Module)
+    module = workload.model if isinstance(workload.model, torch.nn.Module) else None
     if role == ORIGINAL:
-        if is_module:
-            torch.save(workload.model.state_dict(), folder / _WEIGHTS)
+        if module is not None:
+            torch.save(module.state_dict(), folder / _WEIGHTS)
         try:
             torch.save({"args": workload.args, "kwargs": workload.kwargs}, folder / _INPUTS)
         except Exception as error:
@@ -175,9 +176,9 @@ def _hand_over(workload: Workload, role: str, folder: Path) -> None:
                 "return tensors and picklable values from the factory"
             ) from None
         return
-    if is_module and (folder / _WEIGHTS).is_file():
+    if module is not None and (folder / _WEIGHTS).is_file():
         try:
-            workload.model.load_state_dict(
+            module.load_state_dict(
                 torch.load(folder / _WEIGHTS, weights_only=True), strict=True
             )
         except RuntimeError as error:
@@ -225,11 +226,11 @@ def _time(
         ) from None
 
 
-def main(argv: list[str]) -> int:
+def main(argv: List[str]) -> int:
     """Run the arm described by the JSON file ``argv[0]`` and write its result file."""
     spec = ArmSpec(**json.loads(Path(argv[0]).read_text(encoding="utf-8")))
     try:
-        payload: dict[str, Any] = run_arm(spec).to_json()
+        payload: Dict[str, Any] = run_arm(spec).to_json()
     except VerifyError as error:
         payload = {"error": str(error)}
     Path(spec.result_path).write_text(json.dumps(payload, indent=1), encoding="utf-8")

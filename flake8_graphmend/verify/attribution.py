@@ -11,14 +11,14 @@ from __future__ import annotations
 import ast
 import functools
 from pathlib import Path
-from typing import Any
+from typing import Any, Dict, List, Tuple
 
 
 class LintFailure(Exception):
     """A site's file could not be linted; the message says why."""
 
 
-def findings_at(path: str, line: int) -> list[dict[str, Any]]:
+def findings_at(path: str, line: int) -> List[Dict[str, Any]]:
     """The GM findings of ``path`` that overlap the statement containing ``line`` (JSON-ready).
 
     Raises ``LintFailure`` when the file cannot be read, parsed or analysed.
@@ -39,7 +39,7 @@ def findings_at(path: str, line: int) -> list[dict[str, Any]]:
 
 
 @functools.lru_cache(maxsize=None)
-def _analyzed(path: str) -> tuple[list[Any], ast.Module]:
+def _analyzed(path: str) -> Tuple[List[Any], ast.Module]:
     try:
         from flake8_graphmend.engine import analyze_file
 
@@ -49,14 +49,14 @@ def _analyzed(path: str) -> tuple[list[Any], ast.Module]:
         raise LintFailure(f"{type(error).__name__}: {error}") from None
 
 
-def _statement_span(tree: ast.Module, line: int) -> tuple[int, int]:
+def _statement_span(tree: ast.Module, line: int) -> Tuple[int, int]:
     """First and last line of the innermost statement (header) that contains ``line``."""
     spans = [_header_span(node) for node in ast.walk(tree) if isinstance(node, ast.stmt)]
     containing = [span for span in spans if span[0] <= line <= span[1]]
     return max(containing, key=lambda span: span[0], default=(line, line))
 
 
-def _header_span(node: ast.stmt) -> tuple[int, int]:
+def _header_span(node: ast.stmt) -> Tuple[int, int]:
     """A simple statement's lines; for a compound statement, the lines before its body."""
     body = getattr(node, "body", None)
     if isinstance(body, list) and body and isinstance(body[0], ast.stmt):

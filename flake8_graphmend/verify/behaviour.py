@@ -36,7 +36,7 @@ import io
 import logging
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from .compare import compare_outputs, flatten_output
 from .entry import describe_failure
@@ -46,9 +46,9 @@ TRAP_DIFFERENCE = "[Trap]: RuntimeError under compile"
 _TRAP_ERROR = "RuntimeError"
 _SHOWN_CHARACTERS = 160
 
-LogItem = tuple[str, str, str]
+LogItem = Tuple[str, str, str]
 """(logger name, level name, message)"""
-WarningItem = tuple[str, str]
+WarningItem = Tuple[str, str]
 """(category, message)"""
 
 
@@ -56,20 +56,20 @@ WarningItem = tuple[str, str]
 class CallRecord:
     """What one call did (see the module docstring)."""
 
-    output: tuple[dict[str, Any], dict[str, str]] | None = None
-    exception: tuple[str, str] | None = None
-    failure: str | None = None
+    output: Optional[Tuple[Dict[str, Any], Dict[str, str]]] = None
+    exception: Optional[Tuple[str, str]] = None
+    failure: Optional[str] = None
     stdout: str = ""
     stderr: str = ""
-    logs: list[LogItem] = field(default_factory=list)
-    warnings: list[WarningItem] = field(default_factory=list)
+    logs: List[LogItem] = field(default_factory=list)
+    warnings: List[WarningItem] = field(default_factory=list)
 
 
-def record_calls(calls: Sequence[Callable[[], Any]]) -> list[CallRecord]:
+def record_calls(calls: Sequence[Callable[[], Any]]) -> List[CallRecord]:
     """Make ``calls`` in turn from a fresh "once" state, recording each; an exception that a call
     raises is recorded, not raised."""
     _forget_once_state()
-    records: list[CallRecord] = []
+    records: List[CallRecord] = []
     with warnings.catch_warnings(record=True) as shown, _recorded_logs() as logs:
         for call in calls:
             shown.clear()
@@ -90,7 +90,7 @@ def record_calls(calls: Sequence[Callable[[], Any]]) -> list[CallRecord]:
 
 
 def _forget_once_state() -> None:
-    warnings.onceregistry.clear()
+    warnings.onceregistry.clear()  # type: ignore[attr-defined]  # undocumented, not in typeshed
     for method in vars(logging.Logger).values():
         cache_clear = getattr(method, "cache_clear", None)
         if callable(cache_clear):
@@ -110,9 +110,9 @@ def _qualified_name(kind: type) -> str:
 
 
 @contextlib.contextmanager
-def _recorded_logs() -> Iterator[list[LogItem]]:
+def _recorded_logs() -> Iterator[List[LogItem]]:
     """Yield a list that collects the log records reaching the root or a non-propagating logger."""
-    items: list[LogItem] = []
+    items: List[LogItem] = []
     handler = _LogRecorder(items)
     loggers = [logging.root, *_non_propagating_loggers()]
     for logger in loggers:
@@ -132,7 +132,7 @@ def _non_propagating_loggers() -> Iterator[logging.Logger]:
 
 
 class _LogRecorder(logging.Handler):
-    def __init__(self, items: list[LogItem]) -> None:
+    def __init__(self, items: List[LogItem]) -> None:
         super().__init__(logging.NOTSET)
         self._items = items
 
@@ -153,8 +153,8 @@ class PartComparison:
     difference is documented (not a failure) when it is."""
 
     equal: bool
-    difference: str | None = None
-    documented: str | None = None
+    difference: Optional[str] = None
+    documented: Optional[str] = None
 
     @property
     def ok(self) -> bool:
@@ -167,7 +167,7 @@ class BehaviourComparison:
 
     expected: str
     actual: str
-    parts: dict[str, PartComparison]
+    parts: Dict[str, PartComparison]
 
     @property
     def key(self) -> str:
@@ -179,14 +179,14 @@ class BehaviourComparison:
         """Every part equal or differing only as documented."""
         return all(part.ok for part in self.parts.values())
 
-    def failing(self) -> list[str]:
+    def failing(self) -> List[str]:
         return [name for name, part in self.parts.items() if not part.ok]
 
-    def documented(self) -> list[str]:
+    def documented(self) -> List[str]:
         return [name for name, part in self.parts.items() if part.documented]
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> BehaviourComparison:
+    def from_json(cls, data: Dict[str, Any]) -> BehaviourComparison:
         parts = {name: PartComparison(**part) for name, part in data["parts"].items()}
         return cls(data["expected"], data["actual"], parts)
 
@@ -194,7 +194,7 @@ class BehaviourComparison:
 def compare_behaviour(
     expected: Sequence[CallRecord],
     actual: Sequence[CallRecord],
-    labels: tuple[str, str],
+    labels: Tuple[str, str],
     trap_documented: bool = False,
 ) -> BehaviourComparison:
     """Compare two recordings of the same calls, part by part. ``labels`` name the two sides;
@@ -223,11 +223,11 @@ class _Sides(NamedTuple):
     actual: str
 
 
-_Item = tuple[int, Any]
+_Item = Tuple[int, Any]
 """(call number from 1, a line written, a log record or a warning)"""
 
 
-def _lines(records: Sequence[CallRecord], stream: str) -> list[_Item]:
+def _lines(records: Sequence[CallRecord], stream: str) -> List[_Item]:
     return [
         (call, line)
         for call, record in enumerate(records, 1)
@@ -235,7 +235,7 @@ def _lines(records: Sequence[CallRecord], stream: str) -> list[_Item]:
     ]
 
 
-def _items(records: Sequence[CallRecord], part: str) -> list[_Item]:
+def _items(records: Sequence[CallRecord], part: str) -> List[_Item]:
     return [
         (call, tuple(item))
         for call, record in enumerate(records, 1)
@@ -283,12 +283,12 @@ def _compare_exceptions(
     return PartComparison(False, first, TRAP_DIFFERENCE if documented else None)
 
 
-def _outcome(exception: tuple[str, str] | None) -> str:
+def _outcome(exception: Optional[Tuple[str, str]]) -> str:
     return "returned" if exception is None else f"raised {exception[0]}: {_quoted(exception[1])}"
 
 
 def _is_trap_difference(
-    original: tuple[str, str] | None, compiled: tuple[str, str] | None
+    original: Optional[Tuple[str, str]], compiled: Optional[Tuple[str, str]]
 ) -> bool:
     """The original raised ``E(message)``, the compiled fixed code ``RuntimeError(message)``."""
     return (
@@ -301,8 +301,8 @@ def _is_trap_difference(
 
 def _compare_items(
     noun: str,
-    expected: list[_Item],
-    actual: list[_Item],
+    expected: List[_Item],
+    actual: List[_Item],
     sides: _Sides,
     show: Callable[[Any], str],
     unit: str = "",

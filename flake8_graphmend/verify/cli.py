@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Optional
 
 from .entry import parse_entry
 from .errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, VerifyError
@@ -134,7 +135,7 @@ def run_verify(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _check_options(options: VerifyOptions, json_path: Path | None) -> None:
+def _check_options(options: VerifyOptions, json_path: Optional[Path]) -> None:
     if options.mode and options.backend != "inductor":
         raise VerifyError(
             f"--mode {options.mode} needs --backend inductor (got --backend {options.backend})"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 _SCALARS = (str, bytes, int, float, complex, bool, type(None))
 _MAX_LISTED_DIFFERENCES = 10
@@ -23,17 +23,17 @@ class OutputComparison:
     """Whether two outputs are bitwise equal, and if not, where and by how much they differ."""
 
     equal: bool
-    max_abs_diff: float | None = None
-    differences: list[str] = field(default_factory=list)
+    max_abs_diff: Optional[float] = None
+    differences: List[str] = field(default_factory=list)
 
 
-def flatten_output(output: Any) -> tuple[dict[str, Any], dict[str, str]]:
+def flatten_output(output: Any) -> Tuple[Dict[str, Any], Dict[str, str]]:
     """Split an output into ``{path: tensor copied to CPU}`` and ``{path: repr}`` for the rest."""
     import torch
 
-    tensors: dict[str, Any] = {}
-    values: dict[str, str] = {}
-    seen: set[int] = set()
+    tensors: Dict[str, Any] = {}
+    values: Dict[str, str] = {}
+    seen: Set[int] = set()
 
     def visit(value: Any, path: str) -> None:
         if isinstance(value, torch.Tensor):
@@ -59,7 +59,7 @@ def _repr(value: Any) -> str:
         return f"<unrepresentable {type(value).__qualname__}>"
 
 
-def _children(value: Any) -> list[tuple[str, Any]] | None:
+def _children(value: Any) -> Optional[List[Tuple[str, Any]]]:
     if isinstance(value, Mapping):
         return [(f"[{key!r}]", child) for key, child in value.items()]
     if isinstance(value, (tuple, list)):
@@ -72,13 +72,13 @@ def _children(value: Any) -> list[tuple[str, Any]] | None:
 
 
 def compare_outputs(
-    expected: tuple[dict[str, Any], dict[str, str]], actual: tuple[dict[str, Any], dict[str, str]]
+    expected: Tuple[Dict[str, Any], Dict[str, str]], actual: Tuple[Dict[str, Any], Dict[str, str]]
 ) -> OutputComparison:
     """Compare two flattened outputs (``expected`` from the original arm)."""
     expected_tensors, expected_values = expected
     actual_tensors, actual_values = actual
-    differences: list[str] = []
-    largest: float | None = None
+    differences: List[str] = []
+    largest: Optional[float] = None
     for path in sorted(expected_tensors.keys() | actual_tensors.keys()):
         if path not in actual_tensors or path not in expected_tensors:
             side = "fixed" if path not in actual_tensors else "original"
@@ -95,7 +95,7 @@ def compare_outputs(
     return OutputComparison(not differences, largest, differences[:_MAX_LISTED_DIFFERENCES])
 
 
-def _compare_tensors(expected: Any, actual: Any) -> tuple[str | None, float | None]:
+def _compare_tensors(expected: Any, actual: Any) -> Tuple[Optional[str], Optional[float]]:
     """(what differs or None, largest absolute difference when shapes and dtypes match)."""
     import torch
 

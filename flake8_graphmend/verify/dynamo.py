@@ -29,7 +29,7 @@ import sysconfig
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 _GRAPH_BREAK_ARTIFACT_SUFFIX = ".__graph_breaks"
 _REASON_PREFIX = "Graph Break Reason: "
@@ -45,7 +45,7 @@ class BreakSite:
 
     filename: str
     lineno: int
-    gb_id: str | None
+    gb_id: Optional[str]
     gb_type: str
     reason: str
 
@@ -60,9 +60,9 @@ class CompileReport:
     and the compiled callable (counting backend, which runs graphs eagerly) for more calls."""
 
     graphs: int
-    break_sites: list[BreakSite] = field(default_factory=list)
+    break_sites: List[BreakSite] = field(default_factory=list)
     output: Any = None
-    compiled: Callable[..., Any] | None = None
+    compiled: Optional[Callable[..., Any]] = None
 
     @property
     def breaks(self) -> int:
@@ -87,7 +87,7 @@ def probe_into(report: CompileReport, fn: Callable[..., Any], *args: Any, **kwar
     import torch
 
     torch._dynamo.reset()
-    graphs: list[Any] = []
+    graphs: List[Any] = []
 
     def counting_backend(graph_module: Any, example_inputs: Any) -> Callable[..., Any]:
         graphs.append(graph_module)
@@ -102,7 +102,7 @@ def probe_into(report: CompileReport, fn: Callable[..., Any], *args: Any, **kwar
         report.graphs = len(graphs)  # later calls (recompiles) add graphs: not counted
 
 
-def fullgraph_error(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str | None:
+def fullgraph_error(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Optional[str]:
     """None when ``torch.compile(fn, fullgraph=True, backend="eager")`` runs, else why not.
 
     Note that on torch 2.13 ``fullgraph=True`` turns on scalar and dynamic-shape capture, so
@@ -120,7 +120,7 @@ def fullgraph_error(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str | 
     return None
 
 
-def gb_id_for(gb_type: str) -> str | None:
+def gb_id_for(gb_type: str) -> Optional[str]:
     """The PyTorch graph-break id (``GB0170``) of a break type, if this torch has a registry."""
     return _gb_ids_by_type().get(gb_type)
 
@@ -132,14 +132,14 @@ def summarize_exception(error: BaseException) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _gb_ids_by_type() -> dict[str, str]:
+def _gb_ids_by_type() -> Dict[str, str]:
     import torch._dynamo
 
     registry_path = Path(torch._dynamo.__file__).with_name("graph_break_registry.json")
     if not registry_path.is_file():
         return {}
     registry = json.loads(registry_path.read_text(encoding="utf-8"))
-    ids: dict[str, str] = {}
+    ids: Dict[str, str] = {}
     for gb_id in sorted(registry):
         for entry in registry[gb_id]:
             ids.setdefault(entry.get("Gb_type", ""), gb_id)
@@ -147,11 +147,11 @@ def _gb_ids_by_type() -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def recorded_graph_breaks() -> Iterator[list[BreakSite]]:
+def recorded_graph_breaks() -> Iterator[List[BreakSite]]:
     """Yield a list that collects a ``BreakSite`` for every break Dynamo logs meanwhile."""
     import torch._dynamo  # noqa: F401  (creates the graph_breaks artifact loggers)
 
-    sites: list[BreakSite] = []
+    sites: List[BreakSite] = []
     handler = _BreakLogHandler(sites)
     saved = [(logger, logger.level, logger.propagate) for logger in _graph_break_loggers()]
     for logger, _, _ in saved:
@@ -174,7 +174,7 @@ def _graph_break_loggers() -> Iterator[logging.Logger]:
 
 
 class _BreakLogHandler(logging.Handler):
-    def __init__(self, sites: list[BreakSite]) -> None:
+    def __init__(self, sites: List[BreakSite]) -> None:
         super().__init__(logging.DEBUG)
         self._sites = sites
 
@@ -191,7 +191,7 @@ def parse_break_record(message: str, exception_text: str = "") -> BreakSite:
     return BreakSite(filename, lineno, gb_id_for(gb_type), gb_type, reason)
 
 
-def _type_and_reason(text: str) -> tuple[str, str]:
+def _type_and_reason(text: str) -> Tuple[str, str]:
     """The break type is the line above the first ``Explanation:``; the reason follows it."""
     lines = [line.removeprefix(_REASON_PREFIX).strip() for line in text.splitlines()]
     for index, line in enumerate(lines):
@@ -201,7 +201,7 @@ def _type_and_reason(text: str) -> tuple[str, str]:
     return headline, headline
 
 
-def _innermost_user_frame(message: str) -> tuple[str, int]:
+def _innermost_user_frame(message: str) -> Tuple[str, int]:
     """The innermost frame of the logged user stack that is neither torch nor the stdlib."""
     stack_text = ""
     for marker in _STACK_MARKERS:
@@ -225,18 +225,18 @@ def is_library_file(filename: str) -> bool:
     return _is_under(path, _stdlib_roots()) and not _is_under(path, _site_package_roots())
 
 
-def _is_under(path: str, roots: tuple[str, ...]) -> bool:
+def _is_under(path: str, roots: Tuple[str, ...]) -> bool:
     return any(path.startswith(root + os.sep) for root in roots)
 
 
 @functools.lru_cache(maxsize=1)
-def _stdlib_roots() -> tuple[str, ...]:
+def _stdlib_roots() -> Tuple[str, ...]:
     paths = sysconfig.get_paths()
     return tuple({os.path.realpath(paths[key]) for key in ("stdlib", "platstdlib")})
 
 
 @functools.lru_cache(maxsize=1)
-def _site_package_roots() -> tuple[str, ...]:
+def _site_package_roots() -> Tuple[str, ...]:
     paths = sysconfig.get_paths()
     return tuple({os.path.realpath(paths[key]) for key in ("purelib", "platlib")})
 

@@ -61,6 +61,8 @@ def load_workload(source: Path, factory_name: str, shown_as: str) -> Workload:
     rewritten copy).
     """
     spec = importlib.util.spec_from_file_location(ENTRY_MODULE_NAME, source)
+    if spec is None or spec.loader is None:
+        raise VerifyError(f"cannot import {shown_as}: not a Python source file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[ENTRY_MODULE_NAME] = module
     try:
@@ -98,6 +100,6 @@ def describe_failure(error: BaseException) -> str:
 
     frames = traceback.extract_tb(error.__traceback__)
     user_frames = [frame for frame in frames if not is_library_file(frame.filename)]
-    where = (user_frames or frames or [None])[-1]
+    where = next(reversed(user_frames or frames), None)
     location = f" (at {where.filename}:{where.lineno})" if where else ""
     return summarize_exception(error) + location

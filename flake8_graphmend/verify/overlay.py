@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from importlib.machinery import ModuleSpec
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .errors import VerifyError
 
@@ -32,13 +32,13 @@ class Overlay:
 
     root: Path
     entry_copy: Path
-    copies: dict[str, str] = field(default_factory=dict)
-    fix_outcomes: list[Any] = field(default_factory=list)
+    copies: Dict[str, str] = field(default_factory=dict)
+    fix_outcomes: List[Any] = field(default_factory=list)
     #: Entry points that compiled code in one rewritten file reaches in another (see
     #: ``flake8_graphmend.analysis.project``): the files were fixed with these added.
-    linked_entry_points: tuple[str, ...] = ()
+    linked_entry_points: Tuple[str, ...] = ()
 
-    def original_of(self, copy: str) -> str | None:
+    def original_of(self, copy: str) -> Optional[str]:
         """The original file a copy was made from, if ``copy`` is one."""
         originals = {os.path.realpath(made): original for original, made in self.copies.items()}
         return originals.get(os.path.realpath(copy))
@@ -74,8 +74,8 @@ def build_overlay(
     ``scope`` is the fixers' scope: ``compiled`` (what Dynamo traces from ``forward`` and
     ``torch.compile`` entry points) or ``all`` (every function of a file that imports torch).
     """
-    copies: dict[str, str] = {}
-    rewrite_roots: list[Path] = []
+    copies: Dict[str, str] = {}
+    rewrite_roots: List[Path] = []
     for index, target in enumerate(_outermost(targets)):
         destination = root / f"{index}_{target.name}"
         if target.is_dir():
@@ -101,7 +101,7 @@ def build_overlay(
     return overlay
 
 
-def _outermost(targets: Sequence[Path]) -> list[Path]:
+def _outermost(targets: Sequence[Path]) -> List[Path]:
     """The targets without duplicates and without those inside another target folder."""
     unique = list(dict.fromkeys(targets))
     return [
@@ -109,7 +109,7 @@ def _outermost(targets: Sequence[Path]) -> list[Path]:
     ]
 
 
-def _rewrite(paths: list[Path], scope: str) -> tuple[list[Any], tuple[str, ...]]:
+def _rewrite(paths: List[Path], scope: str) -> Tuple[List[Any], Tuple[str, ...]]:
     """Fix the copies together: calls from one file's compiled code into another are followed."""
     try:
         from fixers.apply import fix_paths
@@ -128,13 +128,13 @@ def _rewrite(paths: list[Path], scope: str) -> tuple[list[Any], tuple[str, ...]]
 class OverlayFinder(importlib.abc.MetaPathFinder):
     """Loads the rewritten copy whenever an import resolves to an original file that has one."""
 
-    def __init__(self, copies: dict[str, str]) -> None:
+    def __init__(self, copies: Dict[str, str]) -> None:
         self._copies = copies
 
     def install(self) -> None:
         sys.meta_path.insert(0, self)
 
-    def find_spec(self, name: str, path: Any, target: Any = None) -> ModuleSpec | None:
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Optional[ModuleSpec]:
         spec = self._spec_from_other_finders(name, path, target)
         if spec is None or not spec.origin:
             return None
@@ -145,7 +145,7 @@ class OverlayFinder(importlib.abc.MetaPathFinder):
             name, copy, submodule_search_locations=spec.submodule_search_locations
         )
 
-    def _spec_from_other_finders(self, name: str, path: Any, target: Any) -> ModuleSpec | None:
+    def _spec_from_other_finders(self, name: str, path: Any, target: Any) -> Optional[ModuleSpec]:
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
                 continue

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Dict, List, Optional, Tuple
 
 from ._arm import EAGER
 from .behaviour import PARTS, BehaviourComparison
@@ -27,11 +27,11 @@ from .results import ArmResult, SiteResult
 from .runner import Verification
 
 
-def problems(verification: Verification, max_breaks: int | None = None) -> list[str]:
+def problems(verification: Verification, max_breaks: Optional[int] = None) -> List[str]:
     """Why the fixed arm fails verification; empty when it passes."""
-    original, fixed = verification.original, verification.fixed
     if verification.failure:
         return [str(verification.failure)]
+    original, fixed = verification.original, _fixed(verification)
     found = []
     if fixed.comparison is not None and not fixed.comparison.equal:
         found.append("the outputs of the two arms differ")
@@ -57,7 +57,14 @@ def problems(verification: Verification, max_breaks: int | None = None) -> list[
     return found
 
 
-def to_json(verification: Verification, max_breaks: int | None = None) -> dict[str, Any]:
+def _fixed(verification: Verification) -> ArmResult:
+    """The fixed arm, which ran where nothing failed."""
+    if verification.fixed is None:
+        raise ValueError(f"the fixed arm did not run: {verification.failure}")
+    return verification.fixed
+
+
+def to_json(verification: Verification, max_breaks: Optional[int] = None) -> Dict[str, Any]:
     """The JSON document written by ``--json``."""
     options, original, fixed = verification.options, verification.original, verification.fixed
     comparison = fixed.comparison if fixed else None
@@ -94,7 +101,7 @@ def to_json(verification: Verification, max_breaks: int | None = None) -> dict[s
     }
 
 
-def _arm_json(arm: ArmResult) -> dict[str, Any]:
+def _arm_json(arm: ArmResult) -> Dict[str, Any]:
     return {
         "graphs": arm.graphs,
         "breaks": arm.breaks,
@@ -105,11 +112,11 @@ def _arm_json(arm: ArmResult) -> dict[str, Any]:
     }
 
 
-def _timings_json(arm: ArmResult) -> dict[str, Any] | None:
+def _timings_json(arm: ArmResult) -> Optional[Dict[str, Any]]:
     return asdict(arm.timings) if arm.timings else None
 
 
-def _behaviour_json(comparison: BehaviourComparison) -> dict[str, Any]:
+def _behaviour_json(comparison: BehaviourComparison) -> Dict[str, Any]:
     parts = comparison.parts
     return {
         "behaviour_equal": comparison.equal,
@@ -119,14 +126,14 @@ def _behaviour_json(comparison: BehaviourComparison) -> dict[str, Any]:
     }
 
 
-def behaviour_equal(verification: Verification) -> bool | None:
+def behaviour_equal(verification: Verification) -> Optional[bool]:
     """Whether the fixed code behaves as the eager original, compiled and eager (documented
     differences allowed); None when the fixed side failed."""
     fixed = verification.fixed
     return all(comparison.equal for comparison in fixed.behaviour) if fixed else None
 
 
-def behaviour_summary(comparisons: list[BehaviourComparison]) -> str:
+def behaviour_summary(comparisons: List[BehaviourComparison]) -> str:
     """``yes`` or ``no: <parts>`` over ``comparisons`` together, then
     ``; <part>: documented difference (<why>)`` for each documented difference."""
     failing = [name for name in PARTS if any(name in c.failing() for c in comparisons)]
@@ -140,15 +147,16 @@ def behaviour_summary(comparisons: list[BehaviourComparison]) -> str:
     return "; ".join([verdict, *notes])
 
 
-def write_json(verification: Verification, path: Path, max_breaks: int | None = None) -> None:
+def write_json(verification: Verification, path: Path, max_breaks: Optional[int] = None) -> None:
     path.write_text(
         json.dumps(to_json(verification, max_breaks), indent=2) + "\n", encoding="utf-8"
     )
 
 
 def render_table(verification: Verification) -> str:
-    """The human-readable report: settings, the before/after table, sites, fixes."""
-    options, original, fixed = verification.options, verification.original, verification.fixed
+    """The human-readable report (of a verification that did not fail): settings, the
+    before/after table, sites, fixes."""
+    options, original, fixed = verification.options, verification.original, _fixed(verification)
     timing_note = f"compile = cold - warm, warm = median of {options.repeat} calls"
     mode = f", mode {options.mode}" if options.mode else ""
     lines = [
@@ -196,7 +204,7 @@ def _outputs(fixed: ArmResult) -> str:
     return "DIFFERENT" + gap + "".join(f"\n  {difference}" for difference in comparison.differences)
 
 
-def _behaviour_section(original: ArmResult, fixed: ArmResult) -> list[str]:
+def _behaviour_section(original: ArmResult, fixed: ArmResult) -> List[str]:
     """Each comparison with eager original, its first differences, and what the original raises."""
     lines = []
     compared = [(c, "") for c in fixed.behaviour]
@@ -214,7 +222,7 @@ def _behaviour_section(original: ArmResult, fixed: ArmResult) -> list[str]:
     return lines
 
 
-def _sites_section(title: str, sites: list[SiteResult]) -> list[str]:
+def _sites_section(title: str, sites: List[SiteResult]) -> List[str]:
     if not sites:
         return ["", f"{title}: none"]
     lines = ["", f"{title}:"]
@@ -233,7 +241,7 @@ def _sites_section(title: str, sites: list[SiteResult]) -> list[str]:
     return lines
 
 
-def _fixes_section(outcomes: list[dict[str, Any]], linked: tuple[str, ...]) -> list[str]:
+def _fixes_section(outcomes: List[Dict[str, Any]], linked: Tuple[str, ...]) -> List[str]:
     applied = sum(outcome["fixed"] for outcome in outcomes)
     changed = sum(1 for outcome in outcomes if outcome["changed"])
     lines = ["", f"fixes: {applied} applied in {changed} file{'s' if changed != 1 else ''}"]

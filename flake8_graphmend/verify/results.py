@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Dict, List, Optional
 
 from .behaviour import BehaviourComparison
 from .compare import OutputComparison
@@ -17,12 +17,12 @@ class SiteResult:
 
     file: str
     line: int
-    gb_id: str | None
+    gb_id: Optional[str]
     gb_type: str
     reason: str
     events: int
-    findings: list[dict[str, Any]] = field(default_factory=list)
-    lint_error: str | None = None
+    findings: List[Dict[str, Any]] = field(default_factory=list)
+    lint_error: Optional[str] = None
 
 
 @dataclass
@@ -36,18 +36,18 @@ class ArmResult:
     torch_version: str
     graphs: int
     breaks: int
-    break_sites: list[SiteResult]
-    fullgraph_error: str | None
-    timings: Timings | None
-    exceptions: dict[str, list[str | None]] = field(default_factory=dict)
-    comparison: OutputComparison | None = None
-    behaviour: list[BehaviourComparison] = field(default_factory=list)
+    break_sites: List[SiteResult]
+    fullgraph_error: Optional[str]
+    timings: Optional[Timings]
+    exceptions: Dict[str, List[Optional[str]]] = field(default_factory=dict)
+    comparison: Optional[OutputComparison] = None
+    behaviour: List[BehaviourComparison] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ArmResult:
+    def from_json(cls, data: Dict[str, Any]) -> ArmResult:
         comparison, timings = data.get("comparison"), data.get("timings")
         return cls(
             **{

@@ -17,7 +17,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, Dict, Iterator, List, Optional, TextIO, Tuple
 
 import flake8_graphmend
 
@@ -36,15 +36,15 @@ class VerifyOptions:
     """Everything a verification run needs (the CLI flags, parsed)."""
 
     entry: EntrySpec
-    fix_targets: list[str] = field(default_factory=list)
+    fix_targets: List[str] = field(default_factory=list)
     fix_scope: str = "compiled"
     device: str = "auto"
     backend: str = "eager"
-    mode: str | None = None
+    mode: Optional[str] = None
     grad: bool = False
     seed: int = 0
     repeat: int = 20
-    overlay_dir: Path | None = None
+    overlay_dir: Optional[Path] = None
 
 
 @dataclass
@@ -57,11 +57,11 @@ class Verification:
 
     options: VerifyOptions
     original: ArmResult
-    fixed: ArmResult | None
-    fix_outcomes: list[dict[str, Any]]
-    failure: VerifyError | None = None
+    fixed: Optional[ArmResult]
+    fix_outcomes: List[Dict[str, Any]]
+    failure: Optional[VerifyError] = None
     #: Entry points followed from one rewritten file into another (``Overlay``).
-    linked_entry_points: tuple[str, ...] = ()
+    linked_entry_points: Tuple[str, ...] = ()
 
 
 def verify(options: VerifyOptions, progress: TextIO) -> Verification:
@@ -98,7 +98,7 @@ def _run_arm(
     options: VerifyOptions,
     role: str,
     source: Path,
-    copies: dict[str, str],
+    copies: Dict[str, str],
     work: Path,
     progress: TextIO,
 ) -> ArmResult:
@@ -154,7 +154,7 @@ def _exit_reason(process: subprocess.CompletedProcess) -> str:
     return f"exit code {process.returncode}{killed}{said}"
 
 
-def _attribute(arm: ArmResult, overlay: Overlay | None) -> None:
+def _attribute(arm: ArmResult, overlay: Optional[Overlay]) -> None:
     """Annotate each site with the GM findings at its line, then show it under its user path."""
     for site in arm.break_sites:
         try:
@@ -177,7 +177,7 @@ def _describe_targets(options: VerifyOptions) -> str:
     return ", ".join([display_path(str(options.entry.path)), *options.fix_targets])
 
 
-def _outcome_json(outcome: Any, overlay: Overlay) -> dict[str, Any]:
+def _outcome_json(outcome: Any, overlay: Overlay) -> Dict[str, Any]:
     return {
         "path": display_path(overlay.original_of(str(outcome.path)) or str(outcome.path)),
         "changed": outcome.changed,

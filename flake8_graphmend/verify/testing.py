@@ -12,7 +12,7 @@ tensor op counts although the call still yields one graph.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from .dynamo import CompileReport, probe
 
@@ -21,7 +21,7 @@ def assert_graph_breaks(
     fn: Callable[..., Any],
     *args: Any,
     max_breaks: int = 0,
-    max_graphs: int | None = None,
+    max_graphs: Optional[int] = None,
     **kwargs: Any,
 ) -> CompileReport:
     """Compile ``fn`` (counting backend), call it once, and fail listing the break sites and GB ids

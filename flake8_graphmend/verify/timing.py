@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Tuple
 
 from .errors import VerifyError
 
@@ -69,7 +69,7 @@ def time_after_first_call(
     )
 
 
-def timed(call: Callable[[], Any], device: str) -> tuple[Any, float]:
+def timed(call: Callable[[], Any], device: str) -> Tuple[Any, float]:
     """``call()``'s result and its wall time in seconds, the device synchronised around it."""
     _synchronize(device)
     start = time.perf_counter()
