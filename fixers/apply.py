@@ -40,18 +40,35 @@ class FileOutcome:
 
 
 def fix_paths(
-    paths: Sequence[Path], *, options: Optional[Options] = None, diff: bool = False
+    paths: Sequence[Path],
+    *,
+    options: Optional[Options] = None,
+    diff: bool = False,
+    codes: Optional[Sequence[str]] = None,
+    helpers_module: Optional[str] = None,
 ) -> List[FileOutcome]:
     """Fix every ``.py`` file under ``paths`` in place (``diff=True``: only compute the diffs).
 
     Files are found as ``graphmend check`` finds them; a missing path raises FileNotFoundError.
     """
-    return [fix_file(path, options=options, diff=diff) for path in iter_python_files(paths)]
+    return [
+        fix_file(path, options=options, diff=diff, codes=codes, helpers_module=helpers_module)
+        for path in iter_python_files(paths)
+    ]
 
 
-def fix_file(path: Path, *, options: Optional[Options] = None, diff: bool = False) -> FileOutcome:
+def fix_file(
+    path: Path,
+    *,
+    options: Optional[Options] = None,
+    diff: bool = False,
+    codes: Optional[Sequence[str]] = None,
+    helpers_module: Optional[str] = None,
+) -> FileOutcome:
     """Fix one file; a file that cannot be read or parsed, or a failed rewrite, stays untouched.
 
+    ``codes``: fix only the findings of these codes (``--select``/``--ignore``); None: all.
+    ``helpers_module``: import the fixed helpers from that module (``--helpers-module``).
     A UTF-8 BOM and the line endings are kept.
     """
     outcome = FileOutcome(Path(path))
@@ -71,11 +88,20 @@ def fix_file(path: Path, *, options: Optional[Options] = None, diff: bool = Fals
         outcome.error = TOO_DEEP
         return outcome
     lines = source.splitlines()
-    live = [finding for finding in findings if not suppressed(finding, lines)]
+    live = [
+        finding
+        for finding in findings
+        if not suppressed(finding, lines) and (codes is None or finding.code in codes)
+    ]
     if not any(finding.fixer for finding in live):  # nothing to rewrite: spare the libcst parse
         outcome.declined = [decline_message(f, f.decline) for f in live if f.decline]
         return outcome
-    command = FixAll(CodemodContext(filename=str(path)), options=options)
+    command = FixAll(
+        CodemodContext(filename=str(path)),
+        options=options,
+        codes=codes,
+        helpers_module=helpers_module,
+    )
     result = transform_module(command, source)
     outcome.declined = list(result.warning_messages)
     if isinstance(result, TransformFailure):
@@ -84,10 +110,11 @@ def fix_file(path: Path, *, options: Optional[Options] = None, diff: bool = Fals
     if not isinstance(result, TransformSuccess) or result.code == source:
         return outcome
     outcome.changed, outcome.fixed = True, command.fixed_count
-    lines = difflib.unified_diff(
-        source.splitlines(True), result.code.splitlines(True), f"a/{path}", f"b/{path}"
+    outcome.diff = "".join(
+        difflib.unified_diff(
+            source.splitlines(True), result.code.splitlines(True), f"a/{path}", f"b/{path}"
+        )
     )
-    outcome.diff = "".join(lines)
     if not diff:
         try:
             bom = codecs.BOM_UTF8 if Path(path).read_bytes().startswith(codecs.BOM_UTF8) else b""

@@ -2,14 +2,20 @@
 
 flake8 hands the plugin the parsed ``ast`` and the source lines, so the plugin never parses a
 file again. Columns are 0-based (flake8 adds one); ``# noqa`` is flake8's business.
+
+flake8 checks ``choices`` on the command line only, not in its configuration files, so the
+values are checked again here: a bad one is a one-line error (exit status 2), as on the command
+line.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from typing import Any, ClassVar, Iterator, List, Tuple
 
 from . import __version__
+from .config import ConfigError, check_entry_points, check_scope
 from .engine import SCOPES, Options, analyze_tree, internal_error
 from .registry import RULES
 
@@ -19,7 +25,7 @@ class GraphMendChecker:
     version = __version__
     options: ClassVar[Options] = Options()
 
-    def __init__(self, tree: ast.AST, filename: str, lines: List[str]) -> None:
+    def __init__(self, tree: ast.Module, filename: str, lines: List[str]) -> None:
         self.tree = tree
         self.filename = filename
         self.lines = lines
@@ -55,11 +61,17 @@ class GraphMendChecker:
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
-        cls.options = Options(
-            scope=options.graphmend_scope,
-            entry_points=tuple(options.graphmend_entry_points or ()),
-            compiled_modules=tuple(options.graphmend_compiled_modules or ()),
-        )
+        try:
+            cls.options = Options(
+                scope=check_scope(options.graphmend_scope, "graphmend-scope"),
+                entry_points=check_entry_points(
+                    options.graphmend_entry_points or (), "graphmend-entry-points"
+                ),
+                compiled_modules=tuple(options.graphmend_compiled_modules or ()),
+            )
+        except ConfigError as exc:  # a value from a configuration file: argparse never saw it
+            print(f"flake8: error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
         try:

@@ -112,4 +112,7 @@ def test_missing_path(project):
 
 def test_rules_lists_every_code(project):
     out = graphmend("rules", cwd=project)[1]
-    assert [line.split()[0] for line in out.splitlines()] == [rule.code for rule in RULES]
+    header, *rows, footer = out.splitlines()
+    assert header.split()[:3] == ["code", "family", "name"]
+    assert [line.split()[0] for line in rows] == [rule.code for rule in RULES]
+    assert footer.startswith("graphmend rules CODE shows one rule in full")

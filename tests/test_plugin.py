@@ -83,3 +83,24 @@ def test_internal_error_becomes_one_finding(monkeypatch):
     )
     assert [(line, col, text.split(" ")[0]) for line, col, text, _ in results] == [(1, 0, "GM000")]
     assert "RecursionError: maximum recursion depth exceeded" in results[0][2]
+
+
+def test_select_gm_alone_is_silent_on_a_file_that_does_not_parse(tmp_path):
+    """flake8 reports E999 only when E9 is selected: docs/usage.md recommends GM,E9."""
+    (tmp_path / "broken.py").write_text("import torch\n\n\ndef forward(x:\n    print(x)\n")
+    assert flake8("--select", "GM", "broken.py", cwd=tmp_path)[:2] == (0, [])
+    code, out, _ = flake8("--select", "GM,E9", "broken.py", cwd=tmp_path)
+    assert code == 1 and len(out) == 1 and out[0].startswith("broken.py:") and " E999 " in out[0]
+    (tmp_path / ".flake8").write_text("[flake8]\nselect = GM,E9\n")
+    code, out, _ = flake8("broken.py", cwd=tmp_path)
+    assert code == 1 and " E999 " in out[0]
+
+
+def test_bad_value_in_a_config_file_is_one_line(tmp_path):
+    (tmp_path / "model.py").write_text(COMPILED_PRINT)
+    (tmp_path / "setup.cfg").write_text("[flake8]\ngraphmend-scope = bogus\n")
+    code, out, err = flake8("--select", "GM", "model.py", cwd=tmp_path)
+    assert (code, out) == (2, [])
+    assert err == (
+        "flake8: error: graphmend-scope: invalid choice: 'bogus' (choose from 'compiled', 'all')\n"
+    )
