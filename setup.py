@@ -28,7 +28,8 @@ setup(
         include=["flake8_graphmend", "flake8_graphmend.*", "fixers", "fixers.*"]
     ),
     include_package_data=True,
-    install_requires=["flake8>=6", "libcst>=1.1"],
+    # tomli: graphmend's pyproject.toml reader on Pythons before 3.11 (tomllib after).
+    install_requires=["flake8>=6", "libcst>=1.1", "tomli>=1.1; python_version < '3.11'"],
     extras_require={
         "verify": [TORCH],
         "test": [TORCH, TRANSFORMERS, "pytest>=7", "pytest-xdist>=3", "hypothesis>=6"],

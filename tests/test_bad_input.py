@@ -126,6 +126,7 @@ def test_long_but_parsable_chain_is_analyzed(tmp_path):
     assert graphmend("check", "chain.py", cwd=tmp_path) == (0, "", "")
 
 
+@pytest.mark.slow
 def test_ten_megabyte_file(tmp_path):
     filler = "".join(f"def helper_{i}(x):\n    return x + {i}\n\n\n" for i in range(300_000))
     path = tmp_path / "big.py"

@@ -21,6 +21,10 @@ torch = pytest.importorskip("torch")
 from flake8_graphmend.engine import analyze_file  # noqa: E402
 from flake8_graphmend.verify.behaviour import PARTS  # noqa: E402
 
+#: Every test here shares the `runs` fixture, which runs the verify command end to end on every
+#: case once (a few minutes): the module is outside the quick tier (`-m "not slow"`).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 TM_T5 = "transformers.models.t5"
 try:
