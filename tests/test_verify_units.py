@@ -312,7 +312,8 @@ def test_equal_recordings():
     comparison = compare_behaviour([_record(), _record()], [_record(), _record()], LABELS)
     assert comparison.equal and comparison.failing() == []
     assert all(part.equal and part.difference is None for part in comparison.parts.values())
-    assert list(comparison.parts) == list(PARTS)
+    assert list(comparison.parts) == [part for part in PARTS if part != "gradients"]
+    assert list(compare_behaviour([], [], LABELS, gradients=True).parts) == list(PARTS)
     assert comparison.key == "eager_original_vs_compiled_fixed"
 
 
@@ -469,13 +470,15 @@ def _arm(graphs, sites, comparison=None, behaviour=()):
     )
 
 
-def _compared(eager_original, compiled_fixed):
+def _compared(eager_original, compiled_fixed, gradients=False):
     """The original arm's and the fixed arm's behaviour comparisons, where the compiled original
     and the eager fixed code behave as the eager original."""
 
     def against(actual, label):
         labels = ("eager original", label)
-        return compare_behaviour(eager_original, actual, labels, label == "compiled fixed")
+        return compare_behaviour(
+            eager_original, actual, labels, label == "compiled fixed", gradients
+        )
 
     return [against(eager_original, "compiled original")], [
         against(compiled_fixed, "compiled fixed"),
@@ -483,7 +486,10 @@ def _compared(eager_original, compiled_fixed):
     ]
 
 
-def _verification(tmp_path, fixed_graphs=1, equal=True, eager_original=None, compiled_fixed=None):
+def _verification(
+    tmp_path, fixed_graphs=1, equal=True, eager_original=None, compiled_fixed=None, grad=False
+):
+    """Four graphs fixed to ``fixed_graphs``; with ``grad``, as ``--grad`` (gradients compared)."""
     covered = SiteResult(
         "m.py",
         4,
@@ -516,9 +522,9 @@ def _verification(tmp_path, fixed_graphs=1, equal=True, eager_original=None, com
     )
     fixed_sites = [] if fixed_graphs == 1 else [uncovered] * (fixed_graphs - 1)
     eager_original = eager_original or [_record()] * 2
-    reference, behaviour = _compared(eager_original, compiled_fixed or eager_original)
+    reference, behaviour = _compared(eager_original, compiled_fixed or eager_original, grad)
     return Verification(
-        VerifyOptions(EntrySpec(tmp_path / "m.py", "build")),
+        VerifyOptions(EntrySpec(tmp_path / "m.py", "build"), grad=grad),
         original=_arm(4, [covered, uncovered, unlinted], behaviour=reference),
         fixed=_arm(fixed_graphs, fixed_sites, comparison, behaviour),
         fix_outcomes=[

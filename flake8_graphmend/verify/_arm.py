@@ -10,19 +10,22 @@ An arm:
    (a model that is not an ``nn.Module`` has no weights to hand over);
 4. moves model and inputs to the device and, under ``torch.no_grad()`` unless ``grad`` is set,
    records ``CALLS`` eager calls (``behaviour``): that records the eager behaviour, and it fills
-   lazily built module caches before anything is captured (CUDA graphs must not capture them);
+   lazily built module caches before anything is captured (CUDA graphs must not capture them).
+   With ``grad``, each call is followed by a backward pass and its gradients are recorded
+   (``gradients``);
 5. reseeds and records ``CALLS`` compiled calls from a fresh "once" state: the first is the probe
    with the counting backend (graphs, break sites up to an exception, if any), the others call
-   the probe's compiled model again (its graphs run eagerly);
-6. unless a compiled call raised, times the calls: with the ``eager`` backend, the probe's call
-   is the cold call and the probe's compiled model is called again; with another backend,
-   Dynamo is reset and the model compiled afresh with it and the mode; then checks
-   ``fullgraph=True`` with the eager backend;
+   the probe's compiled model again (its graphs run eagerly); with ``grad``, backward passes too;
+6. unless a compiled call raised, times the calls (the forward calls only): with the ``eager``
+   backend, the probe's call is the cold call and the probe's compiled model is called again;
+   with another backend, Dynamo is reset and the model compiled afresh with it and the mode;
+   then checks ``fullgraph=True`` with the eager backend and, with ``grad``, counts the backward
+   graphs in a compile of their own (``dynamo.count_backward_graphs``);
 7. compares: the original arm saves its recordings and compares its compiled calls with its
    eager ones (for reference: what torch alone changes); the fixed arm compares its compiled
-   and its eager calls with the original's eager ones, and its first compiled output bit for bit
-   with the original's (both the outputs of captured graphs run eagerly, whatever ``--backend``
-   is timed).
+   and its eager calls with the original's eager ones, and its first compiled output (and, with
+   ``grad``, gradients) bit for bit with the original's (both computed by captured graphs run
+   eagerly, whatever ``--backend`` is timed).
 
 An exception that the workload raises is recorded as its behaviour. The arm writes an
 ``ArmResult`` as JSON, or ``{"error": "one line"}`` when a step fails.
@@ -34,13 +37,20 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
-from .behaviour import CallRecord, compare_behaviour, record_calls
+from .behaviour import CallRecord, compare_behaviour, compare_gradients, record_calls
 from .compare import compare_outputs
-from .dynamo import CompileReport, fullgraph_error, probe_into, summarize_exception
+from .dynamo import (
+    CompileReport,
+    count_backward_graphs,
+    fullgraph_error,
+    probe_into,
+    summarize_exception,
+)
 from .entry import Workload, describe_failure, load_workload
 from .errors import VerifyError
+from .gradients import backward, gradient_targets
 from .overlay import OverlayFinder
 from .results import ArmResult, SiteResult
 from .timing import Timings, move_to, resolve_device, time_after_first_call, time_calls, timed
@@ -100,14 +110,18 @@ def run_arm(spec: ArmSpec) -> ArmResult:
         assert report.compiled is not None, "probe_call compiles"
         return report.compiled(*workload.args, **workload.kwargs)
 
+    targets = None
+    if spec.grad:
+        targets = gradient_targets(workload.model, workload.args, workload.kwargs)
     with torch.set_grad_enabled(spec.grad):
         torch.manual_seed(spec.seed)
-        recordings = {EAGER: record_calls([workload] * CALLS)}
+        recordings = {EAGER: record_calls([workload] * CALLS, targets)}
         torch.manual_seed(spec.seed)
-        recordings[COMPILED] = record_calls([probe_call] + [compiled_call] * (CALLS - 1))
+        recordings[COMPILED] = record_calls([probe_call] + [compiled_call] * (CALLS - 1), targets)
         raised = any(record.exception for record in recordings[COMPILED])
         timings = None if raised else _time(workload, report, probe_s[0], spec, device)
         fullgraph = fullgraph_error(workload.model, *workload.args, **workload.kwargs)
+        backward_graphs = _backward_graphs(workload, spec.grad and not raised)
 
     sites = [
         SiteResult(site.filename, site.lineno, site.gb_id, site.gb_type, site.reason, events)
@@ -124,23 +138,42 @@ def run_arm(spec: ArmSpec) -> ArmResult:
         exceptions={
             mode: [record.failure for record in records] for mode, records in recordings.items()
         },
+        backward_graphs=backward_graphs[0],
+        backward_graphs_error=backward_graphs[1],
     )
-    _compare(result, recordings, spec.role, handover)
+    _compare(result, recordings, spec, handover)
     return result
 
 
+def _backward_graphs(workload: Workload, count: bool) -> Tuple[Optional[int], Optional[str]]:
+    """(backward graphs, None) or (None, why they could not be counted); (None, None) when not
+    ``count``."""
+    if not count:
+        return None, None
+    try:
+        graphs = count_backward_graphs(
+            workload.model, lambda output: backward(output, {}), *workload.args, **workload.kwargs
+        )
+    except Exception as error:  # counting is a measurement: its failure is reported, not fatal
+        return None, describe_failure(error)
+    return graphs, None
+
+
 def _compare(
-    result: ArmResult, recordings: Dict[str, List[CallRecord]], role: str, handover: Path
+    result: ArmResult, recordings: Dict[str, List[CallRecord]], spec: ArmSpec, handover: Path
 ) -> None:
     """Step 7: fill ``result``'s comparisons (the original arm saves its recordings first)."""
     import torch
 
-    if role == ORIGINAL:
+    if spec.role == ORIGINAL:
         saved = {mode: [vars(record) for record in records] for mode, records in recordings.items()}
         torch.save(saved, handover / _RECORDINGS)
         result.behaviour = [
             compare_behaviour(
-                recordings[EAGER], recordings[COMPILED], ("eager original", "compiled original")
+                recordings[EAGER],
+                recordings[COMPILED],
+                ("eager original", "compiled original"),
+                gradients=spec.grad,
             )
         ]
         return
@@ -152,12 +185,22 @@ def _compare(
             recordings[COMPILED],
             ("eager original", "compiled fixed"),
             trap_documented=True,
+            gradients=spec.grad,
         ),
-        compare_behaviour(original[EAGER], recordings[EAGER], ("eager original", "eager fixed")),
+        compare_behaviour(
+            original[EAGER],
+            recordings[EAGER],
+            ("eager original", "eager fixed"),
+            gradients=spec.grad,
+        ),
     ]
-    expected, actual = original[COMPILED][0].output, recordings[COMPILED][0].output
-    if expected is not None and actual is not None:
-        result.comparison = compare_outputs(expected, actual)
+    expected, actual = original[COMPILED][0], recordings[COMPILED][0]
+    if expected.output is not None and actual.output is not None:
+        result.comparison = compare_outputs(expected.output, actual.output)
+        if spec.grad and not (expected.exception or actual.exception):
+            result.gradient_comparison = compare_gradients(
+                [expected], [actual], ("compiled original", "compiled fixed")
+            )
 
 
 def _hand_over(workload: Workload, role: str, folder: Path) -> None:

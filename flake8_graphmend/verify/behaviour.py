@@ -13,7 +13,11 @@ A recording is a few calls in a row (``record_calls``); each call gives a ``Call
   eager run never writes). A handler at level NOTSET records them; logger levels stay as the
   program set them, so what the program filters out is not recorded;
 - warnings: (category, message) of each warning shown under the program's own filters
-  (``warnings.catch_warnings(record=True)`` keeps them), in order, repeats included.
+  (``warnings.catch_warnings(record=True)`` keeps them), in order, repeats included;
+- gradients (``--grad`` only): each call is followed by a backward pass on a fixed weighted sum
+  of its output tensors, after which the gradients of the model's parameters and of the inputs
+  that require grad are recorded, None where there is none (``gradients`` says exactly how). An
+  exception raised by the backward pass is the call's exception, marked as raised in backward.
 
 "Once" state: a recording starts as a fresh process would. Entering ``catch_warnings`` makes every
 module forget the warnings its ``__warningregistry__`` holds (the ``default`` and ``module``
@@ -23,9 +27,10 @@ are the caches of lru_cache'd methods of ``logging.Logger`` (transformers' ``war
 reset. The calls of a recording share the state, so a message shown once is in the first call's
 record only, as in the program.
 
-Two recordings compare part by part (``PARTS``). One difference is documented rather than a
-failure: a [Trap] fix makes a failing guard raise ``RuntimeError(message)`` under compile where
-the original raised another type with the same message.
+Two recordings compare part by part (``PARTS``; ``gradients`` only when asked for). Two
+differences are documented rather than failures: a [Trap] fix makes a failing guard raise
+``RuntimeError(message)`` under compile where the original raised another type with the same
+message; gradients that differ only in the sign of zero (-0.0 against 0.0).
 """
 
 from __future__ import annotations
@@ -38,10 +43,11 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
+from . import gradients as grads
 from .compare import compare_outputs, flatten_output
 from .entry import describe_failure
 
-PARTS = ("values", "exceptions", "stdout", "stderr", "logs", "warnings")
+PARTS = ("values", "exceptions", "stdout", "stderr", "logs", "warnings", "gradients")
 TRAP_DIFFERENCE = "[Trap]: RuntimeError under compile"
 _TRAP_ERROR = "RuntimeError"
 _SHOWN_CHARACTERS = 160
@@ -63,11 +69,16 @@ class CallRecord:
     stderr: str = ""
     logs: List[LogItem] = field(default_factory=list)
     warnings: List[WarningItem] = field(default_factory=list)
+    backward: Optional[str] = None  # gradients.DONE, NO_OUTPUT, RAISED; None: not run
+    gradients: Optional[grads.Gradients] = None
 
 
-def record_calls(calls: Sequence[Callable[[], Any]]) -> List[CallRecord]:
+def record_calls(
+    calls: Sequence[Callable[[], Any]], targets: Optional[Dict[str, Any]] = None
+) -> List[CallRecord]:
     """Make ``calls`` in turn from a fresh "once" state, recording each; an exception that a call
-    raises is recorded, not raised."""
+    raises is recorded, not raised. With ``targets`` (``gradients.gradient_targets``), each call
+    is followed by its backward pass and the targets' gradients are recorded."""
     _forget_once_state()
     records: List[CallRecord] = []
     with warnings.catch_warnings(record=True) as shown, _recorded_logs() as logs:
@@ -77,16 +88,36 @@ def record_calls(calls: Sequence[Callable[[], Any]]) -> List[CallRecord]:
             record = CallRecord()
             stdout, stderr = io.StringIO(), io.StringIO()
             with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-                try:
-                    record.output = flatten_output(call())
-                except Exception as error:  # the exception is the behaviour
-                    record.exception = (_qualified_name(type(error)), _text(error))
-                    record.failure = describe_failure(error)
+                _call(call, record, targets)
             record.stdout, record.stderr = stdout.getvalue(), stderr.getvalue()
             record.logs = list(logs)
             record.warnings = [(_qualified_name(w.category), str(w.message)) for w in shown]
             records.append(record)
     return records
+
+
+def _call(call: Callable[[], Any], record: CallRecord, targets: Optional[Dict[str, Any]]) -> None:
+    """Make the call (and its backward pass, with ``targets``) into ``record``."""
+    if targets is not None:
+        grads.clear_gradients(targets)
+    try:
+        output = call()
+        record.output = flatten_output(output)
+    except Exception as error:  # the exception is the behaviour
+        _record_exception(record, error)
+        return
+    if targets is None:
+        return
+    try:
+        record.backward, record.gradients = grads.backward(output, targets)
+    except Exception as error:
+        record.backward = grads.RAISED
+        _record_exception(record, error, "in backward: ")
+
+
+def _record_exception(record: CallRecord, error: Exception, where: str = "") -> None:
+    record.exception = (_qualified_name(type(error)), _text(error))
+    record.failure = where + describe_failure(error)
 
 
 def _forget_once_state() -> None:
@@ -196,10 +227,12 @@ def compare_behaviour(
     actual: Sequence[CallRecord],
     labels: Tuple[str, str],
     trap_documented: bool = False,
+    gradients: bool = False,
 ) -> BehaviourComparison:
     """Compare two recordings of the same calls, part by part. ``labels`` name the two sides;
     ``trap_documented``: ``actual`` is compiled fixed code, whose [Trap] guards raise
-    ``RuntimeError`` (the documented difference)."""
+    ``RuntimeError`` (the documented difference); ``gradients``: the calls ran backward passes
+    (``--grad``), compare their gradients too."""
     sides = _Sides(*labels)
     parts = {
         "values": _compare_values(expected, actual),
@@ -215,6 +248,8 @@ def compare_behaviour(
     parts["warnings"] = _compare_items(
         "warnings", _items(expected, "warnings"), _items(actual, "warnings"), sides, _show_warning
     )
+    if gradients:
+        parts["gradients"] = compare_gradients(expected, actual, labels)
     return BehaviourComparison(sides.expected, sides.actual, parts)
 
 
@@ -266,13 +301,43 @@ def _compare_values(
     return PartComparison(True)
 
 
+def compare_gradients(
+    expected: Sequence[CallRecord], actual: Sequence[CallRecord], labels: Tuple[str, str]
+) -> PartComparison:
+    """The gradients of the calls that returned on both sides (the others differ in exceptions):
+    whether each ran a backward pass, then each target's gradient, bitwise. A difference only in
+    the sign of zero is documented (``gradients.ZERO_SIGNS``)."""
+    differences: List[Tuple[str, bool]] = []
+    for call, (want, got) in enumerate(zip(expected, actual), 1):
+        if want.exception or got.exception:
+            continue
+        if want.backward != got.backward:
+            differences.append((
+                f"call {call}: {labels[0]} {_backward(want)}, {labels[1]} {_backward(got)}", False
+            ))
+        elif want.gradients is not None and got.gradients is not None:
+            found = grads.gradient_differences(want.gradients, got.gradients, labels)
+            differences += [(f"call {call}: {text}", zeros) for text, zeros in found]
+    if not differences:
+        return PartComparison(True)
+    more = f" (and {len(differences) - 1} more)" if len(differences) > 1 else ""
+    documented = all(zeros for _, zeros in differences)
+    return PartComparison(
+        False, f"gradients: {differences[0][0]}{more}", grads.ZERO_SIGNS if documented else None
+    )
+
+
+def _backward(record: CallRecord) -> str:
+    return "ran backward" if record.backward == grads.DONE else f"ran none ({record.backward})"
+
+
 def _compare_exceptions(
     expected: Sequence[CallRecord], actual: Sequence[CallRecord], sides: _Sides, trap: bool
 ) -> PartComparison:
     differences = [
-        (call, want.exception, got.exception)
+        (call, want, got)
         for call, (want, got) in enumerate(zip(expected, actual), 1)
-        if want.exception != got.exception
+        if _raised(want) != _raised(got)
     ]
     if not differences:
         return PartComparison(True)
@@ -283,19 +348,31 @@ def _compare_exceptions(
     return PartComparison(False, first, TRAP_DIFFERENCE if documented else None)
 
 
-def _outcome(exception: Optional[Tuple[str, str]]) -> str:
-    return "returned" if exception is None else f"raised {exception[0]}: {_quoted(exception[1])}"
+def _raised(record: CallRecord) -> Optional[Tuple[str, str, bool]]:
+    """(type, message, raised in backward) or None."""
+    if record.exception is None:
+        return None
+    return (*record.exception, record.backward == grads.RAISED)
 
 
-def _is_trap_difference(
-    original: Optional[Tuple[str, str]], compiled: Optional[Tuple[str, str]]
-) -> bool:
-    """The original raised ``E(message)``, the compiled fixed code ``RuntimeError(message)``."""
+def _outcome(record: CallRecord) -> str:
+    raised = _raised(record)
+    if raised is None:
+        return "returned"
+    kind, message, in_backward = raised
+    return f"raised {kind}{' in backward' if in_backward else ''}: {_quoted(message)}"
+
+
+def _is_trap_difference(original: CallRecord, compiled: CallRecord) -> bool:
+    """The original raised ``E(message)``, the compiled fixed code ``RuntimeError(message)``
+    (both in the forward call)."""
+    want, got = _raised(original), _raised(compiled)
     return (
-        original is not None
-        and compiled is not None
-        and original[0] != _TRAP_ERROR
-        and compiled == (_TRAP_ERROR, original[1])
+        want is not None
+        and got is not None
+        and want[0] != _TRAP_ERROR
+        and got == (_TRAP_ERROR, want[1], False)
+        and not want[2]
     )
 
 

@@ -13,16 +13,19 @@ from typing import Optional
 
 from .entry import parse_entry
 from .errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, VerifyError
+from .gradients import WEIGHT_SEED
 from .report import problems, render_table, write_json
 from .runner import VerifyOptions, verify
 
 _MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 EXIT_STATUS = (
     "exit status: 0 verified; 1 verification failed: the fixed code cannot be rewritten or "
-    "run, its compiled outputs differ from the original's, its behaviour (values, exceptions, "
-    "stdout, stderr, log records, warnings; compiled and eager) differs from the eager "
-    "original's other than as documented ([Trap]: RuntimeError under compile), or it has more "
-    "graphs or break events than the original or than --max-breaks; 2 bad input (entry file, "
+    "run, its compiled outputs (with --grad: gradients) differ from the original's, its "
+    "behaviour (values, exceptions, stdout, stderr, log records, warnings, with --grad "
+    "gradients; compiled and eager) differs from the eager original's other than as documented "
+    "([Trap]: RuntimeError under compile; gradients differing only in the sign of zero), or it "
+    "has more graphs or break events than the original or than --max-breaks; 2 bad input "
+    "(entry file, "
     "factory, a factory that raises, inputs that cannot be saved, a --backend that fails on the "
     "original, --fix target, options); 130 interrupted. A model that raises is not bad input: "
     "its exception is compared as behaviour."
@@ -82,7 +85,15 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed", type=int, default=0, help="torch seed for building and calling (default: 0)"
     )
     parser.add_argument(
-        "--grad", action="store_true", help="run with autograd on (default: torch.no_grad())"
+        "--grad",
+        action="store_true",
+        help="measure training: run with autograd on and follow every recorded call with a "
+        "backward pass on sum((t.float() * w).sum()) over the output's tensors t that require "
+        "grad, each w a torch.randn tensor of t's shape drawn in order from a private "
+        f"generator seeded with {WEIGHT_SEED} for each call; compare the gradients of the "
+        "model's parameters and of the inputs that require grad (None is not zeros), and count "
+        "AOTAutograd's backward graphs "
+        "(default: torch.no_grad(), no backward pass)",
     )
     parser.add_argument(
         "--max-breaks",

@@ -4,7 +4,8 @@ Outputs may nest tuples, lists, dicts, ``ModelOutput`` (a mapping), dataclasses 
 objects such as cache classes (through their attributes). Tensor leaves are compared by their
 bytes (so NaN equals NaN and -0.0 differs from 0.0); when they differ the largest absolute
 difference is reported. Other leaves are compared by ``repr`` (a ``repr`` that raises gives
-``<unrepresentable TYPE>``).
+``<unrepresentable TYPE>``). ``differs_only_in_zero_signs`` tells a difference in the sign of zero
+alone (which the gradients comparison documents rather than fails).
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 _SCALARS = (str, bytes, int, float, complex, bool, type(None))
 _MAX_LISTED_DIFFERENCES = 10
+_SIGNED_INTEGERS = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
 
 
 @dataclass
@@ -33,23 +35,29 @@ def flatten_output(output: Any) -> Tuple[Dict[str, Any], Dict[str, str]]:
 
     tensors: Dict[str, Any] = {}
     values: Dict[str, str] = {}
-    seen: Set[int] = set()
-
-    def visit(value: Any, path: str) -> None:
-        if isinstance(value, torch.Tensor):
-            tensors[path] = value.detach().to("cpu", copy=True)
-        elif isinstance(value, _SCALARS) or id(value) in seen:
-            values[path] = _repr(value)
+    for path, leaf in leaves(output, "output"):
+        if isinstance(leaf, torch.Tensor):
+            tensors[path] = leaf.detach().to("cpu", copy=True)
         else:
-            seen.add(id(value))
-            children = _children(value)
-            if children is None:
-                values[path] = _repr(value)
-            for key, child in children or ():
-                visit(child, f"{path}{key}")
-
-    visit(output, "output")
+            values[path] = _repr(leaf)
     return tensors, values
+
+
+def leaves(value: Any, path: str, seen: Optional[Set[int]] = None) -> Iterator[Tuple[str, Any]]:
+    """``(path, leaf)`` of each leaf of ``value`` in order: tensors, scalars, objects met before
+    and objects without children (``flatten_output``'s order and paths)."""
+    import torch
+
+    seen = set() if seen is None else seen
+    if isinstance(value, (torch.Tensor, *_SCALARS)) or id(value) in seen:
+        yield path, value
+        return
+    seen.add(id(value))
+    children = _children(value)
+    if children is None:
+        yield path, value
+    for key, child in children or ():
+        yield from leaves(child, f"{path}{key}", seen)
 
 
 def _repr(value: Any) -> str:
@@ -84,7 +92,7 @@ def compare_outputs(
             side = "fixed" if path not in actual_tensors else "original"
             differences.append(f"{path}: tensor missing in the {side} output")
             continue
-        difference, gap = _compare_tensors(expected_tensors[path], actual_tensors[path])
+        difference, gap = tensor_difference(expected_tensors[path], actual_tensors[path])
         if difference:
             differences.append(f"{path}: {difference}")
         if gap is not None:
@@ -95,7 +103,7 @@ def compare_outputs(
     return OutputComparison(not differences, largest, differences[:_MAX_LISTED_DIFFERENCES])
 
 
-def _compare_tensors(expected: Any, actual: Any) -> Tuple[Optional[str], Optional[float]]:
+def tensor_difference(expected: Any, actual: Any) -> Tuple[Optional[str], Optional[float]]:
     """(what differs or None, largest absolute difference when shapes and dtypes match)."""
     import torch
 
@@ -113,6 +121,24 @@ def _compare_tensors(expected: Any, actual: Any) -> Tuple[Optional[str], Optiona
         gap = torch.where(both_nan, 0.0, gap.nan_to_num(nan=float("inf")))
     largest = float(gap.max()) if gap.numel() else 0.0
     return f"max |difference| {largest:.3g}", largest
+
+
+def differs_only_in_zero_signs(expected: Any, actual: Any) -> bool:
+    """True when two floating tensors of one dtype and shape differ, and only where both are
+    zero (-0.0 against 0.0): equal values, NaNs at the same places with the same bits."""
+    import torch
+
+    if expected.dtype != actual.dtype or expected.shape != actual.shape:
+        return False
+    if expected.is_complex():
+        expected, actual = torch.view_as_real(expected), torch.view_as_real(actual)
+    if not expected.is_floating_point():
+        return False
+    bits = getattr(torch, _SIGNED_INTEGERS[expected.element_size()])
+    expected, actual = expected.reshape(-1).contiguous(), actual.reshape(-1).contiguous()
+    differ = expected.view(bits) != actual.view(bits)
+    zeros = (expected[differ] == 0) & (actual[differ] == 0)
+    return bool(differ.any()) and bool(zeros.all())
 
 
 def _bytes_of(tensor: Any) -> Any:

@@ -14,6 +14,11 @@ other counters miss on torch 2.13: a break before the first tensor op (graphs st
 ``graphs - 1`` (a break inside an inlined call may be logged for the caller's frame and again
 for the callee's) and it is non-zero with ``graphs == 1`` when the break precedes every tensor op.
 
+``count_backward_graphs`` counts, in a compile of its own, the backward graphs that AOTAutograd
+makes for the forward graphs. Not in the probe: AOTAutograd's graphs run decomposed ATen ops,
+which change the last bits of gradients (T5: 19 of its 47 weight gradients, by up to 1.8e-5)
+where the counting backend's graphs compute exactly what eager code does.
+
 torch is imported inside the functions only, so importing this module stays cheap.
 """
 
@@ -100,6 +105,34 @@ def probe_into(report: CompileReport, fn: Callable[..., Any], *args: Any, **kwar
             return report.compiled(*args, **kwargs)
     finally:
         report.graphs = len(graphs)  # later calls (recompiles) add graphs: not counted
+
+
+def count_backward_graphs(
+    fn: Callable[..., Any], backward: Callable[[Any], Any], *args: Any, **kwargs: Any
+) -> int:
+    """Reset Dynamo, compile ``fn`` with AOTAutograd and counting compilers that run each graph
+    unchanged, call it once and ``backward(output)``; the number of backward graphs compiled
+    (AOTAutograd compiles them at the first backward pass). Resets Dynamo again."""
+    import torch
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    backward_graphs: List[Any] = []
+
+    def forward_compiler(graph_module: Any, example_inputs: Any) -> Callable[..., Any]:
+        return make_boxed_func(graph_module.forward)
+
+    def backward_compiler(graph_module: Any, example_inputs: Any) -> Callable[..., Any]:
+        backward_graphs.append(graph_module)
+        return make_boxed_func(graph_module.forward)
+
+    torch._dynamo.reset()
+    try:
+        backend = aot_autograd(fw_compiler=forward_compiler, bw_compiler=backward_compiler)
+        backward(torch.compile(fn, backend=backend)(*args, **kwargs))
+    finally:
+        torch._dynamo.reset()
+    return len(backward_graphs)
 
 
 def fullgraph_error(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Optional[str]:

@@ -12,6 +12,13 @@ JSON keys (stable): ``entry``, ``settings``, ``original`` and ``fixed`` (each wi
 difference is allowed). When the fixed side failed, ``fixed``, ``outputs_equal``,
 ``behaviour_equal`` and ``timings.fixed`` are null, ``behaviour`` has the reference only and
 ``problems`` holds the error; ``outputs_equal`` is null too when a first compiled call raised.
+
+With ``--grad`` (``settings.grad``): each behaviour comparison has ``gradients_equal`` too;
+``gradients_equal`` says whether the fixed code's gradients are the eager original's (compiled
+and eager) and its first compiled call's are the original's first compiled call's
+(``compiled_gradients``: ``equal``, ``difference``, ``documented``; null when one of those calls
+raised), differences in the sign of zero allowed; each arm has ``backward_graphs`` (null, with
+``backward_graphs_error``, when they could not be counted). Without ``--grad`` these are null.
 """
 
 from __future__ import annotations
@@ -22,9 +29,12 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._arm import EAGER
-from .behaviour import PARTS, BehaviourComparison
+from .behaviour import PARTS, BehaviourComparison, PartComparison
 from .results import ArmResult, SiteResult
 from .runner import Verification
+
+_FIRST_CALLS = ("compiled original", "compiled fixed (first calls)")
+"""The labels of the comparison of the two arms' first compiled calls' gradients."""
 
 
 def problems(verification: Verification, max_breaks: Optional[int] = None) -> List[str]:
@@ -35,6 +45,8 @@ def problems(verification: Verification, max_breaks: Optional[int] = None) -> Li
     found = []
     if fixed.comparison is not None and not fixed.comparison.equal:
         found.append("the outputs of the two arms differ")
+    if fixed.gradient_comparison is not None and not fixed.gradient_comparison.ok:
+        found.append("the gradients of the two arms' first compiled calls differ")
     found += [
         f"the behaviour differs, {comparison.expected} vs {comparison.actual}: "
         + ", ".join(comparison.failing())
@@ -90,6 +102,10 @@ def to_json(verification: Verification, max_breaks: Optional[int] = None) -> Dic
         "output_differences": comparison.differences if comparison else [],
         "behaviour_equal": behaviour_equal(verification),
         "behaviour": {b.key: _behaviour_json(b) for b in behaviour},
+        "gradients_equal": gradients_equal(verification),
+        "compiled_gradients": (
+            asdict(fixed.gradient_comparison) if fixed and fixed.gradient_comparison else None
+        ),
         "timings": {
             "original": _timings_json(original),
             "fixed": _timings_json(fixed) if fixed else None,
@@ -109,6 +125,8 @@ def _arm_json(arm: ArmResult) -> Dict[str, Any]:
         "fullgraph": arm.fullgraph_error is None,
         "fullgraph_error": arm.fullgraph_error,
         "exceptions": arm.exceptions,
+        "backward_graphs": arm.backward_graphs,
+        "backward_graphs_error": arm.backward_graphs_error,
     }
 
 
@@ -131,6 +149,37 @@ def behaviour_equal(verification: Verification) -> Optional[bool]:
     differences allowed); None when the fixed side failed."""
     fixed = verification.fixed
     return all(comparison.equal for comparison in fixed.behaviour) if fixed else None
+
+
+def gradients_equal(verification: Verification) -> Optional[bool]:
+    """Whether the fixed code's gradients are the eager original's (compiled and eager) and its
+    first compiled call's the original's (differences in the sign of zero allowed); None without
+    ``--grad`` or when the fixed side failed."""
+    fixed = verification.fixed
+    if fixed is None or not verification.options.grad:
+        return None
+    return all(part.ok for _, part in _gradient_parts(fixed))
+
+
+def _gradient_parts(fixed: ArmResult) -> List[Tuple[str, PartComparison]]:
+    """(what is compared, its gradients part) for each gradient comparison of the fixed arm."""
+    parts = [
+        (f"{comparison.expected} vs {comparison.actual}", comparison.parts["gradients"])
+        for comparison in fixed.behaviour
+        if "gradients" in comparison.parts
+    ]
+    if fixed.gradient_comparison is not None:
+        parts.append((" vs ".join(_FIRST_CALLS), fixed.gradient_comparison))
+    return parts
+
+
+def gradients_summary(fixed: ArmResult) -> str:
+    """``yes`` or ``no: <comparisons>``, then ``; documented difference (<why>)``."""
+    parts = _gradient_parts(fixed)
+    failing = [label for label, part in parts if not part.ok]
+    documented = dict.fromkeys(part.documented for _, part in parts if part.documented)
+    verdict = f"no: {', '.join(failing)}" if failing else "yes"
+    return "; ".join([verdict, *(f"documented difference ({why})" for why in documented)])
 
 
 def behaviour_summary(comparisons: List[BehaviourComparison]) -> str:
@@ -159,6 +208,8 @@ def render_table(verification: Verification) -> str:
     options, original, fixed = verification.options, verification.original, _fixed(verification)
     timing_note = f"compile = cold - warm, warm = median of {options.repeat} calls"
     mode = f", mode {options.mode}" if options.mode else ""
+    if options.grad:
+        timing_note += "; --grad: a backward pass after each recorded call (not timed)"
     lines = [
         f"graphmend verify {options.entry}",
         f"torch {original.torch_version} on {original.device}, "
@@ -167,12 +218,14 @@ def render_table(verification: Verification) -> str:
         _row("", "original", "fixed"),
         _row("graphs", original.graphs, fixed.graphs),
         _row("break events", original.breaks, fixed.breaks),
+        *(_backward_graphs_rows(original, fixed) if options.grad else []),
         _row("fullgraph=True", _fullgraph(original), _fullgraph(fixed)),
         _row("compile (ms)", _ms(original, "compile_s"), _ms(fixed, "compile_s")),
         _row("cold call (ms)", _ms(original, "cold_s"), _ms(fixed, "cold_s")),
         _row("warm call (ms)", _ms(original, "warm_median_s"), _ms(fixed, "warm_median_s")),
         f"{'outputs':<18}{_outputs(fixed)}",
         f"{'behaviour':<18}{behaviour_summary(fixed.behaviour)}",
+        *([f"{'gradients':<18}{gradients_summary(fixed)}"] if options.grad else []),
     ]
     lines += _behaviour_section(original, fixed)
     lines += _sites_section("break sites, original", original.break_sites)
@@ -183,6 +236,17 @@ def render_table(verification: Verification) -> str:
 
 def _row(label: str, before: Any, after: Any) -> str:
     return f"{label:<18}{before!s:>12}{after!s:>12}"
+
+
+def _backward_graphs_rows(original: ArmResult, fixed: ArmResult) -> List[str]:
+    """The ``backward graphs`` row (``-`` where not counted), then why a count is missing."""
+    arms = {"original": original, "fixed": fixed}
+    counts = ["-" if arm.backward_graphs is None else arm.backward_graphs for arm in arms.values()]
+    return [_row("backward graphs", *counts)] + [
+        f"  backward graphs not counted, {role}: {arm.backward_graphs_error}"
+        for role, arm in arms.items()
+        if arm.backward_graphs_error
+    ]
 
 
 def _fullgraph(arm: ArmResult) -> str:
@@ -208,6 +272,9 @@ def _behaviour_section(original: ArmResult, fixed: ArmResult) -> List[str]:
     """Each comparison with eager original, its first differences, and what the original raises."""
     lines = []
     compared = [(c, "") for c in fixed.behaviour]
+    if fixed.gradient_comparison is not None:
+        parts = {"gradients": fixed.gradient_comparison}
+        compared.append((BehaviourComparison(*_FIRST_CALLS, parts), ""))
     compared += [(c, " (reference: what compiling alone changes)") for c in original.behaviour]
     for comparison, note in compared:
         lines.append(

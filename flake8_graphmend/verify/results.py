@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional
 
-from .behaviour import BehaviourComparison
+from .behaviour import BehaviourComparison, PartComparison
 from .compare import OutputComparison
 from .timing import Timings
 
@@ -30,7 +30,10 @@ class ArmResult:
     """One arm: graphs and break events of the first compiled call, fullgraph, timings (None when
     a compiled call raises), what each call raised per mode (``eager``, ``compiled``: ``Type:
     message (at file:line)`` or None), the comparison of its first compiled output with the
-    original's (fixed arm, when both returned) and its behaviour comparisons (see ``_arm``)."""
+    original's (fixed arm, when both returned) and its behaviour comparisons (see ``_arm``).
+    With ``--grad``: the backward graphs (None, and why, when they could not be counted; None
+    without ``--grad`` or when a compiled call raised) and the comparison of the first compiled
+    call's gradients with the original's (fixed arm, when both calls ran without exception)."""
 
     device: str
     torch_version: str
@@ -42,6 +45,9 @@ class ArmResult:
     exceptions: Dict[str, List[Optional[str]]] = field(default_factory=dict)
     comparison: Optional[OutputComparison] = None
     behaviour: List[BehaviourComparison] = field(default_factory=list)
+    backward_graphs: Optional[int] = None
+    backward_graphs_error: Optional[str] = None
+    gradient_comparison: Optional[PartComparison] = None
 
     def to_json(self) -> Dict[str, Any]:
         return asdict(self)
@@ -49,6 +55,7 @@ class ArmResult:
     @classmethod
     def from_json(cls, data: Dict[str, Any]) -> ArmResult:
         comparison, timings = data.get("comparison"), data.get("timings")
+        gradients = data.get("gradient_comparison")
         return cls(
             **{
                 **data,
@@ -56,5 +63,6 @@ class ArmResult:
                 "timings": Timings(**timings) if timings else None,
                 "comparison": OutputComparison(**comparison) if comparison else None,
                 "behaviour": [BehaviourComparison.from_json(b) for b in data.get("behaviour", [])],
+                "gradient_comparison": PartComparison(**gradients) if gradients else None,
             }
         )

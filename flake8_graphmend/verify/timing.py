@@ -42,13 +42,20 @@ def resolve_device(requested: str) -> str:
 
 
 def move_to(value: Any, device: str) -> Any:
-    """``value`` with every tensor (in tuples, lists and dicts) moved to ``device``."""
+    """``value`` with every tensor (in tuples, lists and dicts) moved to ``device``; a leaf
+    tensor that requires grad stays a leaf that requires grad (its ``.grad`` is recorded)."""
     import torch
     from torch.utils import _pytree
 
-    return _pytree.tree_map(
-        lambda leaf: leaf.to(device) if isinstance(leaf, torch.Tensor) else leaf, value
-    )
+    def moved(leaf: Any) -> Any:
+        if not isinstance(leaf, torch.Tensor):
+            return leaf
+        copy = leaf.to(device)
+        if copy is not leaf and leaf.is_leaf and leaf.requires_grad:
+            copy = copy.detach().requires_grad_()
+        return copy
+
+    return _pytree.tree_map(moved, value)
 
 
 def time_calls(call: Callable[[], Any], device: str, repeat: int) -> Timings:
