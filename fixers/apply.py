@@ -28,7 +28,8 @@ from .fix_all import FixAll
 class FileOutcome:
     """What fixing one file did.
 
-    ``declined`` holds the codemod warnings, ``line:col: CODE not fixed: why``.
+    ``declined`` holds the codemod warnings: ``line:col: CODE not fixed: why`` for a site left as
+    it was, ``line:col: CODE fixed, but ...`` for what a fix leaves as it was.
     """
 
     path: Path

@@ -325,6 +325,13 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
     def declined(self, finding: Finding, reason: str) -> None:
         self.warn(decline_message(finding, reason))
 
+    def _fixed(self, finding: Finding) -> None:
+        """Count a rewritten site; say what its fix leaves as it was, if anything."""
+        self.fixed_count += 1
+        caveat = finding.plan.caveat() if finding.plan else None
+        if caveat:
+            self.warn(f"{finding.line}:{finding.col + 1}: {finding.code} fixed, but {caveat}")
+
     # ------------------------------------------------------------------ the sites
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         finding = self.target(original_node)
@@ -336,7 +343,7 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         except Decline as reason:
             self.declined(finding, str(reason))
             return updated_node
-        self.fixed_count += 1
+        self._fixed(finding)
         return replacement
 
     def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
@@ -373,7 +380,7 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
                 self.declined(finding, str(reason))
                 new_body.append(statement)
                 continue
-            self.fixed_count += 1
+            self._fixed(finding)
             new_body += statements
             index += int(consumed)
         return updated_node.with_changes(body=new_body)

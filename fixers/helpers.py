@@ -17,6 +17,7 @@ PREFIX = "_graphmend_"
 
 DEFERRED = f"{PREFIX}deferred"
 WHERE = f"{PREFIX}where"
+WHERE_GRAD = f"{PREFIX}where_grad"
 CHECK = f"{PREFIX}check"
 RAISE = f"{PREFIX}raise"
 DIFFER = f"{PREFIX}differ"
@@ -93,14 +94,16 @@ def {DEFERRED}(function):
     return call
 '''
 
-_WHERE_SOURCE = f'''\
-def {WHERE}(condition, if_true, if_false):
-    """Select like `if condition:`, without a branch on data (graphmend).
+
+def _where_source(name: str, summary: str, exactness: str, grad_test: str) -> str:
+    """A selection helper; the two differ in what they do while autograd records."""
+    return f'''\
+def {name}(condition, if_true, if_false):
+    """{summary}
 
     torch.where is used only where it is exact: a 0-d bool tensor condition,
     two tensors of the same shape, dtype, device and strides (the selection
-    keeps that layout), and no autograd recording. Otherwise it branches in
-    Python, exactly as the original code did.
+    {exactness}
     """
     if (
         isinstance(condition, torch.Tensor)
@@ -112,16 +115,37 @@ def {WHERE}(condition, if_true, if_false):
         and if_true.dtype == if_false.dtype
         and if_true.device == if_false.device
         and if_true.stride() == if_false.stride()
-        and not (
-            torch.is_grad_enabled()
-            and (if_true.requires_grad or if_false.requires_grad)
-        )
+        and {grad_test}
     ):
         selected = torch.where(condition, if_true, if_false)
         if selected.stride() == if_true.stride():
             return selected
     return if_true if condition else if_false
 '''
+
+
+_WHERE_SOURCE = _where_source(
+    WHERE,
+    "Select like `if condition:`, without a branch on data (graphmend).",
+    """keeps that layout), and no autograd recording. Otherwise it branches in
+    Python, exactly as the original code did.""",
+    """not (
+            torch.is_grad_enabled()
+            and (if_true.requires_grad or if_false.requires_grad)
+        )""",
+)
+_WHERE_GRAD_SOURCE = _where_source(
+    WHERE_GRAD,
+    "Select like `if condition:`, also while autograd records (graphmend).",
+    """keeps that layout), and, while autograd records, both sides requiring
+    grad alike: the fixer proved that the side not selected passes exact
+    zeros back and reads the same tensors as the other, so gradients are the
+    original's. Otherwise it branches in Python, as the original code did.""",
+    """not (
+            torch.is_grad_enabled()
+            and if_true.requires_grad != if_false.requires_grad
+        )""",
+)
 
 _CHECK_SOURCE = f'''\
 def {CHECK}(failed, error, message):
@@ -165,6 +189,7 @@ FIXED_HELPERS: Dict[str, str] = {
     CHECK: _CHECK_SOURCE,
     DIFFER: _DIFFER_SOURCE,
     WHERE: _WHERE_SOURCE,
+    WHERE_GRAD: _WHERE_GRAD_SOURCE,
 }
 
 

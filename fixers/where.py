@@ -10,7 +10,12 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from flake8_graphmend.planning.where import AssignSelection, CallSelection, ReturnSelection
+from flake8_graphmend.planning.where import (
+    AssignSelection,
+    CallSelection,
+    ReturnSelection,
+    Selection,
+)
 
 from .base import (
     Branch,
@@ -22,7 +27,7 @@ from .base import (
     tensor_condition,
     with_static_prefix,
 )
-from .helpers import WHERE
+from .helpers import WHERE, WHERE_GRAD
 
 Lines = List[Optional[cst.SimpleStatementLine]]
 Rewritten = Tuple[List[cst.BaseStatement], bool]
@@ -57,7 +62,7 @@ def rewrite_return(
         orelse = command.branch(expect(updated.orelse, cst.Else, "the `else` branch").body)
     arguments = [command.condition_text(condition, "", indent)]
     arguments += [command.code(_single_return(side)) for side in (body, orelse)]
-    text = command.call_text("return ", command.helper(WHERE), arguments, indent)
+    text = command.call_text("return ", _helper(command, plan), arguments, indent)
     removed = {"body": [line for _, line in body], "orelse": [line for _, line in orelse]}
     selection = [command.statement(text)]
     return _replace(updated, plan.static_conjuncts, selection, removed), plan.trailing_return
@@ -73,7 +78,7 @@ def rewrite_assignments(
 ) -> Rewritten:
     """Hoisted setups, the condition temporary and one selection per result name."""
     indent, condition = _selection_setup(command, original, updated, plan.static_conjuncts)
-    where = command.helper(WHERE)
+    where = _helper(command, plan)
     sides = {"body": command.branch(updated.body), "orelse": _orelse_branch(command, updated)}
     hoisted_by_side = {"body": plan.hoisted_body, "orelse": plan.hoisted_orelse}
     values: Dict[str, Dict[str, cst.BaseExpression]] = {}
@@ -114,7 +119,7 @@ def rewrite_common_call(
 ) -> Rewritten:
     """The condition temporary, both branches' moved statements, and the one call."""
     indent, condition = _selection_setup(command, original, updated, 0)
-    where = command.helper(WHERE)
+    where = _helper(command, plan)
     orelse = expect(updated.orelse, cst.Else, "the `else` branch")
     sides = [_statements(updated.body), _statements(orelse.body)]
     calls = [_final_call(side[-1]) for side in sides]
@@ -143,6 +148,11 @@ def rewrite_common_call(
         )
     )
     return statements, False
+
+
+def _helper(command: GraphMendCommand, plan: Selection) -> str:
+    """The selection helper: the one that selects under autograd too where that is exact."""
+    return command.helper(WHERE if plan.gradient_problem else WHERE_GRAD)
 
 
 def _selection_setup(

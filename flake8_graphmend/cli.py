@@ -225,7 +225,7 @@ def run_fix(args: argparse.Namespace) -> int:
         elif args.check and outcome.changed:
             print(f"would fix {outcome.path}: {outcome.fixed} site(s)")
         for reason in outcome.declined:
-            print(f"{outcome.path}: declined: {reason}", file=sys.stderr)
+            print(f"{outcome.path}:{reason}", file=sys.stderr)
         changed += outcome.changed
         fixed += outcome.fixed
     verb = "would fix" if dry_run else "fixed"

@@ -109,7 +109,7 @@ def package(tmp_path, monkeypatch):
 
 
 def test_helpers_module_is_written_once_and_imported(package, graphmend):
-    from fixers.helpers import WHERE, helpers_module_source
+    from fixers.helpers import WHERE_GRAD, helpers_module_source
 
     code, _, err = graphmend("fix", "--helpers-module", "mypkg._graphmend", "mypkg")
     assert code == 0
@@ -117,8 +117,8 @@ def test_helpers_module_is_written_once_and_imported(package, graphmend):
     assert helpers.read_text() == helpers_module_source()
     assert f"wrote the helpers module {helpers}" in err
     fixed = (package / "mypkg" / "model.py").read_text()
-    assert f"from mypkg._graphmend import _graphmend_deferred, {WHERE}\n" in fixed
-    assert f"def {WHERE}(" not in fixed
+    assert f"from mypkg._graphmend import _graphmend_deferred, {WHERE_GRAD}\n" in fixed
+    assert f"def {WHERE_GRAD}(" not in fixed
     code, _, err = graphmend("fix", "--helpers-module", "mypkg._graphmend", "mypkg")
     assert (code, (package / "mypkg" / "model.py").read_text()) == (0, fixed)
     assert "helpers module" not in err

@@ -816,6 +816,7 @@ class Observed(NamedTuple):
     records: list  # (logger, level, message)
     warnings: list  # (category, message)
     state: list
+    gradients: list  # grad mode on: (parameter, its .grad as a Leaf or None) after backward
     record_sites: list  # (function, file) of each record
     warning_sites: list  # the file of each warning
     raised_at: Optional[int]  # the innermost line of model.py in the traceback, not compared
@@ -828,7 +829,7 @@ class Observed(NamedTuple):
         return value
 
 
-FIELDS = ("outcome", "stdout", "stderr", "records", "warnings", "state")
+FIELDS = ("outcome", "stdout", "stderr", "records", "warnings", "state", "gradients")
 if os.environ.get("GRAPHMEND_PROPERTY_LOCATIONS", "1") != "0":
     FIELDS += ("record_sites", "warning_sites")
 
@@ -847,9 +848,14 @@ def observe(variant: Variant, x: torch.Tensor) -> Observed:
     anchors: Dict[str, torch.Tensor] = {"input x": x}
     anchors.update((f"buffer {n}", b) for n, b in variant.model.named_buffers())
     anchors.update((f"parameter {n}", p) for n, p in variant.model.named_parameters())
+    for parameter in variant.model.parameters():
+        parameter.grad = None
+    gradients: list = []
     with captured() as (stdout, stderr, handler, caught):
         try:
-            result = rows(variant.call(x), "return", anchors)
+            value = variant.call(x)
+            result = rows(value, "return", anchors)
+            gradients = backward(value, variant.model)
         except Exception as error:  # the exception is an outcome under test
             lines = str(error).strip().splitlines()
             result = ("raised", type(error).__name__, lines[0] if lines else "")
@@ -863,10 +869,42 @@ def observe(variant: Variant, x: torch.Tensor) -> Observed:
         [(r.name, r.levelname, r.getMessage()) for r in records],
         [(w.category.__name__, str(w.message)) for w in caught],
         state_rows(variant.model, variant.module, x),
+        gradients,
         [(r.funcName, Path(r.pathname).name) for r in records],
         [Path(w.filename).name for w in caught],
         raised_at,
     )
+
+
+def backward(value: Any, model: Any) -> list:
+    """With autograd recording: backpropagate a weighted sum of the returned floating tensors
+    that require grad (weights -1 to 2, so a permuted or zero gradient shows) and return each
+    parameter's ``.grad`` (None where it got none: optimizers skip those)."""
+    if not torch.is_grad_enabled():
+        return []
+    returned = [t for t in tensors_of(value) if t.requires_grad]
+    if not returned:
+        return []
+    total = sum(
+        (t.float() * torch.linspace(-1.0, 2.0, t.numel()).reshape(t.shape)).sum()
+        for t in returned
+    )
+    total.backward()
+    return [
+        (name, None if p.grad is None else leaf(p.grad, {}))
+        for name, p in model.named_parameters()
+    ]
+
+
+def tensors_of(value: Any) -> List[torch.Tensor]:
+    """The tensors of a returned value (tuples, lists and dicts followed)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (tuple, list)):
+        return [tensor for element in value for tensor in tensors_of(element)]
+    return []
 
 
 def first_difference(expected: Any, got: Any) -> str:

@@ -55,7 +55,8 @@ ALIASING_OPERATIONS = frozenset({
 })
 
 
-def _is_slice_index(index: ast.expr) -> bool:
+def is_slice_index(index: ast.expr) -> bool:
+    """Whether a subscript's index holds only slices, ``None`` and ``...`` (no values)."""
     elements = index.elts if isinstance(index, ast.Tuple) else [index]
     return all(
         isinstance(e, ast.Slice) or (isinstance(e, ast.Constant) and e.value in (None, Ellipsis))
@@ -70,7 +71,7 @@ def impurity(node: ast.expr, values: ValueAnalysis, symbols: ModuleSymbols) -> O
             return f"`{ast.unparse(sub)}` is not a plain expression"
         if isinstance(sub, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return f"the comprehension `{ast.unparse(sub)}` is not proven pure"
-        if isinstance(sub, ast.Subscript) and not _is_slice_index(sub.slice):
+        if isinstance(sub, ast.Subscript) and not is_slice_index(sub.slice):
             if values.kind(sub.value) is not Kind.STATIC:
                 return (
                     f"the indexing `{ast.unparse(sub)}` could fail on the branch that did not run"

@@ -17,6 +17,11 @@ from typing import Optional, Tuple, TypeVar
 class Plan:
     """Base of the plans: what one fixer needs to rewrite one site (a dataclass per fix shape)."""
 
+    def caveat(self) -> Optional[str]:
+        """What the fix leaves as it was at this site (said with the finding and by the
+        codemod), or None when it leaves nothing."""
+        return None
+
 
 PlanT = TypeVar("PlanT", bound=Plan)
 

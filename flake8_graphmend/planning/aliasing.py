@@ -163,7 +163,7 @@ def aliasing_problem(
                     "torch.where returns a new tensor, not the same one"
                 )
             escape = _escape_after(name, node, ctx)
-            if may_alias(value, ctx) and _caller_visible(root, node, ctx) and escape:
+            if may_alias(value, ctx) and caller_visible(root, node, ctx) and escape:
                 return (
                     f"one path keeps `{ast.unparse(value)}`, a tensor the caller can hold, and "
                     f"line {escape} hands the result on; torch.where returns a new tensor"
@@ -177,7 +177,7 @@ def _root(value: ast.expr) -> str:
     return value.id if isinstance(value, ast.Name) else ""
 
 
-def _caller_visible(root: str, before: ast.AST, ctx: FunctionContext, depth: int = 0) -> bool:
+def caller_visible(root: str, before: ast.AST, ctx: FunctionContext, depth: int = 0) -> bool:
     """Whether ``root`` may name a tensor from outside the call where ``before`` runs: ``self``'s
     state, a module global, a parameter that may not be rebound, or a local whose reaching
     assignment may hand such a tensor on (``h = x``, ``h = self.dropout(x)``, ``h = helper(x)``)."""
@@ -188,7 +188,7 @@ def _caller_visible(root: str, before: ast.AST, ctx: FunctionContext, depth: int
     reaching, parameter_reaches = _reaching_bindings(root, before, ctx)
     for binding in reaching:
         if isinstance(binding, ast.AugAssign) and isinstance(binding.target, ast.Name):
-            if _caller_visible(root, binding, ctx, depth + 1):  # `h += 1` keeps the tensor
+            if caller_visible(root, binding, ctx, depth + 1):  # `h += 1` keeps the tensor
                 return True
             continue
         value = _assigned_value(binding)
@@ -225,7 +225,7 @@ def _hands_on_caller_tensor(
             _hands_on_caller_tensor(source, at, ctx, depth) for source in _call_sources(value, ctx)
         )
     if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Starred)):
-        return _caller_visible(_root(value), at, ctx, depth + 1)
+        return caller_visible(_root(value), at, ctx, depth + 1)
     return True
 
 

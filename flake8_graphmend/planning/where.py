@@ -23,6 +23,7 @@ from ..analysis.values import Kind
 from . import Plan, Planned, declined
 from .aliasing import aliasing_problem, layout_problem
 from .conditions import shared_line_problem, shares_line, split_condition, tensor_condition_problem
+from .gradients import gradient_problem
 from .hoisting import attributes_read, attributes_written, hoisting_problem
 
 if TYPE_CHECKING:
@@ -32,26 +33,40 @@ if TYPE_CHECKING:
 Assigned = Dict[str, ast.expr]
 
 
+class Selection(Plan):
+    """What the three selection plans share: whether the selection is exact for gradients."""
+
+    #: Why the selection may change gradients (``gradients.py``), or None: exact in training.
+    gradient_problem: Optional[str]
+
+    def caveat(self) -> Optional[str]:
+        if self.gradient_problem is None:
+            return None
+        return f"it keeps the branch for tensors that require grad: {self.gradient_problem}"
+
+
 @dataclass(frozen=True)
-class ReturnSelection(Plan):
+class ReturnSelection(Selection):
     """``return _graphmend_where(c, A, B)`` replaces both returns."""
 
     static_conjuncts: int
     #: ``B`` is the ``return`` statement after an else-less ``if`` (replaced too).
     trailing_return: bool
+    gradient_problem: Optional[str] = None
 
 
 @dataclass(frozen=True)
-class CallSelection(Plan):
+class CallSelection(Selection):
     """One call ``f(.., _graphmend_where(c, A, B), ..)`` after both branches' moved statements."""
 
     #: Positions of the arguments that differ (positional ones first, then keywords).
     differing: Tuple[int, ...]
     static_conjuncts: int = 0
+    gradient_problem: Optional[str] = None
 
 
 @dataclass(frozen=True)
-class AssignSelection(Plan):
+class AssignSelection(Selection):
     """Setups moved out, then ``name = _graphmend_where(c, A, B)`` for each result name."""
 
     static_conjuncts: int
@@ -63,6 +78,7 @@ class AssignSelection(Plan):
     hoisted_orelse: FrozenSet[int]
     #: The condition goes into a temporary first (several selections, or it reads a result).
     condition_temp: bool
+    gradient_problem: Optional[str] = None
 
 
 WherePlan = Union[ReturnSelection, CallSelection, AssignSelection]
@@ -107,10 +123,12 @@ def _return_plan(
         problem = _returned_value_problem(value, ctx) or impurity(value, ctx.values, ctx.symbols)
         if problem:
             return declined(problem)
+    assert body.value is not None and other.value is not None  # checked above
     problem = layout_problem([(body.value, other.value)])
     if problem:
         return declined(problem)
-    return ReturnSelection(static, trailing), None
+    gradients = gradient_problem([(body.value, other.value)], ctx)
+    return ReturnSelection(static, trailing, gradients), None
 
 
 def _returned_value_problem(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
@@ -179,7 +197,13 @@ def _call_plan(node: ast.If, static: int, ctx: FunctionContext) -> Planned[CallS
     )
     if problem:
         return declined(problem)
-    return CallSelection(differing), None
+    moved = [s for s in (*node.body[:-1], *node.orelse[:-1]) if isinstance(s, ast.Assign)]
+    gradients = gradient_problem(
+        [pairs[i] for i in differing], ctx, moved=[statement.value for statement in moved]
+    )
+    if len(moved) < len(node.body) + len(node.orelse) - 2:
+        gradients = "a statement moved before the call is not an assignment"
+    return CallSelection(differing, gradient_problem=gradients), None
 
 
 def _moved_statements_problem(node: ast.If, ctx: FunctionContext) -> Optional[str]:
@@ -278,12 +302,19 @@ def _assign_plan(
     )
     if problem:
         return declined(problem)
+    setups = [
+        {name: side[name] for index, name in enumerate(side) if index in hoisted_indices}
+        for side, hoisted_indices in zip(sides, hoisted)
+    ]
+    kept = {name: ast.Name(id=name, ctx=ast.Load()) for name in results}
+    pairs = [(sides[0].get(name, kept[name]), sides[1].get(name, kept[name])) for name in results]
     return AssignSelection(
         static_conjuncts=len(static),
         results=tuple(results),
         hoisted_body=hoisted[0],
         hoisted_orelse=hoisted[1],
         condition_temp=len(results) > 1 or bool(condition_reads & set(results)),
+        gradient_problem=gradient_problem(pairs, ctx, setups),
     ), None
 
 

@@ -106,6 +106,9 @@ class FunctionContext:
         if rule.fixer and plan is not None:
             fixer = rule.fixer
             text += f"; fix: graphmend.{rule.fixer}"
+            caveat = plan.caveat()
+            if caveat:
+                text += f" ({caveat})"
         elif rule.fixer and decline:
             text += f"; graphmend.{rule.fixer} declines: {decline}; hint: {rule.hint}"
         else:

@@ -1,0 +1,210 @@
+"""[Where] under autograd: is a selection exact for gradients too, not only for values?
+
+``torch.where(c, A, B)`` computes both sides and hands the upstream gradient to the side it
+selected and zeros to the other. The original ran one side only, so the selection is exact for
+gradients when, whatever the values (inf and NaN included):
+
+1. the side that was not selected turns its zero gradient into exact zeros all the way back
+   (``0 * inf`` is NaN: ``x * w``, ``x / w``, ``log``, ``sqrt``, ``exp``, ``tanh``, matmul and
+   the like do not qualify; ``clamp``, ``where``, ``relu`` and additions do);
+2. both sides reach the same tensors that may require grad, so no parameter or input that the
+   original left without a gradient (``.grad is None``; optimizers skip it) gets a zero one,
+   and the result requires grad exactly when the original's did;
+3. no tensor the caller holds is saved for backward by a side that the original did not run
+   (an update in place of it between forward and backward would raise only in the fixed code).
+
+``gradient_problem`` checks these on the ``ast`` and names the first culprit. Where it finds
+one, the fix still applies, with the helper that branches in Python while autograd records
+(the break stays there); where it finds none, the fixer emits the helper that selects with
+``torch.where`` under autograd too.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from typing import TYPE_CHECKING, Dict, Iterable, Optional, Sequence, Set, Tuple
+
+from ..analysis.purity import is_slice_index
+from ..analysis.values import Kind
+from .aliasing import caller_visible
+
+if TYPE_CHECKING:
+    from ..rules.base import FunctionContext
+
+#: Operations whose backward turns a zero upstream gradient into exact zeros for any input
+#: values, inf and NaN included (measured on torch 2.13, float32, float16 and bfloat16: their
+#: backward is a mask, a selection, a sum or a reshaping of the gradient, never a product with
+#: the values). ``sub``/``neg`` give ``-0.0``, which adds exactly to the selected side's gradient.
+ZERO_GRADIENT_OPERATIONS = frozenset({
+    "add", "sub", "subtract", "neg", "negative", "clamp", "clamp_min", "clamp_max", "clip",
+    "where", "masked_fill", "relu", "relu6", "hardtanh", "leaky_relu", "nan_to_num", "maximum",
+    "minimum", "fmax", "fmin", "sum", "mean", "cumsum", "transpose", "permute", "t", "unsqueeze",
+    "squeeze", "flatten", "contiguous", "clone", "float", "half", "double", "bfloat16",
+})
+#: Operations that return bool tensors: no gradient flows through them.
+_BOOLEAN_OPERATIONS = frozenset({
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "isinf", "isnan", "isfinite",
+    "isposinf", "isneginf", "signbit", "logical_and", "logical_or", "logical_not",
+    "logical_xor", "any", "all",
+})
+#: Of those, the ones whose backward keeps their input tensors (their mask is computed from them).
+_SAVING_OPERATIONS = frozenset({
+    "clamp", "clamp_min", "clamp_max", "clip", "relu6", "hardtanh", "leaky_relu", "nan_to_num",
+    "maximum", "minimum", "fmax", "fmin",
+})
+#: Keyword arguments that keep the operation differentiable (``dtype=`` may make it integer).
+_KEYWORDS = frozenset({
+    "min", "max", "dim", "keepdim", "value", "negative_slope", "nan", "posinf", "neginf", "input",
+    "other", "mask", "condition", "dim0", "dim1",
+})
+_TORCH_NAMESPACES = ("torch", "torch.nn.functional")
+
+#: One side of a selection: its value, and the hoisted setup values its names may stand for.
+Setups = Dict[str, ast.expr]
+
+
+def gradient_problem(
+    pairs: Iterable[Tuple[ast.expr, ast.expr]],
+    ctx: FunctionContext,
+    setups: Sequence[Setups] = ({}, {}),
+    moved: Iterable[ast.expr] = (),
+) -> Optional[str]:
+    """Why selecting between each ``(if_true, if_false)`` pair may change gradients (see the
+    module docstring), or None. ``setups`` holds the hoisted ``name = value`` statements of the
+    true and the false side, and ``moved`` other values computed before the selection: they
+    now run on both paths."""
+    for value in [*moved, *(value for side in setups for value in side.values())]:
+        problem = _expression_problem(value, ctx)
+        if problem:
+            return problem
+    for if_true, if_false in pairs:
+        for value in (if_true, if_false):
+            problem = _expression_problem(value, ctx)
+            if problem:
+                return problem
+        reached = [
+            _tensor_roots(value, side, ctx) for value, side in zip((if_true, if_false), setups)
+        ]
+        if reached[0] != reached[1]:
+            one = 0 if reached[0] - reached[1] else 1
+            only = sorted(reached[one] - reached[1 - one])[0]
+            return (
+                f"only one path reads `{only}`, which would get a zero gradient "
+                "where the original gives it none"
+            )
+    return None
+
+
+def _expression_problem(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
+    """Why the backward of ``value`` may turn a zero gradient into something else."""
+    if ctx.values.kind(value) in (Kind.STATIC, Kind.DATA):
+        return None  # a Python value: no gradient flows through it
+    if isinstance(value, (ast.Name, ast.Attribute, ast.Constant, ast.Compare)):
+        return None  # a Compare gives bools, through which no gradient flows
+    if isinstance(value, ast.Subscript) and is_slice_index(value.slice):
+        return _expression_problem(value.value, ctx)
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        return _expression_problem(value.operand, ctx)
+    if isinstance(value, ast.BinOp):
+        return _binary_problem(value, ctx)
+    if isinstance(value, ast.Call):
+        return _call_problem(value, ctx)
+    return _culprit(value)
+
+
+def _binary_problem(value: ast.BinOp, ctx: FunctionContext) -> Optional[str]:
+    if isinstance(value.op, (ast.Add, ast.Sub)):
+        return _expression_problem(value.left, ctx) or _expression_problem(value.right, ctx)
+    if isinstance(value.op, ast.Mult) and _finite_number(value.left):
+        return _expression_problem(value.right, ctx)
+    if isinstance(value.op, (ast.Mult, ast.Div)) and _finite_number(value.right):
+        return _expression_problem(value.left, ctx)
+    return _culprit(value)
+
+
+def _call_problem(call: ast.Call, ctx: FunctionContext) -> Optional[str]:
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return _culprit(call)
+    receiver = ctx.symbols.qualified_name(func.value)
+    is_function = receiver is not None and receiver.split(".")[0] == "torch"
+    if (is_function and receiver not in _TORCH_NAMESPACES) or receiver == "self":
+        return _culprit(call)  # another torch namespace, or a submodule
+    if func.attr in _BOOLEAN_OPERATIONS:
+        return None
+    if func.attr not in ZERO_GRADIENT_OPERATIONS:
+        return _culprit(call)
+    if any(k.arg not in _KEYWORDS for k in call.keywords):
+        return _culprit(call)
+    operands = [*call.args, *(k.value for k in call.keywords)]
+    if not is_function:
+        operands.insert(0, func.value)
+    for operand in operands:
+        problem = _expression_problem(operand, ctx)
+        if problem:
+            return problem
+    if func.attr in _SAVING_OPERATIONS:
+        for root in sorted(set().union(*(_names(operand, ctx) for operand in operands))):
+            if caller_visible(root, call, ctx):
+                return (
+                    f"`{ast.unparse(call)}` keeps `{root}`, a tensor the caller can hold, for "
+                    "backward, even on the path where the original did not run it"
+                )
+    return None
+
+
+def _culprit(value: ast.expr) -> str:
+    return (
+        f"the backward of `{ast.unparse(value)}` may turn the zero gradient of the path not "
+        "taken into NaN (0 * inf)"
+    )
+
+
+def _finite_number(value: ast.expr) -> bool:
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        value = value.operand
+    number = value.value if isinstance(value, ast.Constant) else None
+    return (
+        isinstance(number, (int, float))
+        and not isinstance(number, bool)
+        and math.isfinite(number)
+    )
+
+
+def _tensor_roots(value: ast.expr, setups: Setups, ctx: FunctionContext) -> Set[str]:
+    """The names and ``self`` attributes through which ``value`` may reach tensors that require
+    grad, with hoisted setup names replaced by what their values reach."""
+    roots: Set[str] = set()
+    pending = [value]
+    expanded: Set[str] = set()
+    while pending:
+        for root in _roots(pending.pop(), ctx):
+            if root in setups and root not in expanded:
+                expanded.add(root)
+                pending.append(setups[root])
+            elif root not in setups:
+                roots.add(root)
+    return roots
+
+
+def _roots(value: ast.expr, ctx: FunctionContext) -> Set[str]:
+    """Dotted names read by ``value`` that are not Python values (calls' callees excluded)."""
+    if ctx.values.kind(value) in (Kind.STATIC, Kind.DATA):
+        return set()
+    if isinstance(value, (ast.Name, ast.Attribute)):
+        dotted = ctx.symbols.qualified_name(value)
+        if dotted is not None:
+            return set() if dotted.split(".")[0] == "torch" else {dotted}
+    if isinstance(value, ast.Call):
+        operands = [*value.args, *(k.value for k in value.keywords)]
+        if isinstance(value.func, ast.Attribute):
+            operands.append(value.func.value)
+        return set().union(*(_roots(operand, ctx) for operand in operands))
+    children = [child for child in ast.iter_child_nodes(value) if isinstance(child, ast.expr)]
+    return set().union(*(_roots(child, ctx) for child in children))
+
+
+def _names(value: ast.expr, ctx: FunctionContext) -> Set[str]:
+    """The first names of ``value``'s roots (``self`` for ``self.weight``)."""
+    return {root.split(".")[0] for root in _roots(value, ctx)}

@@ -1,0 +1,416 @@
+"""The fixes while autograd records: values, gradients and `.grad` of every leaf as the original.
+
+[Where] selects with ``torch.where`` under autograd only where ``planning/gradients.py`` proves
+the gradients exact (``_graphmend_where_grad``); elsewhere the helper keeps the Python branch
+while a side requires grad (the break stays, the gradients are the original's). Each case below
+runs the original eagerly and the fixed code eagerly and compiled, with inputs that take each
+branch and inputs holding inf and NaN, and compares outputs and gradients. For the sites that
+the analysis keeps, a copy forced onto ``_graphmend_where_grad`` shows the difference it avoids.
+[Trap] and [Defer] are run under autograd as well.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+from textwrap import dedent
+from types import ModuleType
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from libcst.codemod import CodemodContext, TransformSuccess, transform_module  # noqa: E402
+from test_fixers_dynamo import load, same  # noqa: E402
+
+from fixers.fix_all import FixAll  # noqa: E402
+from fixers.helpers import FIXED_HELPERS, WHERE_GRAD  # noqa: E402
+from flake8_graphmend.engine import analyze_source  # noqa: E402
+from flake8_graphmend.planning.where import Selection  # noqa: E402
+from flake8_graphmend.verify.dynamo import probe  # noqa: E402
+
+HEADER = """\
+import logging
+
+import torch
+from torch import nn
+
+logger = logging.getLogger("graphmend.autograd")
+
+
+"""
+INF, NAN = float("inf"), float("nan")
+#: Inputs that take either side of the cases' conditions, with inf and NaN on the way.
+INPUTS = {
+    "positive": [1.0, 2.0, 0.5, 3.0],
+    "negative": [-1.0, -2.0, -0.5, -3.0],
+    "mixed": [3.0, -0.5, 0.0, 1.0],
+    "inf": [1.0, INF, -2.0, 0.5],
+    "nan": [NAN, 1.0, 2.0, -1.0],
+    "zero": [0.0, 0.0, 0.0, 0.0],
+}
+
+#: name -> (module body, None when the selection is exact for gradients, else a substring of
+#: the reason the analysis gives)
+CASES: Dict[str, Tuple[str, Optional[str]]] = {
+    "overflow clamp of a local": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = nn.Parameter(torch.full((4,), 1.5))
+
+            def forward(self, x):
+                h = x * self.scale
+                if torch.isinf(h).any() or torch.isnan(h).any():
+                    clamp_value = torch.finfo(h.dtype).max - 1000
+                    h = torch.clamp(h, min=-clamp_value, max=clamp_value)
+                return h * 2
+        """,
+        None,
+    ),
+    "relu, masked_fill, where, negation and constants": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = nn.Parameter(torch.full((4,), 0.5))
+
+            def forward(self, x):
+                h = x * self.scale
+                if h.sum() > 0:
+                    y = torch.relu(h) - 1
+                    z = -h * 0.5
+                else:
+                    y = h.masked_fill(h < 0, 0.0)
+                    z = torch.where(h > 1, h, h + 1)
+                return y + z
+        """,
+        None,
+    ),
+    "returns of slices and reductions": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = nn.Parameter(torch.full((4,), 2.0))
+
+            def forward(self, x):
+                h = (x * self.scale).unsqueeze(0)
+                if h.mean() > 1:
+                    return h[:, :2].sum(dim=-1) / 4
+                return h[:, 2:].t().float().sum(dim=0) + 0.25
+        """,
+        None,
+    ),
+    "log on the path not taken": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                h = x * 1
+                if (h > 0).all():
+                    h = torch.log(h)
+                return h + 1
+        """,
+        "torch.log(h)",
+    ),
+    "sqrt on the path not taken": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                h = x + 0
+                if (h >= 0).all():
+                    y = h.sqrt()
+                else:
+                    y = h
+                return y
+        """,
+        "h.sqrt()",
+    ),
+    "division by a tensor": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.d = nn.Parameter(torch.tensor([1.0, 0.0, 2.0, 4.0]))
+
+            def forward(self, x):
+                h = x * 1
+                if (self.d != 0).all():
+                    h = h / self.d
+                return h
+        """,
+        "h / self.d",
+    ),
+    "product of tensors": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.full((4,), 3.0))
+
+            def forward(self, x):
+                h = x * 1
+                if torch.isfinite(h).all():
+                    h = h * self.w
+                return h
+        """,
+        "h * self.w",
+    ),
+    "a parameter read on one path only": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bias = nn.Parameter(torch.full((4,), 0.25))
+
+            def forward(self, x):
+                h = x * 1
+                if h.sum() > 0:
+                    h = h + self.bias
+                return h
+        """,
+        "only one path reads `self.bias`",
+    ),
+    "a clamp that keeps the caller's tensor for backward": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if torch.isinf(x).any():
+                    y = x.clamp(-5.0, 5.0)
+                else:
+                    y = x - 1
+                return y
+        """,
+        "keeps `x`, a tensor the caller can hold",
+    ),
+}
+
+
+def _source(body: str) -> str:
+    return HEADER + dedent(body).lstrip()
+
+
+def _selection(source: str) -> Selection:
+    (finding,) = [f for f in analyze_source(source, "model.py") if f.code == "GM201"][:1]
+    assert isinstance(finding.plan, Selection), finding.message
+    return finding.plan
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_analysis_proves_or_names_the_gradient_problem(name: str) -> None:
+    body, problem = CASES[name]
+    source = _source(body)
+    plans = [
+        f.plan for f in analyze_source(source, "model.py") if isinstance(f.plan, Selection)
+    ]
+    assert plans, "every case is fixed"
+    reasons = [plan.gradient_problem for plan in plans]
+    if problem is None:
+        assert reasons == [None] * len(plans)
+    else:
+        assert any(reason and problem in reason for reason in reasons), reasons
+
+
+def _fixed(source: str) -> Tuple[str, List[str]]:
+    result = transform_module(FixAll(CodemodContext(filename="model.py")), source)
+    assert isinstance(result, TransformSuccess), result
+    return result.code, list(result.warning_messages)
+
+
+def test_the_codemod_and_the_finding_say_what_stays_in_training() -> None:
+    source = _source(CASES["log on the path not taken"][0])
+    code, warnings = _fixed(source)
+    assert "_graphmend_where(" in code and "_graphmend_where_grad" not in code
+    (warning,) = warnings
+    assert "GM201 fixed, but it keeps the branch for tensors that require grad" in warning
+    (finding,) = [f for f in analyze_source(source, "model.py") if f.code == "GM201"]
+    assert "fix: graphmend.PredicateControlFlow (it keeps the branch" in finding.message
+    exact, none = _fixed(_source(CASES["overflow clamp of a local"][0]))
+    assert "_graphmend_where_grad(" in exact and none == []
+
+
+Outcome = Tuple[Any, Dict[str, Optional[Any]], bool]
+
+
+def _run(model: Any, call: Callable[[Any], Any], values: List[float]) -> Outcome:
+    """(output, gradients of the parameters and the input, whether the output requires grad)."""
+    x = torch.tensor(values, requires_grad=True)
+    for parameter in model.parameters():
+        parameter.grad = None
+    output = call(x)
+    weights = torch.linspace(-1.0, 2.0, output.numel()).reshape(output.shape)
+    if output.requires_grad:
+        (output * weights).sum().backward()
+    grads = {name: p.grad for name, p in model.named_parameters()}
+    grads["input"] = x.grad
+    return output.detach(), grads, output.requires_grad
+
+
+def _same_outcome(expected: Outcome, actual: Outcome) -> bool:
+    (want, want_grads, want_flag), (got, got_grads, got_flag) = expected, actual
+    return (
+        same(got, want)
+        and got_flag == want_flag
+        and want_grads.keys() == got_grads.keys()
+        and all(
+            (want_grads[k] is None) == (got_grads[k] is None)
+            and (want_grads[k] is None or same(got_grads[k], want_grads[k]))
+            for k in want_grads
+        )
+    )
+
+
+def _modules(name: str, tmp_path: Path) -> Tuple[ModuleType, ModuleType, str]:
+    source = _source(CASES[name][0])
+    code, _ = _fixed(source)
+    return load(source, tmp_path / "original"), load(code, tmp_path / "fixed"), code
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_gradients_are_the_originals_eager_and_compiled(name: str, tmp_path: Path) -> None:
+    original, fixed, code = _modules(name, tmp_path)
+    exact = CASES[name][1] is None
+    assert ("_graphmend_where_grad(" in code) == exact
+    before, after = original.Model(), fixed.Model()
+    after.load_state_dict(before.state_dict())
+    torch._dynamo.reset()
+    compiled_after = torch.compile(after, backend="eager")
+    for values in INPUTS.values():
+        expected = _run(before, before, values)
+        assert _same_outcome(expected, _run(after, after, values)), values
+        assert _same_outcome(expected, _run(after, compiled_after, values)), values
+    x = torch.tensor(INPUTS["mixed"], requires_grad=True)
+    report = probe(after, x)
+    if exact:  # one graph while autograd records
+        assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
+    else:  # the helper keeps the Python branch: the break stays, the gradients are exact
+        assert report.graphs > 1 or report.breaks > 0
+    with torch.no_grad():
+        report = probe(after, x)
+    assert (report.graphs, report.breaks) == (1, 0), "inference is one graph either way"
+
+
+def _forced(fixed: ModuleType) -> ModuleType:
+    """``fixed`` with its selections made by the training helper, as if the analysis allowed it."""
+    exec(FIXED_HELPERS[WHERE_GRAD], vars(fixed))
+    fixed._graphmend_where = fixed._graphmend_where_grad
+    return fixed
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "log on the path not taken",
+        "sqrt on the path not taken",
+        "division by a tensor",
+        "product of tensors",
+        "a parameter read on one path only",
+    ],
+)
+def test_forcing_the_selection_under_autograd_changes_gradients(
+    name: str, tmp_path: Path
+) -> None:
+    """What the analysis avoids: the same fix with the training helper differs from the original
+    (NaN for a zero times inf, a zero `.grad` where the original left None)."""
+    original, fixed, _ = _modules(name, tmp_path)
+    before, after = original.Model(), _forced(fixed).Model()
+    after.load_state_dict(before.state_dict())
+    assert any(
+        not _same_outcome(_run(before, before, values), _run(after, after, values))
+        for values in INPUTS.values()
+    )
+
+
+def test_forcing_a_clamp_of_the_callers_tensor_breaks_its_backward(tmp_path: Path) -> None:
+    original, fixed, _ = _modules("a clamp that keeps the caller's tensor for backward", tmp_path)
+
+    def backward_after_update(model: Any) -> Optional[str]:
+        leaf = torch.tensor(INPUTS["positive"], requires_grad=True)
+        x = leaf * 1  # the caller's tensor, updated in place after the call
+        output = model(x)
+        with torch.no_grad():
+            x.add_(1)
+        try:
+            output.sum().backward()
+        except RuntimeError as error:
+            return type(error).__name__
+        return None
+
+    assert backward_after_update(original.Model()) is None
+    assert backward_after_update(fixed.Model()) is None
+    assert backward_after_update(_forced(fixed).Model()) == "RuntimeError"
+
+
+# ---------------------------------------------------------------------------- [Trap], [Defer]
+TRAP_AND_DEFER = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.full((4,), 1.5))
+
+    def forward(self, x):
+        h = x * self.w
+        if torch.isnan(h).any():
+            raise ValueError("NaN in the activations")
+        logger.warning("shape %s", "checked")
+        print("scaled", h.shape)
+        return h.tanh()
+
+
+class Shows(nn.Module):
+    def forward(self, x):
+        h = x * 2
+        print("h is", h)
+        return h + 1
+"""
+
+
+def _with_stdout(call: Callable[[], Outcome]) -> Tuple[Any, str]:
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        try:
+            result: Any = call()
+        except ValueError as error:
+            result = (type(error), str(error))
+    return result, stdout.getvalue()
+
+
+def test_guards_and_deferred_calls_under_autograd(tmp_path: Path) -> None:
+    source = HEADER + TRAP_AND_DEFER
+    code, warnings = _fixed(source)
+    assert warnings == [] and "_graphmend_check(" in code and "_graphmend_deferred" in code
+    original, fixed = load(source, tmp_path / "original"), load(code, tmp_path / "fixed")
+    before, after = original.Model(), fixed.Model()
+    torch._dynamo.reset()
+    compiled_after = torch.compile(after, backend="eager")
+    for values in (INPUTS["positive"], INPUTS["nan"], INPUTS["inf"]):
+        expected = _with_stdout(lambda: _run(before, before, values))
+        for call in (after, compiled_after):
+            result, stdout = _with_stdout(lambda: _run(after, call, values))
+            assert stdout == expected[1]
+            if isinstance(expected[0], tuple) and expected[0][0] is ValueError:
+                assert result == expected[0]
+            else:
+                assert _same_outcome(expected[0], result)
+    report = probe(after, torch.tensor(INPUTS["positive"], requires_grad=True))
+    assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
+
+
+def test_a_printed_tensor_that_requires_grad_is_printed_as_written(tmp_path: Path) -> None:
+    """Its text holds ``grad_fn``, which no graph can carry: the helper makes the call as
+    written under compile (the break stays) and prints the same line."""
+    source = HEADER + TRAP_AND_DEFER
+    code, _ = _fixed(source)
+    original, fixed = load(source, tmp_path / "original"), load(code, tmp_path / "fixed")
+    x = torch.tensor(INPUTS["positive"], requires_grad=True)
+    expected = _with_stdout(lambda: original.Shows()(x))[1]
+    assert "grad_fn=<MulBackward0>" in expected
+    torch._dynamo.reset()
+    assert _with_stdout(lambda: torch.compile(fixed.Shows(), backend="eager")(x))[1] == expected
+    with torch.no_grad():
+        report = probe(fixed.Shows(), x)
+    assert (report.graphs, report.breaks) == (1, 0)
+    assert probe(fixed.Shows(), x).breaks > 0
