@@ -174,6 +174,23 @@ CASES: Dict[str, Tuple[str, Optional[str]]] = {
         """,
         "only one path reads `self.bias`",
     ),
+    "a parameter read only in a condition on one path": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.gate = nn.Parameter(torch.full((4,), 0.5))
+
+            def forward(self, x):
+                a = x * 2
+                if x.sum() > 0:
+                    y = torch.where(self.gate > 0.4, a, a + 1)
+                else:
+                    y = a + self.gate
+                return y
+        """,
+        "only one path reads `self.gate`",
+    ),
     "a clamp that keeps the caller's tensor for backward": (
         """
         class Model(nn.Module):
@@ -308,6 +325,7 @@ def _forced(fixed: ModuleType) -> ModuleType:
         "division by a tensor",
         "product of tensors",
         "a parameter read on one path only",
+        "a parameter read only in a condition on one path",
     ],
 )
 def test_forcing_the_selection_under_autograd_changes_gradients(

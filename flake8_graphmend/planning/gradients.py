@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import TYPE_CHECKING, Dict, Iterable, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ..analysis.purity import is_slice_index
 from ..analysis.values import Kind
@@ -189,20 +189,35 @@ def _tensor_roots(value: ast.expr, setups: Setups, ctx: FunctionContext) -> Set[
 
 
 def _roots(value: ast.expr, ctx: FunctionContext) -> Set[str]:
-    """Dotted names read by ``value`` that are not Python values (calls' callees excluded)."""
-    if ctx.values.kind(value) in (Kind.STATIC, Kind.DATA):
+    """Dotted names through which gradients of ``value`` flow (callees, Python values and bool
+    operands excluded: a comparison, a ``where`` condition or a mask passes no gradient)."""
+    if ctx.values.kind(value) in (Kind.STATIC, Kind.DATA) or isinstance(value, ast.Compare):
         return set()
     if isinstance(value, (ast.Name, ast.Attribute)):
         dotted = ctx.symbols.qualified_name(value)
         if dotted is not None:
             return set() if dotted.split(".")[0] == "torch" else {dotted}
     if isinstance(value, ast.Call):
-        operands = [*value.args, *(k.value for k in value.keywords)]
-        if isinstance(value.func, ast.Attribute):
-            operands.append(value.func.value)
+        operands = _differentiable_operands(value, ctx)
         return set().union(*(_roots(operand, ctx) for operand in operands))
     children = [child for child in ast.iter_child_nodes(value) if isinstance(child, ast.expr)]
     return set().union(*(_roots(child, ctx) for child in children))
+
+
+def _differentiable_operands(call: ast.Call, ctx: FunctionContext) -> List[ast.expr]:
+    """The operands of ``call`` that gradients flow into (the receiver of a method first): not
+    the condition of ``where``, nor the mask of ``masked_fill``, nor anything of an operation
+    that returns bools."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr in _BOOLEAN_OPERATIONS:
+        return []
+    function = ctx.symbols.qualified_name(func.value) in _TORCH_NAMESPACES
+    operands: List[ast.expr] = ([] if function else [func.value]) + list(call.args)
+    # torch.where(condition, x, y) / x.where(condition, y); x.masked_fill(mask, value)
+    bool_position = {"where": 0 if function else 1, "masked_fill": 1}.get(func.attr)
+    if bool_position is not None and len(operands) > bool_position:
+        del operands[bool_position]
+    return operands + [k.value for k in call.keywords if k.arg not in ("condition", "mask")]
 
 
 def _names(value: ast.expr, ctx: FunctionContext) -> Set[str]:
