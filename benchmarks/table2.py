@@ -10,6 +10,7 @@ arms run in fresh processes, with the same weights and inputs.
     python benchmarks/table2.py --quick            # 3 rows (< 5 min), also a test
     python benchmarks/table2.py --rows t5,bart_fp16 --json out.json
     python benchmarks/table2.py --timing t5_cg     # CPU Inductor timings for these rows
+    python benchmarks/table2.py --grad             # training: a backward pass after each call
 
 Breaks are graph-based (FX graphs - 1 on the first compiled call, as the paper counts them);
 break events are what Dynamo logged (a break inside an inlined call can be logged twice).
@@ -19,6 +20,12 @@ Fix rate = (before - after) / before on graph-based breaks. The paper's fix rate
 Rows with ``--timing`` are run with the Inductor backend (both arms in the same run) and report
 original/fixed ratios of compile time, first call and warm median. GPU figures (the paper's
 cold-start claims) need ``--device cuda`` (with ``--mode reduce-overhead``) on a machine with one.
+
+``--grad`` measures training: ``graphmend verify --grad`` (autograd on, a backward pass after
+every call, gradients compared) on models built in train mode with every dropout probability 0
+(``GRAPHMEND_TABLE2_TRAINING=1``, read by ``benchmarks/entries/_mode.py``). Breaks stay the
+forward graphs' (Dynamo's); the backward graphs AOTAutograd makes are shown beside them, and
+"gradients equal" is the runner's ``gradients_equal``.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout
 
 ENTRIES = HERE / "entries"
 TM = "transformers.models."
+TRAINING_ENVIRONMENT = "GRAPHMEND_TABLE2_TRAINING"  # read by entries/_mode.py
 
 
 @dataclass(frozen=True)
@@ -149,6 +157,7 @@ class RowResult:
     paper_rate: int
     targets: List[str]
     backend: str
+    grad: bool = False
     seconds: float = 0.0
     progress: str = ""
     error: Optional[str] = None
@@ -169,6 +178,11 @@ class RowResult:
     timings_after: Optional[Dict[str, Any]] = None
     fullgraph_before: Optional[str] = None
     fullgraph_after: Optional[str] = None
+    #: ``--grad`` only: AOTAutograd's backward graphs and the runner's ``gradients_equal``
+    backward_graphs_before: Optional[int] = None
+    backward_graphs_after: Optional[int] = None
+    gradients_equal: Optional[bool] = None
+    gradients: Optional[str] = None  # "yes", "no: eager original vs compiled fixed", ...
 
     @property
     def breaks_before(self) -> Optional[int]:
@@ -193,6 +207,9 @@ class RowResult:
 
     def to_json(self) -> Dict[str, Any]:
         data = dict(self.__dict__)
+        if not self.grad:  # the inference JSON stays as it was
+            for key in _TRAINING_FIELDS:
+                del data[key]
         data.update(
             breaks_before=self.breaks_before,
             breaks_after=self.breaks_after,
@@ -200,6 +217,11 @@ class RowResult:
             meets_paper=self.meets_paper,
         )
         return data
+
+
+_TRAINING_FIELDS = (
+    "grad", "backward_graphs_before", "backward_graphs_after", "gradients_equal", "gradients"
+)
 
 
 def site_family(site: Any) -> Tuple[str, str]:
@@ -229,15 +251,15 @@ def _site_json(site: Any) -> Dict[str, Any]:
     }
 
 
-def measure(row: Row, backend: str = "eager", repeat: int = 3) -> RowResult:
-    """Run ``graphmend verify`` on one row (in this process; the arms are subprocesses)."""
+def measure(row: Row, backend: str = "eager", repeat: int = 3, grad: bool = False) -> RowResult:
+    """Run ``graphmend verify`` on one row (in this process; the arms are subprocesses); with
+    ``grad``, ``--grad`` (the entries build for training only with ``TRAINING_ENVIRONMENT``)."""
     from flake8_graphmend.verify.entry import parse_entry
     from flake8_graphmend.verify.errors import VerifyError
-    from flake8_graphmend.verify.report import behaviour_equal, behaviour_summary
     from flake8_graphmend.verify.runner import VerifyOptions, verify
 
     result = RowResult(
-        row.name, row.dtype, row.paper_model, row.paper_rate, list(row.targets), backend
+        row.name, row.dtype, row.paper_model, row.paper_rate, list(row.targets), backend, grad
     )
     started = time.perf_counter()
     progress = io.StringIO()
@@ -248,6 +270,7 @@ def measure(row: Row, backend: str = "eager", repeat: int = 3) -> RowResult:
             device="cpu",
             backend=backend,
             repeat=repeat,
+            grad=grad,
         )
         verification = verify(options, progress=progress)
     except VerifyError as error:
@@ -255,11 +278,12 @@ def measure(row: Row, backend: str = "eager", repeat: int = 3) -> RowResult:
     except Exception as error:  # a crash in the tool is a result too
         result.error = f"{type(error).__name__}: {error}"
     else:
-        original, fixed = verification.original, verification.fixed
+        original = verification.original
         result.graphs_before = original.graphs
         result.events_before = original.breaks
+        result.backward_graphs_before = original.backward_graphs
         result.sites_before = [_site_json(site) for site in original.break_sites]
-        result.timings_before = dict(original.timings.__dict__)
+        result.timings_before = _timings(original)
         result.fullgraph_before = original.fullgraph_error
         result.fix_outcomes = [
             {k: v for k, v in outcome.items() if k != "diff"}
@@ -267,31 +291,57 @@ def measure(row: Row, backend: str = "eager", repeat: int = 3) -> RowResult:
         ]
         if verification.failure is not None:
             result.error = str(verification.failure)
-        if fixed is not None:
-            result.graphs_after = fixed.graphs
-            result.events_after = fixed.breaks
-            result.sites_after = [_site_json(site) for site in fixed.break_sites]
-            result.timings_after = dict(fixed.timings.__dict__)
-            result.fullgraph_after = fixed.fullgraph_error
-            if fixed.comparison is not None:
-                result.identical = fixed.comparison.equal
-                result.max_abs_diff = fixed.comparison.max_abs_diff
-            result.behaviour_equal = behaviour_equal(verification)
-            result.behaviour = behaviour_summary(fixed.behaviour)
-            result.behaviour_differences = [
-                f"{comparison.expected} vs {comparison.actual}: {part.difference}"
-                for comparison in fixed.behaviour
-                for part in comparison.parts.values()
-                if part.difference
-            ]
+        if verification.fixed is not None:
+            _fixed_arm(result, verification)
     result.seconds = time.perf_counter() - started
     result.progress = progress.getvalue()
     return result
 
 
-def _measure_in_worker(row_name: str, backend: str, repeat: int, threads: int) -> RowResult:
+def _fixed_arm(result: RowResult, verification: Any) -> None:
+    """Fill ``result`` with what the fixed arm of ``verification`` measured."""
+    from flake8_graphmend.verify.report import (
+        behaviour_equal,
+        behaviour_summary,
+        gradients_equal,
+        gradients_summary,
+    )
+
+    fixed = verification.fixed
+    result.graphs_after = fixed.graphs
+    result.events_after = fixed.breaks
+    result.backward_graphs_after = fixed.backward_graphs
+    result.sites_after = [_site_json(site) for site in fixed.break_sites]
+    result.timings_after = _timings(fixed)
+    result.fullgraph_after = fixed.fullgraph_error
+    if fixed.comparison is not None:
+        result.identical = fixed.comparison.equal
+        result.max_abs_diff = fixed.comparison.max_abs_diff
+    result.behaviour_equal = behaviour_equal(verification)
+    result.behaviour = behaviour_summary(fixed.behaviour)
+    result.behaviour_differences = [
+        f"{comparison.expected} vs {comparison.actual}: {part.difference}"
+        for comparison in fixed.behaviour
+        for part in comparison.parts.values()
+        if part.difference
+    ]
+    if result.grad:
+        result.gradients_equal = gradients_equal(verification)
+        result.gradients = gradients_summary(fixed)
+
+
+def _timings(arm: Any) -> Optional[Dict[str, Any]]:
+    """An arm's timings (None when its compiled calls raised: nothing was timed)."""
+    return dict(arm.timings.__dict__) if arm.timings else None
+
+
+def _measure_in_worker(
+    row_name: str, backend: str, repeat: int, threads: int, grad: bool
+) -> RowResult:
     os.environ.setdefault("OMP_NUM_THREADS", str(threads))
-    return measure(ROWS_BY_NAME[row_name], backend, repeat)
+    if grad:  # the arms inherit it: the entries build their models for training
+        os.environ[TRAINING_ENVIRONMENT] = "1"
+    return measure(ROWS_BY_NAME[row_name], backend, repeat, grad)
 
 
 def run_rows(
@@ -301,8 +351,10 @@ def run_rows(
     repeat: int = 3,
     timing_repeat: int = 10,
     log=sys.stderr,
+    grad: bool = False,
 ) -> List[RowResult]:
-    """Measure ``rows`` (``jobs`` at a time); rows named in ``timing`` use the Inductor backend."""
+    """Measure ``rows`` (``jobs`` at a time); rows named in ``timing`` use the Inductor backend;
+    ``grad``: in training (see the module docstring)."""
     threads = max(1, (os.cpu_count() or 1) // max(jobs, 1))
     plan = [
         (row, "inductor" if row.name in timing else "eager",
@@ -317,7 +369,9 @@ def run_rows(
     pool_options = {"max_tasks_per_child": 1} if sys.version_info >= (3, 11) else {}
     with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, **pool_options) as pool:
         futures = {
-            pool.submit(_measure_in_worker, plan[i][0].name, plan[i][1], plan[i][2], threads): i
+            pool.submit(
+                _measure_in_worker, plan[i][0].name, plan[i][1], plan[i][2], threads, grad
+            ): i
             for i in order
         }
         for future in concurrent.futures.as_completed(futures):
@@ -338,6 +392,11 @@ def _row_line(r: RowResult) -> str:
     after = "?" if r.breaks_after is None else r.breaks_after
     rate = "?" if r.fix_rate is None else f"{r.fix_rate:.0f} %"
     extra = f"; {r.error}" if r.error else ""
+    if r.grad:
+        extra = (
+            f"; backward graphs {_fmt(r.backward_graphs_before)} -> "
+            f"{_fmt(r.backward_graphs_after)}, gradients {r.gradients or '?'}{extra}"
+        )
     return (
         f"{r.name} ({r.backend}): breaks {r.breaks_before} -> {after}, fix rate {rate}, "
         f"identical {r.identical}, behaviour {r.behaviour or '?'} ({r.seconds:.0f} s){extra}"
@@ -372,11 +431,22 @@ def _behaviour_cell(r: RowResult) -> str:
     return r.behaviour if r.behaviour_equal else f"**{r.behaviour}**"
 
 
+def _gradients_cell(r: RowResult) -> str:
+    if r.gradients is None:
+        return "—"
+    return r.gradients if r.gradients_equal else f"**{r.gradients}**"
+
+
 def markdown_table(results: List[RowResult]) -> str:
+    """The table; rows measured in training add backward graphs and gradients columns."""
+    grad = any(r.grad for r in results)
+    backward = "| backward graphs before → after " if grad else ""
+    gradients = "| gradients equal " if grad else ""
     lines = [
-        "| model | dtype | breaks before (events) | breaks after (events) | fix rate | paper | "
-        "≥ paper | outputs identical | behaviour equal | remaining break sites (family, rule) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| model | dtype | breaks before (events) | breaks after (events) {backward}| fix rate | "
+        f"paper | ≥ paper | outputs identical | behaviour equal {gradients}| "
+        "remaining break sites (family, rule) |",
+        "|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if grad else ""),
     ]
     for r in results:
         rate = "—" if r.fix_rate is None else f"{r.fix_rate:.0f} %"
@@ -384,11 +454,14 @@ def markdown_table(results: List[RowResult]) -> str:
         remaining = _sites_text(r.sites_after) if r.graphs_after is not None else "—"
         if r.error:
             remaining += f"<br>error: {r.error}"
+        if grad:
+            backward = f"| {_fmt(r.backward_graphs_before)} → {_fmt(r.backward_graphs_after)} "
+            gradients = f"| {_gradients_cell(r)} "
         lines.append(
             f"| {r.name} | {r.dtype} | {_fmt(r.breaks_before)} ({_fmt(r.events_before)}) | "
-            f"{_fmt(r.breaks_after)} ({_fmt(r.events_after)}) | {rate} | {r.paper_rate} % | "
-            f"{'yes' if r.meets_paper else '**no**'} | {identical} | {_behaviour_cell(r)} | "
-            f"{remaining} |"
+            f"{_fmt(r.breaks_after)} ({_fmt(r.events_after)}) {backward}| {rate} | "
+            f"{r.paper_rate} % | {'yes' if r.meets_paper else '**no**'} | {identical} | "
+            f"{_behaviour_cell(r)} {gradients}| {remaining} |"
         )
     return "\n".join(lines)
 
@@ -413,6 +486,11 @@ def totals(results: List[RowResult]) -> Dict[str, Any]:
         "rows_meeting_paper": sum(1 for r in measured if r.meets_paper),
         "rows_identical": sum(1 for r in measured if r.identical),
         "rows_behaviour_equal": sum(1 for r in measured if r.behaviour_equal),
+        **(
+            {"rows_gradients_equal": sum(1 for r in measured if r.gradients_equal)}
+            if any(r.grad for r in results)
+            else {}
+        ),
         "residue_events": residue,
     }
 
@@ -424,7 +502,9 @@ def totals_line(t: Dict[str, Any]) -> str:
         f"{t['breaks_after']} after, fix rate {rate} (paper: {t['paper_rate']} %); "
         f"{t['rows_fully_fixed']} rows fully fixed, {t['rows_meeting_paper']} at or above the "
         f"paper's rate, {t['rows_identical']} with bitwise-identical outputs, "
-        f"{t['rows_behaviour_equal']} with equal behaviour."
+        f"{t['rows_behaviour_equal']} with equal behaviour"
+        + (f", {t['rows_gradients_equal']} with equal gradients." if "rows_gradients_equal" in t
+           else ".")
     )
 
 
@@ -487,6 +567,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="rows measured at once (default 2)")
     parser.add_argument("--repeat", type=int, default=3, help="warm calls timed per eager arm")
     parser.add_argument("--json", type=Path, help="write the results to this JSON file")
+    parser.add_argument(
+        "--grad", action="store_true",
+        help="measure training: models in train mode with every dropout probability 0, "
+        "graphmend verify --grad (a backward pass after each call, gradients compared)",
+    )
     args = parser.parse_args(argv)
 
     if args.list:
@@ -508,14 +593,17 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     started = time.perf_counter()
     rows = [ROWS_BY_NAME[name] for name in names]
-    results = run_rows(rows, timing, jobs=args.jobs, repeat=args.repeat)
+    results = run_rows(rows, timing, jobs=args.jobs, repeat=args.repeat, grad=args.grad)
     elapsed = time.perf_counter() - started
     summary = totals(results)
 
     env = environment()
+    training = "; training: train mode, dropout 0, a backward pass after each call"
+    training = training if args.grad else ""
     print(
         f"\nTable 2 on transformers {env['transformers']}, torch {env['torch']}, "
-        f"Python {env['python']}, {env['cpu_cores']} CPU cores; {elapsed / 60:.1f} min\n"
+        f"Python {env['python']}, {env['cpu_cores']} CPU cores; {elapsed / 60:.1f} min"
+        f"{training}\n"
     )
     print(markdown_table(results))
     print()
@@ -532,6 +620,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             json.dumps(
                 {
                     "environment": env,
+                    **({"grad": True} if args.grad else {}),
                     "elapsed_s": elapsed,
                     "totals": summary,
                     "rows": [r.to_json() for r in results],

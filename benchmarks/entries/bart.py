@@ -11,6 +11,8 @@
 import torch
 from transformers import BartConfig, BartForConditionalGeneration, BartModel
 
+from _mode import built
+
 
 def _workload(model_class, dtype=torch.float32):
     torch.manual_seed(0)
@@ -19,7 +21,7 @@ def _workload(model_class, dtype=torch.float32):
         encoder_attention_heads=2, decoder_attention_heads=2,
         encoder_ffn_dim=128, decoder_ffn_dim=128, max_position_embeddings=64,
     )
-    model = model_class(config).eval().to(dtype)
+    model = built(model_class, config).to(dtype)
     input_ids = torch.randint(3, config.vocab_size, (1, 8))
     decoder_input_ids = torch.randint(3, config.vocab_size, (1, 8))
     kwargs = {"input_ids": input_ids, "decoder_input_ids": decoder_input_ids, "use_cache": True}

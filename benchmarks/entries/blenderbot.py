@@ -16,6 +16,8 @@ from transformers import (
     BlenderbotSmallModel,
 )
 
+from _mode import built
+
 _SIZES = dict(
     vocab_size=128, d_model=64, encoder_layers=2, decoder_layers=2,
     encoder_attention_heads=2, decoder_attention_heads=2,
@@ -25,7 +27,7 @@ _SIZES = dict(
 
 def _workload(model_class, config, dtype=torch.float32):
     torch.manual_seed(0)
-    model = model_class(config).eval().to(dtype)
+    model = built(model_class, config).to(dtype)
     input_ids = torch.randint(3, config.vocab_size, (1, 8))
     decoder_input_ids = torch.randint(3, config.vocab_size, (1, 8))
     kwargs = {"input_ids": input_ids, "decoder_input_ids": decoder_input_ids, "use_cache": True}

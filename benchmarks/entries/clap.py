@@ -8,6 +8,8 @@ families, so the paper fixes none of these breaks.
 import torch
 from transformers import ClapAudioConfig, ClapAudioModel, ClapConfig, ClapModel, ClapTextConfig
 
+from _mode import built
+
 _AUDIO = dict(
     enable_fusion=True, hidden_size=128, patch_embeds_hidden_size=16, depths=[1, 1, 1, 1],
     num_attention_heads=[1, 2, 2, 4], projection_dim=32, num_mel_bins=64, spec_size=256,
@@ -32,7 +34,7 @@ def build():
         audio_config=ClapAudioConfig(**_AUDIO).to_dict(),
         projection_dim=32,
     )
-    model = ClapModel(config).eval()
+    model = built(ClapModel, config)
     input_ids = torch.randint(3, 128, (1, 8))
     attention_mask = torch.ones(1, 8, dtype=torch.long)
     input_features, is_longer = _audio_inputs()
@@ -48,6 +50,6 @@ def build():
 def build_audio():
     """clap_audio_fused: ``ClapAudioModel`` alone."""
     torch.manual_seed(0)
-    model = ClapAudioModel(ClapAudioConfig(**_AUDIO)).eval()
+    model = built(ClapAudioModel, ClapAudioConfig(**_AUDIO))
     input_features, is_longer = _audio_inputs()
     return model, (), {"input_features": input_features, "is_longer": is_longer}

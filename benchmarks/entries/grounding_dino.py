@@ -10,6 +10,8 @@ in ``generate_encoder_output_proposals`` (line 2050, DO/DS), and the branch at l
 import torch
 from transformers import BertConfig, GroundingDinoConfig, GroundingDinoModel, SwinConfig
 
+from _mode import built
+
 
 def build():
     torch.manual_seed(0)
@@ -28,7 +30,7 @@ def build():
         num_feature_levels=4, encoder_n_points=2, decoder_n_points=2, max_text_len=16,
         disable_custom_kernels=True,
     )
-    model = GroundingDinoModel(config).eval()
+    model = built(GroundingDinoModel, config)
     pixel_values = torch.randn(1, 3, 128, 128)
     # [CLS] a . b . [SEP] with BERT's special ids, so the token-group masks are non-trivial
     input_ids = torch.tensor([[101, 5, 1012, 6, 1012, 102]])

@@ -9,6 +9,8 @@ The fix must therefore target ``transformers.modeling_utils`` as well.
 import torch
 from transformers import LayoutLMv3Config, LayoutLMv3Model
 
+from _mode import built
+
 
 def _workload(dtype=torch.float32):
     torch.manual_seed(0)
@@ -17,7 +19,7 @@ def _workload(dtype=torch.float32):
         intermediate_size=128, max_position_embeddings=64, coordinate_size=8, shape_size=16,
         visual_embed=False, max_2d_position_embeddings=128,
     )
-    model = LayoutLMv3Model(config).eval().to(dtype)
+    model = built(LayoutLMv3Model, config).to(dtype)
     input_ids = torch.randint(3, config.vocab_size, (1, 8))
     bbox = torch.zeros(1, 8, 4, dtype=torch.long)
     return model, (), {"input_ids": input_ids, "bbox": bbox}

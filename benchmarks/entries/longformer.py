@@ -9,6 +9,8 @@ outside the paper's families.
 import torch
 from transformers import LongformerConfig, LongformerModel
 
+from _mode import built
+
 
 def build():
     torch.manual_seed(0)
@@ -17,6 +19,6 @@ def build():
         intermediate_size=128, max_position_embeddings=128, attention_window=8,
         pad_token_id=1,
     )
-    model = LongformerModel(config).eval()
+    model = built(LongformerModel, config)
     input_ids = torch.randint(3, config.vocab_size, (1, 20))
     return model, (), {"input_ids": input_ids}

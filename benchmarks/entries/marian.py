@@ -8,6 +8,8 @@
 import torch
 from transformers import MarianConfig, MarianMTModel
 
+from _mode import built
+
 
 def _workload(dtype=torch.float32):
     torch.manual_seed(0)
@@ -17,7 +19,7 @@ def _workload(dtype=torch.float32):
         encoder_ffn_dim=128, decoder_ffn_dim=128, max_position_embeddings=64,
         decoder_start_token_id=2, pad_token_id=1,
     )
-    model = MarianMTModel(config).eval().to(dtype)
+    model = built(MarianMTModel, config).to(dtype)
     input_ids = torch.randint(3, config.vocab_size, (1, 8))
     decoder_input_ids = torch.randint(3, config.vocab_size, (1, 8))
     kwargs = {"input_ids": input_ids, "decoder_input_ids": decoder_input_ids, "use_cache": True}

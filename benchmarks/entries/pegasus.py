@@ -8,6 +8,8 @@ fp32 and fp16.
 import torch
 from transformers import PegasusConfig, PegasusForCausalLM
 
+from _mode import built
+
 
 def _workload(dtype=torch.float32):
     torch.manual_seed(0)
@@ -16,7 +18,7 @@ def _workload(dtype=torch.float32):
         encoder_attention_heads=2, decoder_attention_heads=2,
         encoder_ffn_dim=128, decoder_ffn_dim=128, max_position_embeddings=64,
     )
-    model = PegasusForCausalLM(config).eval().to(dtype)
+    model = built(PegasusForCausalLM, config).to(dtype)
     input_ids = torch.randint(3, config.vocab_size, (1, 8))
     return model, (), {"input_ids": input_ids, "use_cache": True}
 

@@ -10,6 +10,8 @@ target ``transformers.modeling_rope_utils`` as well as ``transformers.models.phi
 import torch
 from transformers import Phi3Config, Phi3ForCausalLM
 
+from _mode import built
+
 
 def _workload(length):
     torch.manual_seed(0)
@@ -24,7 +26,7 @@ def _workload(length):
             "long_factor": [1.5 + 0.05 * i for i in range(half_head)],
         },
     )
-    model = Phi3ForCausalLM(config).eval()
+    model = built(Phi3ForCausalLM, config)
     input_ids = torch.randint(3, config.vocab_size, (1, length))
     return model, (), {"input_ids": input_ids}
 

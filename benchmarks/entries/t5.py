@@ -8,6 +8,8 @@ break. ``flan_t5`` is the gated-gelu feed-forward variant (flan-t5's ``feed_forw
 import torch
 from transformers import T5Config, T5ForConditionalGeneration, T5Model
 
+from _mode import built
+
 
 def _config(**overrides):
     return T5Config(
@@ -17,7 +19,7 @@ def _config(**overrides):
 
 def _workload(model_class, config, dtype=torch.float32):
     torch.manual_seed(0)
-    model = model_class(config).eval().to(dtype)
+    model = built(model_class, config).to(dtype)
     input_ids = torch.randint(0, config.vocab_size, (1, 8))
     decoder_input_ids = torch.randint(0, config.vocab_size, (1, 8))
     kwargs = {"input_ids": input_ids, "decoder_input_ids": decoder_input_ids, "use_cache": True}

@@ -8,6 +8,8 @@
 import torch
 from transformers import WhisperConfig, WhisperForConditionalGeneration, WhisperModel
 
+from _mode import built
+
 
 def _workload(model_class, dtype=torch.float32):
     torch.manual_seed(0)
@@ -19,7 +21,7 @@ def _workload(model_class, dtype=torch.float32):
         pad_token_id=1, bos_token_id=2, eos_token_id=2, decoder_start_token_id=2,
         suppress_tokens=None, begin_suppress_tokens=None,
     )
-    model = model_class(config).eval().to(dtype)
+    model = built(model_class, config).to(dtype)
     input_features = torch.randn(1, 80, 128).to(dtype)
     decoder_input_ids = torch.randint(3, config.vocab_size, (1, 8))
     kwargs = {
