@@ -191,6 +191,40 @@ CASES: Dict[str, Tuple[str, Optional[str]]] = {
         """,
         "only one path reads `self.gate`",
     ),
+    "a property read on one path": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.tensor([1.0, 0.0, 2.0, 4.0]))
+
+            @property
+            def log_w(self):
+                return self.w.log()
+
+            def forward(self, x):
+                h = x * 1
+                if h.sum() > 0:
+                    h = h + self.log_w
+                return h
+        """,
+        "`self.log_w` runs a property",
+    ),
+    "a mask that the module holds": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("mask", torch.tensor([True, False, False, True]))
+
+            def forward(self, x):
+                h = x * 2
+                if h.sum() > 0:
+                    h = h.masked_fill(self.mask, 0.0)
+                return h
+        """,
+        "keeps `self.mask`, a tensor the caller can hold",
+    ),
     "a clamp that keeps the caller's tensor for backward": (
         """
         class Model(nn.Module):

@@ -163,7 +163,7 @@ def aliasing_problem(
                     "torch.where returns a new tensor, not the same one"
                 )
             escape = _escape_after(name, node, ctx)
-            if may_alias(value, ctx) and caller_visible(root, node, ctx) and escape:
+            if may_alias(value, ctx) and _caller_visible(root, node, ctx) and escape:
                 return (
                     f"one path keeps `{ast.unparse(value)}`, a tensor the caller can hold, and "
                     f"line {escape} hands the result on; torch.where returns a new tensor"
@@ -177,7 +177,7 @@ def _root(value: ast.expr) -> str:
     return value.id if isinstance(value, ast.Name) else ""
 
 
-def caller_visible(root: str, before: ast.AST, ctx: FunctionContext, depth: int = 0) -> bool:
+def _caller_visible(root: str, before: ast.AST, ctx: FunctionContext, depth: int = 0) -> bool:
     """Whether ``root`` may name a tensor from outside the call where ``before`` runs: ``self``'s
     state, a module global, a parameter that may not be rebound, or a local whose reaching
     assignment may hand such a tensor on (``h = x``, ``h = self.dropout(x)``, ``h = helper(x)``)."""
@@ -188,11 +188,11 @@ def caller_visible(root: str, before: ast.AST, ctx: FunctionContext, depth: int 
     reaching, parameter_reaches = _reaching_bindings(root, before, ctx)
     for binding in reaching:
         if isinstance(binding, ast.AugAssign) and isinstance(binding.target, ast.Name):
-            if caller_visible(root, binding, ctx, depth + 1):  # `h += 1` keeps the tensor
+            if _caller_visible(root, binding, ctx, depth + 1):  # `h += 1` keeps the tensor
                 return True
             continue
         value = _assigned_value(binding)
-        if value is None or _hands_on_caller_tensor(value, binding, ctx, depth):
+        if value is None or hands_on_caller_tensor(value, binding, ctx, depth):
             return True  # a tuple target, a loop variable, `with ... as`: not followed
     return parameter_reaches and ctx.values.is_parameter(root)
 
@@ -206,26 +206,26 @@ def _assigned_value(binding: ast.AST) -> Optional[ast.expr]:
     return None
 
 
-def _hands_on_caller_tensor(
-    value: ast.expr, at: ast.AST, ctx: FunctionContext, depth: int
+def hands_on_caller_tensor(
+    value: ast.expr, at: ast.AST, ctx: FunctionContext, depth: int = 0
 ) -> bool:
     """Whether ``value``, evaluated at ``at``, may be a tensor from outside the call."""
     if not may_alias(value, ctx):
         return False
     if isinstance(value, ast.IfExp):
         return any(
-            _hands_on_caller_tensor(side, at, ctx, depth) for side in (value.body, value.orelse)
+            hands_on_caller_tensor(side, at, ctx, depth) for side in (value.body, value.orelse)
         )
     if isinstance(value, ast.UnaryOp):
-        return _hands_on_caller_tensor(value.operand, at, ctx, depth)
+        return hands_on_caller_tensor(value.operand, at, ctx, depth)
     if isinstance(value, ast.Call):
         if _call_kind(value, ctx) == "unknown":
             return True  # it may return anything: `self`'s state, a global
         return any(
-            _hands_on_caller_tensor(source, at, ctx, depth) for source in _call_sources(value, ctx)
+            hands_on_caller_tensor(source, at, ctx, depth) for source in _call_sources(value, ctx)
         )
     if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Starred)):
-        return caller_visible(_root(value), at, ctx, depth + 1)
+        return _caller_visible(_root(value), at, ctx, depth + 1)
     return True
 
 

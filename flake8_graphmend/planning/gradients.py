@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set,
 
 from ..analysis.purity import is_slice_index
 from ..analysis.values import Kind
-from .aliasing import caller_visible
+from .aliasing import hands_on_caller_tensor
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -48,10 +48,11 @@ _BOOLEAN_OPERATIONS = frozenset({
     "isposinf", "isneginf", "signbit", "logical_and", "logical_or", "logical_not",
     "logical_xor", "any", "all",
 })
-#: Of those, the ones whose backward keeps their input tensors (their mask is computed from them).
+#: Of those, the ones whose backward keeps input tensors: the inputs its mask is computed from,
+#: or the condition or mask itself (``where``, ``masked_fill``).
 _SAVING_OPERATIONS = frozenset({
     "clamp", "clamp_min", "clamp_max", "clip", "relu6", "hardtanh", "leaky_relu", "nan_to_num",
-    "maximum", "minimum", "fmax", "fmin",
+    "maximum", "minimum", "fmax", "fmin", "where", "masked_fill",
 })
 #: Keyword arguments that keep the operation differentiable (``dtype=`` may make it integer).
 _KEYWORDS = frozenset({
@@ -100,6 +101,8 @@ def _expression_problem(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
     """Why the backward of ``value`` may turn a zero gradient into something else."""
     if ctx.values.kind(value) in (Kind.STATIC, Kind.DATA):
         return None  # a Python value: no gradient flows through it
+    if isinstance(value, ast.Attribute) and _is_property(value, ctx):
+        return f"`{ast.unparse(value)}` runs a property, whose backward is not checked"
     if isinstance(value, (ast.Name, ast.Attribute, ast.Constant, ast.Compare)):
         return None  # a Compare gives bools, through which no gradient flows
     if isinstance(value, ast.Subscript) and is_slice_index(value.slice):
@@ -145,13 +148,21 @@ def _call_problem(call: ast.Call, ctx: FunctionContext) -> Optional[str]:
         if problem:
             return problem
     if func.attr in _SAVING_OPERATIONS:
-        for root in sorted(set().union(*(_names(operand, ctx) for operand in operands))):
-            if caller_visible(root, call, ctx):
+        for operand in operands:
+            kind = ctx.values.kind(operand)
+            if kind not in (Kind.STATIC, Kind.DATA) and hands_on_caller_tensor(operand, call, ctx):
                 return (
-                    f"`{ast.unparse(call)}` keeps `{root}`, a tensor the caller can hold, for "
-                    "backward, even on the path where the original did not run it"
+                    f"`{ast.unparse(call)}` keeps `{ast.unparse(operand)}`, a tensor the caller "
+                    "can hold, for backward, even on the path where the original did not run it"
                 )
     return None
+
+
+def _is_property(value: ast.Attribute, ctx: FunctionContext) -> bool:
+    """``self.name`` where a class of the module defines a method ``name`` (a property)."""
+    if not (isinstance(value.value, ast.Name) and value.value.id == "self"):
+        return False
+    return any(value.attr in info.methods for info in ctx.symbols.classes.values())
 
 
 def _culprit(value: ast.expr) -> str:
@@ -218,8 +229,3 @@ def _differentiable_operands(call: ast.Call, ctx: FunctionContext) -> List[ast.e
     if bool_position is not None and len(operands) > bool_position:
         del operands[bool_position]
     return operands + [k.value for k in call.keywords if k.arg not in ("condition", "mask")]
-
-
-def _names(value: ast.expr, ctx: FunctionContext) -> Set[str]:
-    """The first names of ``value``'s roots (``self`` for ``self.weight``)."""
-    return {root.split(".")[0] for root in _roots(value, ctx)}
