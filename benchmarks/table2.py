@@ -278,13 +278,7 @@ def measure(row: Row, backend: str = "eager", repeat: int = 3, grad: bool = Fals
     except Exception as error:  # a crash in the tool is a result too
         result.error = f"{type(error).__name__}: {error}"
     else:
-        original = verification.original
-        result.graphs_before = original.graphs
-        result.events_before = original.breaks
-        result.backward_graphs_before = original.backward_graphs
-        result.sites_before = [_site_json(site) for site in original.break_sites]
-        result.timings_before = _timings(original)
-        result.fullgraph_before = original.fullgraph_error
+        _arm_fields(result, verification.original, "before")
         result.fix_outcomes = [
             {k: v for k, v in outcome.items() if k != "diff"}
             for outcome in verification.fix_outcomes
@@ -308,12 +302,7 @@ def _fixed_arm(result: RowResult, verification: Any) -> None:
     )
 
     fixed = verification.fixed
-    result.graphs_after = fixed.graphs
-    result.events_after = fixed.breaks
-    result.backward_graphs_after = fixed.backward_graphs
-    result.sites_after = [_site_json(site) for site in fixed.break_sites]
-    result.timings_after = _timings(fixed)
-    result.fullgraph_after = fixed.fullgraph_error
+    _arm_fields(result, fixed, "after")
     if fixed.comparison is not None:
         result.identical = fixed.comparison.equal
         result.max_abs_diff = fixed.comparison.max_abs_diff
@@ -330,9 +319,19 @@ def _fixed_arm(result: RowResult, verification: Any) -> None:
         result.gradients = gradients_summary(fixed)
 
 
-def _timings(arm: Any) -> Optional[Dict[str, Any]]:
-    """An arm's timings (None when its compiled calls raised: nothing was timed)."""
-    return dict(arm.timings.__dict__) if arm.timings else None
+def _arm_fields(result: RowResult, arm: Any, side: str) -> None:
+    """Fill the ``*_before`` (original arm) or ``*_after`` (fixed arm) fields of ``result``."""
+    measured = {
+        "graphs": arm.graphs,
+        "events": arm.breaks,
+        "backward_graphs": arm.backward_graphs,
+        "sites": [_site_json(site) for site in arm.break_sites],
+        # None when the compiled calls raised: nothing was timed
+        "timings": dict(arm.timings.__dict__) if arm.timings else None,
+        "fullgraph": arm.fullgraph_error,
+    }
+    for name, value in measured.items():
+        setattr(result, f"{name}_{side}", value)
 
 
 def _measure_in_worker(
