@@ -549,8 +549,8 @@ def environment() -> Dict[str, str]:
     }
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_row_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--quick``, ``--rows``, ``--list``, ``--all``: which rows to measure (``row_names``)."""
     parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK_ROWS)}")
     parser.add_argument("--rows", help="comma-separated row names (see --list)")
     parser.add_argument("--list", action="store_true", help="list the rows and exit")
@@ -558,6 +558,28 @@ def main(argv: Optional[List[str]] = None) -> int:
         "--all", action="store_true",
         help="also the fp16 twins whose break sites are the fp32 row's (32 rows instead of 24)",
     )
+
+
+def row_names(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Optional[List[str]]:
+    """The rows that ``add_row_arguments``' options choose; None after ``--list`` printed them.
+    An unknown row is a usage error."""
+    if args.list:
+        for row in ROWS:
+            print(f"{row.name:24} {row.dtype}  {row.entry:30} paper {row.paper_rate:3d} %  "
+                  f"{'(--all) ' if row.extra else ''}{', '.join(row.targets)}")
+        return None
+    names = list(QUICK_ROWS) if args.quick else [r.name for r in ROWS if args.all or not r.extra]
+    if args.rows:
+        names = [name.strip() for name in args.rows.split(",") if name.strip()]
+    unknown = [name for name in names if name not in ROWS_BY_NAME]
+    if unknown:
+        parser.error(f"unknown rows: {', '.join(unknown)} (see --list)")
+    return names
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_row_arguments(parser)
     parser.add_argument(
         "--timing",
         help="comma-separated rows to time with Inductor ('none' for no timing; default "
@@ -573,17 +595,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    if args.list:
-        for row in ROWS:
-            print(f"{row.name:24} {row.dtype}  {row.entry:30} paper {row.paper_rate:3d} %  "
-                  f"{'(--all) ' if row.extra else ''}{', '.join(row.targets)}")
+    names = row_names(parser, args)
+    if names is None:
         return 0
-    names = list(QUICK_ROWS) if args.quick else [r.name for r in ROWS if args.all or not r.extra]
-    if args.rows:
-        names = [name.strip() for name in args.rows.split(",") if name.strip()]
-    unknown = [name for name in names if name not in ROWS_BY_NAME]
-    if unknown:
-        parser.error(f"unknown rows: {', '.join(unknown)} (see --list)")
     if args.timing is None:
         timing = set() if (args.quick or args.rows) else set(TIMING_ROWS)
     else:
