@@ -81,20 +81,26 @@ class ArmSpec:
     copies: Dict[str, str] = field(default_factory=dict)
 
 
-def run_arm(spec: ArmSpec) -> ArmResult:
-    """Steps 1 to 7 of the module docstring."""
+def prepare(spec: ArmSpec) -> Tuple[Workload, str]:
+    """Steps 1 to 3 of the module docstring; the workload moved to its device, and the device."""
     import torch
 
     if spec.role == FIXED:
         OverlayFinder(spec.copies).install()
     sys.path.insert(0, str(Path(spec.entry_shown).resolve().parent))
     device = resolve_device(spec.device)
-    handover = Path(spec.handover_dir)
-
     torch.manual_seed(spec.seed)
     workload = load_workload(Path(spec.entry_source), spec.factory, spec.entry_shown)
-    _hand_over(workload, spec.role, handover)
-    workload = _on_device(workload, device)
+    _hand_over(workload, spec.role, Path(spec.handover_dir))
+    return _on_device(workload, device), device
+
+
+def run_arm(spec: ArmSpec) -> ArmResult:
+    """Steps 1 to 7 of the module docstring."""
+    import torch
+
+    workload, device = prepare(spec)
+    handover = Path(spec.handover_dir)
 
     report = CompileReport(graphs=0)
     probe_s: List[float] = []  # the wall time of the probe's call, once it has returned
