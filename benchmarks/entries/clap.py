@@ -3,12 +3,15 @@
 ``ClapAudioEncoder.forward`` selects the "longer" clips with
 ``torch.where(is_longer_list == 1)[0]`` (modeling_clap.py:904): GB0036 (DS), outside the paper's
 families, so the paper fixes none of these breaks.
+
+In training the audio batch holds two clips: the fusion block's ``BatchNorm2d`` sees one value
+per channel with one clip, which batch norm refuses in train mode.
 """
 
 import torch
 from transformers import ClapAudioConfig, ClapAudioModel, ClapConfig, ClapModel, ClapTextConfig
 
-from _mode import built
+from _mode import TRAINING, built
 
 _AUDIO = dict(
     enable_fusion=True, hidden_size=128, patch_embeds_hidden_size=16, depths=[1, 1, 1, 1],
@@ -18,8 +21,9 @@ _AUDIO = dict(
 
 
 def _audio_inputs():
-    input_features = torch.randn(1, 4, 1001, 64)
-    is_longer = torch.tensor([[True]])
+    clips = 2 if TRAINING else 1
+    input_features = torch.randn(clips, 4, 1001, 64)
+    is_longer = torch.tensor([[True]] * clips)
     return input_features, is_longer
 
 
