@@ -431,7 +431,7 @@ def _behaviour_cell(r: RowResult) -> str:
 
 
 def _gradients_cell(r: RowResult) -> str:
-    if r.gradients is None:
+    if r.gradients_equal is None:  # not measured, or a first compiled call raised
         return "—"
     return r.gradients if r.gradients_equal else f"**{r.gradients}**"
 

@@ -250,11 +250,21 @@ def test_a_sign_of_zero_passes_with_the_difference_documented(tmp_path):
     signed = [_grads(w=torch.tensor([1.0, -0.0]), b=None)] * 2
     grads = [_grads(w=torch.tensor([1.0, 0.0]), b=None)] * 2
     verification = _verification(tmp_path, eager_original=grads, compiled_fixed=signed, grad=True)
+    verification.fixed.gradient_comparison = compare_gradients(grads[:1], signed[:1], LABELS)
     assert problems(verification) == []
     assert to_json(verification)["gradients_equal"] is True
     assert f"\ngradients         yes; documented difference ({ZERO_SIGNS})\n" in render_table(
         verification
     )
+
+
+def test_gradients_are_not_judged_when_a_first_compiled_call_raised(tmp_path):
+    verification = _trained(tmp_path)
+    verification.fixed.gradient_comparison = None  # as the arm leaves it then
+    document = to_json(verification)
+    assert document["gradients_equal"] is None and document["compiled_gradients"] is None
+    table = render_table(verification)
+    assert "\ngradients         - (a first compiled call raised; see behaviour)\n" in table
 
 
 def test_a_backward_count_that_failed_says_why(tmp_path):

@@ -16,9 +16,10 @@ difference is allowed). When the fixed side failed, ``fixed``, ``outputs_equal``
 With ``--grad`` (``settings.grad``): each behaviour comparison has ``gradients_equal`` too;
 ``gradients_equal`` says whether the fixed code's gradients are the eager original's (compiled
 and eager) and its first compiled call's are the original's first compiled call's
-(``compiled_gradients``: ``equal``, ``difference``, ``documented``; null when one of those calls
-raised), differences in the sign of zero allowed; each arm has ``backward_graphs`` (null, with
-``backward_graphs_error``, when they could not be counted). Without ``--grad`` these are null.
+(``compiled_gradients``: ``equal``, ``difference``, ``documented``), differences in the sign of
+zero allowed (both null, like ``outputs_equal``, when a first compiled call raised); each arm
+has ``backward_graphs`` (null, with ``backward_graphs_error``, when they could not be counted).
+Without ``--grad`` these are null.
 """
 
 from __future__ import annotations
@@ -154,9 +155,10 @@ def behaviour_equal(verification: Verification) -> Optional[bool]:
 def gradients_equal(verification: Verification) -> Optional[bool]:
     """Whether the fixed code's gradients are the eager original's (compiled and eager) and its
     first compiled call's the original's (differences in the sign of zero allowed); None without
-    ``--grad`` or when the fixed side failed."""
+    ``--grad``, when the fixed side failed or, as for ``outputs_equal``, when a first compiled
+    call raised (see the behaviour)."""
     fixed = verification.fixed
-    if fixed is None or not verification.options.grad:
+    if fixed is None or not verification.options.grad or fixed.gradient_comparison is None:
         return None
     return all(part.ok for _, part in _gradient_parts(fixed))
 
@@ -174,7 +176,10 @@ def _gradient_parts(fixed: ArmResult) -> List[Tuple[str, PartComparison]]:
 
 
 def gradients_summary(fixed: ArmResult) -> str:
-    """``yes`` or ``no: <comparisons>``, then ``; documented difference (<why>)``."""
+    """``yes`` or ``no: <comparisons>``, then ``; documented difference (<why>)``; ``-`` when a
+    first compiled call raised."""
+    if fixed.gradient_comparison is None:
+        return "- (a first compiled call raised; see behaviour)"
     parts = _gradient_parts(fixed)
     failing = [label for label, part in parts if not part.ok]
     documented = dict.fromkeys(part.documented for _, part in parts if part.documented)
