@@ -10,6 +10,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from flake8_graphmend.planning.draws import DrawGuard
 from flake8_graphmend.planning.where import (
     AssignSelection,
     CallSelection,
@@ -22,6 +23,7 @@ from .base import (
     GraphMendCommand,
     PlanMismatch,
     comment_lines,
+    conjuncts,
     expect,
     rewrites_if,
     tensor_condition,
@@ -148,6 +150,31 @@ def rewrite_common_call(
         )
     )
     return statements, False
+
+
+@rewrites_if(DrawGuard)
+def rewrite_draw_guard(
+    command: GraphMendCommand,
+    original: cst.If,
+    updated: cst.If,
+    plan: DrawGuard,
+    following: Optional[cst.BaseStatement],
+) -> Rewritten:
+    """``p > 0 and`` in front of the comparison ``draw < p`` (the last conjunct)."""
+    operands = conjuncts(updated.test)
+    if len(operands) != plan.static_conjuncts + 1:
+        raise PlanMismatch("the comparison with the random draw")
+    guard = cst.parse_expression(f"{plan.probability} > 0")
+    guarded = cst.BooleanOperation(left=guard, operator=cst.And(), right=operands[-1])
+    if plan.static_conjuncts:  # `s and draw < p`: the `and` chain gets one more operand
+        chain = updated.test
+        outer = chain if isinstance(chain, cst.BooleanOperation) else None
+        if outer is None or outer.right is not operands[-1]:
+            raise PlanMismatch("the `and` chain of the test")
+        test: cst.BaseExpression = outer.with_changes(right=guarded)
+    else:
+        test = guarded
+    return [updated.with_changes(test=test)], False
 
 
 def _helper(command: GraphMendCommand, plan: Selection) -> str:

@@ -240,7 +240,15 @@ RULES: Tuple[Rule, ...] = (
             "and whose `init` is this module's own effect-free code (a function, or one reached "
             "through a module-level dispatch table such as `ROPE_INIT_FUNCTIONS`), and an "
             "idempotent move `self.a = self.a.to(device)` of an attribute that is always moved "
-            "before it is read."
+            "before it is read. A branch on a uniform random draw, LayerDrop in training "
+            "(`dropout_probability = torch.rand([])`, then `if dropout_probability < "
+            "self.layerdrop:` skip the layer), cannot be predicated; the fix tests the "
+            "probability first (`if self.layerdrop > 0 and dropout_probability < "
+            "self.layerdrop:`). `torch.rand` draws from [0, 1), so the test cannot hold when the "
+            "probability is 0 or less; the draw still happens, so the random stream is the same; "
+            "and Dynamo reads the Python number as a constant: the break is gone with "
+            "`layerdrop = 0`, the default, and stays when it is positive, where a random draw "
+            "decides."
         ),
         fix_note=(
             "Eager values are bitwise identical. Both branches are evaluated, so the fixer "
@@ -273,7 +281,11 @@ RULES: Tuple[Rule, ...] = (
             " or the buffer it is stored as is modified in place. A moved initialisation fills its"
             " slot on the first call instead of the first call that takes its branch; the "
             "speculation check assumes arithmetic and configuration lookups in `init` do not "
-            "raise, as they do not on the branch that runs it."
+            "raise, as they do not on the branch that runs it. The random-draw guard declines a "
+            "draw made in the test itself (the guard would skip it), `<=` (`torch.rand` may "
+            "return 0.0), draws of more than one element, and a probability that is a tensor or "
+            "may be a property; a probability that is not a number at all (a string) raises a "
+            "`TypeError` with another message."
         ),
         failing=_example(
             """

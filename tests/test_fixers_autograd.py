@@ -466,3 +466,41 @@ def test_a_printed_tensor_that_requires_grad_is_printed_as_written(tmp_path: Pat
         report = probe(fixed.Shows(), x)
     assert (report.graphs, report.breaks) == (1, 0)
     assert probe(fixed.Shows(), x).breaks > 0
+
+
+# ---------------------------------------------------------------------------- LayerDrop
+LAYERDROP = Path(__file__).parent / "fixtures" / "fix" / "PredicateControlFlow"
+
+
+@pytest.mark.parametrize("layerdrop", [0.0, 0.5])
+@pytest.mark.parametrize("name", ["Encoder", "Decoder"])
+def test_layerdrop_guard_keeps_the_draws_and_the_skips(
+    name: str, layerdrop: float, tmp_path: Path
+) -> None:
+    """``p > 0 and draw < p``: the same draws, the same layers skipped, the same gradients, eager
+    and compiled; one graph in training when ``layerdrop`` is 0, the break kept otherwise."""
+    source = (LAYERDROP / "layerdrop_static_guard.py").read_text()
+    code, _ = _fixed(source)
+    original, fixed = load(source, tmp_path / "original"), load(code, tmp_path / "fixed")
+    before = getattr(original, name)(layerdrop).train()
+    after = getattr(fixed, name)(layerdrop).train()
+    after.load_state_dict(before.state_dict())
+    torch._dynamo.reset()
+    compiled_after = torch.compile(after, backend="eager")
+
+    def outcomes(model: Any, call: Callable[[Any], Any]) -> List[Any]:
+        torch.manual_seed(3)
+        runs = [_run(model, call, INPUTS[key]) for key in ("positive", "mixed", "negative")]
+        return runs + [torch.random.get_rng_state()]
+
+    expected = outcomes(before, before)
+    for call in (after, compiled_after):
+        got = outcomes(after, call)
+        assert all(_same_outcome(e, g) for e, g in zip(expected[:-1], got[:-1]))
+        assert torch.equal(expected[-1], got[-1]), "the same numbers are drawn"
+    report = probe(after, torch.tensor(INPUTS["mixed"], requires_grad=True))
+    if layerdrop == 0.0:
+        assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
+    else:
+        assert report.breaks > 0
+    assert probe(before, torch.tensor(INPUTS["mixed"])).breaks > 0

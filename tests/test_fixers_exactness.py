@@ -471,7 +471,7 @@ def test_every_fix_claim_removes_its_break(name: str, tmp_path: Path) -> None:
     left = [f for f in analyze_source(code, "model.py") if f.fixer]
     assert left == [], [f.text for f in left]
     model, args = load(code, tmp_path / "fixed").build()
-    with torch.no_grad():  # the claim is for inference (GM201: autograd keeps the branch)
+    with torch.no_grad():  # the claim is for inference (GM201 says what stays in training)
         report = probe(model, *args)
         unfixed = {f.code for f in findings if not f.fixer}
         if not unfixed:  # nothing else breaks: one graph

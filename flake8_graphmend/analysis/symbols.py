@@ -106,6 +106,16 @@ class ModuleSymbols:
         parts.append(self.imports.get(node.id, node.id))
         return ".".join(reversed(parts))
 
+    def may_run_code(self, node: ast.expr) -> bool:
+        """Whether reading ``node`` (``self.name``) may run code: a class of this module defines
+        a method ``name``, which may be a property."""
+        return (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and any(node.attr in info.methods for info in self.classes.values())
+        )
+
     def scripting_marker(self, lines: Sequence[str]) -> Optional[str]:
         """The first ``torch.jit`` scripting API the module uses (``torch.jit.is_scripting``...).
 

@@ -185,7 +185,7 @@ def _caller_visible(root: str, before: ast.AST, ctx: FunctionContext, depth: int
         return True
     if depth > _DEPTH:
         return True
-    reaching, parameter_reaches = _reaching_bindings(root, before, ctx)
+    reaching, parameter_reaches = reaching_bindings(root, before, ctx)
     for binding in reaching:
         if isinstance(binding, ast.AugAssign) and isinstance(binding.target, ast.Name):
             if _caller_visible(root, binding, ctx, depth + 1):  # `h += 1` keeps the tensor
@@ -229,7 +229,7 @@ def hands_on_caller_tensor(
     return True
 
 
-def _reaching_bindings(
+def reaching_bindings(
     root: str, before: ast.AST, ctx: FunctionContext
 ) -> Tuple[List[ast.AST], bool]:
     """The bindings of ``root`` that may give its value where ``before`` starts, and whether its

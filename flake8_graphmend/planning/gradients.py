@@ -101,7 +101,7 @@ def _expression_problem(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
     """Why the backward of ``value`` may turn a zero gradient into something else."""
     if ctx.values.kind(value) in (Kind.STATIC, Kind.DATA):
         return None  # a Python value: no gradient flows through it
-    if isinstance(value, ast.Attribute) and _is_property(value, ctx):
+    if ctx.symbols.may_run_code(value):
         return f"`{ast.unparse(value)}` runs a property, whose backward is not checked"
     if isinstance(value, (ast.Name, ast.Attribute, ast.Constant, ast.Compare)):
         return None  # a Compare gives bools, through which no gradient flows
@@ -156,13 +156,6 @@ def _call_problem(call: ast.Call, ctx: FunctionContext) -> Optional[str]:
                     "can hold, for backward, even on the path where the original did not run it"
                 )
     return None
-
-
-def _is_property(value: ast.Attribute, ctx: FunctionContext) -> bool:
-    """``self.name`` where a class of the module defines a method ``name`` (a property)."""
-    if not (isinstance(value.value, ast.Name) and value.value.id == "self"):
-        return False
-    return any(value.attr in info.methods for info in ctx.symbols.classes.values())
 
 
 def _culprit(value: ast.expr) -> str:

@@ -23,6 +23,7 @@ from ..analysis.values import Kind
 from . import Plan, Planned, declined
 from .aliasing import aliasing_problem, layout_problem
 from .conditions import shared_line_problem, shares_line, split_condition, tensor_condition_problem
+from .draws import DrawGuard, draw_guard_plan
 from .gradients import gradient_problem
 from .hoisting import attributes_read, attributes_written, hoisting_problem
 
@@ -84,8 +85,22 @@ class AssignSelection(Selection):
 WherePlan = Union[ReturnSelection, CallSelection, AssignSelection]
 
 
-def where_plan(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> Planned[WherePlan]:
-    """Whether ``node`` (a statement of ``block``) may be predicated, and in which shape."""
+def where_plan(
+    node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext
+) -> Planned[Union[WherePlan, DrawGuard]]:
+    """Whether ``node`` (a statement of ``block``) may be predicated, and in which shape; where it
+    may not, whether it branches on a random draw that a static guard can skip (``draws.py``)."""
+    plan, reason = _selection_plan(node, block, ctx)
+    if plan is None:
+        guard, draw_reason = draw_guard_plan(node, *split_condition(node.test, ctx), ctx)
+        if guard is not None or draw_reason:  # a test of a random draw
+            return guard, draw_reason
+    return plan, reason
+
+
+def _selection_plan(
+    node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext
+) -> Planned[WherePlan]:
     if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
         return declined("an elif chain has more than two outcomes")
     static, tensor_part = split_condition(node.test, ctx)

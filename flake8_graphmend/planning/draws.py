@@ -1,0 +1,142 @@
+"""A branch on a uniform random draw: ``if r < p`` with ``r = torch.rand([])`` cannot hold when
+``p <= 0``.
+
+LayerDrop is written so in training code (transformers' BART family, Whisper, wav2vec2, ...):
+``dropout_probability = torch.rand([])`` then ``if dropout_probability < self.layerdrop:`` skip
+the layer. The comparison is a tensor, so Dynamo breaks the graph at every layer, also with
+``layerdrop = 0``, the default. The branch cannot be predicated (it skips a layer, or
+``continue``s). What can be done exactly is to test ``p > 0`` first: ``torch.rand`` draws from
+[0, 1), so ``r < p`` is false whenever ``p <= 0`` (and when ``p`` is NaN), and the draw itself
+still happens, so the random stream is unchanged. Dynamo reads ``p`` (a Python number) as a
+constant: with ``p <= 0`` the graph no longer breaks there; with ``p > 0`` the break stays, since
+a random draw decides.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Sequence
+
+from ..analysis.values import Kind
+from . import Plan, Planned, declined
+from .aliasing import reaching_bindings
+
+if TYPE_CHECKING:
+    from ..rules.base import FunctionContext
+
+#: Sizes of a draw with one element (a comparison with more raises in ``if``).
+_ONE_ELEMENT = ("[]", "()", "1", "[1]", "(1,)")
+#: Keyword arguments of ``torch.rand`` that keep the draw in [0, 1).
+_DRAW_KEYWORDS = frozenset({"device", "generator", "dtype"})
+
+
+@dataclass(frozen=True)
+class DrawGuard(Plan):
+    """``if <static conjuncts> and p > 0 and r < p:`` in place of ``if ... and r < p:``."""
+
+    #: Conjuncts before the comparison, kept in place.
+    static_conjuncts: int
+    #: The source of ``p``.
+    probability: str
+
+    def caveat(self) -> Optional[str]:
+        return f"the break stays while `{self.probability}` > 0, where a random draw decides"
+
+
+def draw_guard_plan(
+    node: ast.If, static: Sequence[ast.expr], tensor_part: Sequence[ast.expr], ctx: FunctionContext
+) -> Planned[DrawGuard]:
+    """A ``DrawGuard`` when ``node`` tests a one-element ``torch.rand`` draw against a Python
+    probability (``r < p`` or ``p > r``), else why not: an empty reason when the test does not
+    compare a random draw at all."""
+    compare = tensor_part[0] if len(tensor_part) == 1 else None
+    if not (isinstance(compare, ast.Compare) and len(compare.ops) == 1):
+        return declined("")
+    draw, probability = compare.left, compare.comparators[0]
+    if isinstance(compare.ops[0], (ast.Gt, ast.GtE)):
+        draw, probability = probability, draw
+    if not _random(draw, node, ctx):
+        return declined("")
+    if not isinstance(compare.ops[0], (ast.Lt, ast.Gt)):
+        return declined(
+            "the test is not `draw < p`; `torch.rand` may return 0.0, so `draw <= 0` may hold"
+        )
+    shown = ast.unparse(probability)
+    problem = _draw_problem(draw, node, ctx) or _probability_problem(probability, ctx)
+    if problem:
+        return declined(problem)
+    if any(ast.dump(operand) == ast.dump(_guard(probability)) for operand in static):
+        return declined(
+            f"it is guarded by `{shown} > 0`; the break stays while `{shown}` > 0, where a "
+            "random draw decides"
+        )
+    return DrawGuard(len(static), shown), None
+
+
+def _guard(probability: ast.expr) -> ast.expr:
+    """``p > 0``, as the fix writes it."""
+    return ast.Compare(left=probability, ops=[ast.Gt()], comparators=[ast.Constant(0)])
+
+
+def _random(value: ast.expr, node: ast.If, ctx: FunctionContext) -> bool:
+    """Whether ``value`` is a ``torch.rand*`` call, or a name bound to one before ``node``."""
+    if isinstance(value, ast.Name):
+        values = [
+            binding.value
+            for binding in reaching_bindings(value.id, node, ctx)[0]
+            if isinstance(binding, ast.Assign)
+        ]
+    else:
+        values = [value]
+    return any(
+        isinstance(v, ast.Call)
+        and (ctx.symbols.qualified_name(v.func) or "").startswith("torch.rand")
+        for v in values
+    )
+
+
+def _draw_problem(draw: ast.expr, node: ast.If, ctx: FunctionContext) -> Optional[str]:
+    if isinstance(draw, ast.Call):
+        return "the draw is made in the test, which a guard in front of it would skip"
+    if not isinstance(draw, ast.Name):
+        return f"`{ast.unparse(draw)}` is not a name bound to a random draw"
+    bindings, from_caller = reaching_bindings(draw.id, node, ctx)
+    if from_caller or not bindings:
+        return f"`{draw.id}` may hold a value from the caller"
+    for binding in bindings:
+        value = binding.value if isinstance(binding, ast.Assign) else None
+        if value is None or not _is_uniform_draw(value, ctx):
+            return f"`{draw.id}` is not always `torch.rand` of one element"
+    return None
+
+
+def _is_uniform_draw(value: ast.expr, ctx: FunctionContext) -> bool:
+    """``torch.rand(size)`` with one element: a value in [0, 1)."""
+    return (
+        isinstance(value, ast.Call)
+        and ctx.symbols.qualified_name(value.func) == "torch.rand"
+        and len(value.args) == 1
+        and ast.unparse(value.args[0]) in _ONE_ELEMENT
+        and all(keyword.arg in _DRAW_KEYWORDS for keyword in value.keywords)
+    )
+
+
+def _probability_problem(probability: ast.expr, ctx: FunctionContext) -> Optional[str]:
+    """``p`` is read twice now: it must be a plain number, name or attribute, not a tensor."""
+    shown = ast.unparse(probability)
+    if ctx.values.kind(probability) in (Kind.TENSOR, Kind.DATA):
+        return f"`{shown}` is a tensor value: testing it would break the graph too"
+    if isinstance(probability, ast.Constant):
+        number = probability.value
+        if isinstance(number, (int, float)) and not isinstance(number, bool):
+            return None
+        return f"`{shown}` is not a number"
+    node = probability
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return f"`{shown}` is not a plain name or attribute"
+    if ctx.symbols.may_run_code(probability):
+        return f"`{shown}` may be a property, which would run twice"
+    return None
