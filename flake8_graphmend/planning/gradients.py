@@ -61,7 +61,8 @@ _KEYWORDS = frozenset({
 })
 _TORCH_NAMESPACES = ("torch", "torch.nn.functional")
 
-#: One side of a selection: its value, and the hoisted setup values its names may stand for.
+#: The hoisted setup statements of one side of a selection (``name -> value``): its values may
+#: read those names, which stand for what the setups compute.
 Setups = Dict[str, ast.expr]
 
 
