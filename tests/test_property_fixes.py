@@ -116,7 +116,8 @@ def inputs(draw: Any) -> torch.Tensor:
 def fixed_source(source: str) -> str:
     result = transform_module(FixAll(CodemodContext(filename="model.py")), source)
     assert isinstance(result, TransformSuccess), result
-    assert result.warning_messages == [], result.warning_messages
+    declines = [w for w in result.warning_messages if " not fixed: " in w]
+    assert declines == [], declines
     ast.parse(result.code)
     assert [f for f in analyze_source(result.code, "model.py") if f.fixer or f.decline] == []
     again = transform_module(FixAll(CodemodContext(filename="model.py")), result.code)
