@@ -53,10 +53,8 @@ import argparse
 import functools
 import json
 import math
-import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -80,7 +78,7 @@ from flake8_graphmend.verify._arm import FIXED, ORIGINAL, ArmSpec  # noqa: E402
 from flake8_graphmend.verify.entry import parse_entry  # noqa: E402
 from flake8_graphmend.verify.errors import VerifyError  # noqa: E402
 from flake8_graphmend.verify.overlay import build_overlay, resolve_target  # noqa: E402
-from flake8_graphmend.verify.runner import _exit_reason  # noqa: E402
+from flake8_graphmend.verify.runner import run_worker  # noqa: E402
 
 WORKER = HERE / "speed_arm.py"
 LEVEL = 0.95
@@ -164,21 +162,14 @@ def _arm_specs(row: Row, settings: Settings, work: Path) -> Tuple[Dict[str, ArmS
 def _run_process(arm: ArmSpec, settings: Settings, work: Path, probe: bool) -> Dict[str, Any]:
     """One fresh, cold process measuring ``arm`` (``speed_arm.py``); its result."""
     with tempfile.TemporaryDirectory(prefix="process-", dir=work) as folder:
-        spec_path, result_path = Path(folder) / "spec.json", Path(folder) / "result.json"
         spec = {
-            "arm": asdict(arm), "result_path": str(result_path), "probe": probe,
+            "arm": asdict(arm), "result_path": str(Path(folder) / "result.json"), "probe": probe,
             "eager_calls": settings.eager_calls, "warm_calls": settings.warm_calls,
         }
-        spec_path.write_text(json.dumps(spec), encoding="utf-8")
-        process = subprocess.run(
-            [sys.executable, str(WORKER), str(spec_path)],
-            env={**os.environ, **process_environment(Path(folder), settings)},
-            capture_output=True, text=True,
+        sample = run_worker(
+            [str(WORKER)], spec, Path(folder) / "spec.json",
+            process_environment(Path(folder), settings), f"the {arm.role} arm",
         )
-        if not result_path.is_file():
-            raise VerifyError(f"the {arm.role} arm stopped without a result "
-                              f"({_exit_reason(process)})")
-        sample = json.loads(result_path.read_text(encoding="utf-8"))
     if "error" in sample:
         raise VerifyError(f"{arm.role} arm: {sample['error']}")
     return sample

@@ -117,34 +117,53 @@ def _run_arm(
         repeat=options.repeat,
         copies=copies,
     )
-    spec_path = work / f"{role}-spec.json"
-    spec_path.write_text(json.dumps(asdict(spec)), encoding="utf-8")
-    env = {
-        **os.environ,
+    environment = {
         "TORCHINDUCTOR_CACHE_DIR": str(work / f"{role}-inductor-cache"),
         "TRITON_CACHE_DIR": str(work / f"{role}-triton-cache"),
         "PYTHONPATH": os.pathsep.join(filter(None, [_PACKAGE_ROOT, os.environ.get("PYTHONPATH")])),
     }
     exit_code = EXIT_USAGE if role == ORIGINAL else EXIT_FAILED
     with _step(progress, f"{role} arm: compiling and timing ({options.backend} backend)"):
-        process = subprocess.run(
-            [sys.executable, "-m", "flake8_graphmend.verify._arm", str(spec_path)],
-            env=env,
-            capture_output=True,
-            text=True,
+        payload = run_worker(
+            ["-m", "flake8_graphmend.verify._arm"],
+            asdict(spec),
+            work / f"{role}-spec.json",
+            environment,
+            f"the {role} arm",
+            exit_code,
         )
-        result_path = Path(spec.result_path)
-        if not result_path.is_file():
-            raise VerifyError(
-                f"the {role} arm stopped without a result ({_exit_reason(process)})", exit_code
-            )
-        payload = json.loads(result_path.read_text(encoding="utf-8"))
         if "error" in payload:
             message = payload["error"] if role == ORIGINAL else f"fixed arm: {payload['error']}"
             if role == FIXED and options.overlay_dir is None:
                 message += " (rerun with --overlay-dir DIR to keep the rewritten files)"
             raise VerifyError(message, exit_code)
     return ArmResult.from_json(payload)
+
+
+def run_worker(
+    arguments: List[str],
+    spec: Dict[str, Any],
+    spec_path: Path,
+    environment: Dict[str, str],
+    who: str,
+    exit_code: int = EXIT_FAILED,
+) -> Dict[str, Any]:
+    """Write ``spec`` (which names its ``result_path``) to ``spec_path``, run ``python
+    *arguments spec_path`` in a fresh process with ``environment`` added to this one's, and
+    return the JSON it wrote; ``VerifyError`` (``who`` ... stopped without a result) when it
+    wrote none."""
+    spec_path.write_text(json.dumps(spec), encoding="utf-8")
+    process = subprocess.run(
+        [sys.executable, *arguments, str(spec_path)],
+        env={**os.environ, **environment},
+        capture_output=True,
+        text=True,
+    )
+    result_path = Path(spec["result_path"])
+    if not result_path.is_file():
+        raise VerifyError(f"{who} stopped without a result ({_exit_reason(process)})", exit_code)
+    payload: Dict[str, Any] = json.loads(result_path.read_text(encoding="utf-8"))
+    return payload
 
 
 def _exit_reason(process: subprocess.CompletedProcess) -> str:
