@@ -166,15 +166,12 @@ def rewrite_draw_guard(
         raise PlanMismatch("the comparison with the random draw")
     guard = cst.parse_expression(f"{plan.probability} > 0")
     guarded = cst.BooleanOperation(left=guard, operator=cst.And(), right=operands[-1])
-    if plan.static_conjuncts:  # `s and draw < p`: the `and` chain gets one more operand
-        chain = updated.test
-        outer = chain if isinstance(chain, cst.BooleanOperation) else None
-        if outer is None or outer.right is not operands[-1]:
-            raise PlanMismatch("the `and` chain of the test")
-        test: cst.BaseExpression = outer.with_changes(right=guarded)
-    else:
-        test = guarded
-    return [updated.with_changes(test=test)], False
+    if not plan.static_conjuncts:
+        return [updated.with_changes(test=guarded)], False
+    chain = updated.test  # `s and draw < p`: the `and` chain gets one more operand
+    if not (isinstance(chain, cst.BooleanOperation) and chain.right is operands[-1]):
+        raise PlanMismatch("the `and` chain of the test")
+    return [updated.with_changes(test=chain.with_changes(right=guarded))], False
 
 
 def _helper(command: GraphMendCommand, plan: Selection) -> str:

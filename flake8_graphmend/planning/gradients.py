@@ -141,9 +141,7 @@ def _call_problem(call: ast.Call, ctx: FunctionContext) -> Optional[str]:
         return _culprit(call)
     if any(k.arg not in _KEYWORDS for k in call.keywords):
         return _culprit(call)
-    operands = [*call.args, *(k.value for k in call.keywords)]
-    if not is_function:
-        operands.insert(0, func.value)
+    operands = _positional_operands(call, ctx) + [k.value for k in call.keywords]
     for operand in operands:
         problem = _expression_problem(operand, ctx)
         if problem:
@@ -216,10 +214,20 @@ def _differentiable_operands(call: ast.Call, ctx: FunctionContext) -> List[ast.e
     func = call.func
     if not isinstance(func, ast.Attribute) or func.attr in _BOOLEAN_OPERATIONS:
         return []
-    function = ctx.symbols.qualified_name(func.value) in _TORCH_NAMESPACES
-    operands: List[ast.expr] = ([] if function else [func.value]) + list(call.args)
+    operands = _positional_operands(call, ctx)
+    method = len(operands) > len(call.args)  # the receiver comes first
     # torch.where(condition, x, y) / x.where(condition, y); x.masked_fill(mask, value)
-    bool_position = {"where": 0 if function else 1, "masked_fill": 1}.get(func.attr)
+    bool_position = {"where": 1 if method else 0, "masked_fill": 1}.get(func.attr)
     if bool_position is not None and len(operands) > bool_position:
         del operands[bool_position]
     return operands + [k.value for k in call.keywords if k.arg not in ("condition", "mask")]
+
+
+def _positional_operands(call: ast.Call, ctx: FunctionContext) -> List[ast.expr]:
+    """The receiver of a tensor method (``x`` of ``x.clamp(...)``), then the positional
+    arguments; a function of ``torch`` has no receiver operand."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        if ctx.symbols.qualified_name(func.value) not in _TORCH_NAMESPACES:
+            return [func.value, *call.args]
+    return list(call.args)
