@@ -104,6 +104,7 @@ from test_fixers_dynamo import Capture, load  # noqa: E402
 
 from fixers.fix_all import FixAll  # noqa: E402
 from flake8_graphmend.engine import analyze_source  # noqa: E402
+from flake8_graphmend.verify.gradients import training_scalar  # noqa: E402
 
 #: Programs of the default tier (about 60 s on 2 cores): compiling is what takes the time.
 FAST_SEMANTICS, FAST_BREAKS = 8, 16
@@ -877,34 +878,20 @@ def observe(variant: Variant, x: torch.Tensor) -> Observed:
 
 
 def backward(value: Any, model: Any) -> list:
-    """With autograd recording: backpropagate a weighted sum of the returned floating tensors
-    that require grad (weights -1 to 2, so a permuted or zero gradient shows) and return each
-    parameter's ``.grad`` (None where it got none: optimizers skip those)."""
+    """With autograd recording: backpropagate the runner's training scalar (a randomly weighted
+    sum of the returned tensors that require grad, ``verify.gradients``, so a permuted or zero
+    gradient shows) and return each parameter's ``.grad`` (None where it got none: optimizers
+    skip those)."""
     if not torch.is_grad_enabled():
         return []
-    returned = [t for t in tensors_of(value) if t.requires_grad]
-    if not returned:
+    total = training_scalar(value)
+    if total is None:
         return []
-    total = sum(
-        (t.float() * torch.linspace(-1.0, 2.0, t.numel()).reshape(t.shape)).sum()
-        for t in returned
-    )
     total.backward()
     return [
         (name, None if p.grad is None else leaf(p.grad, {}))
         for name, p in model.named_parameters()
     ]
-
-
-def tensors_of(value: Any) -> List[torch.Tensor]:
-    """The tensors of a returned value (tuples, lists and dicts followed)."""
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, (tuple, list)):
-        return [tensor for element in value for tensor in tensors_of(element)]
-    return []
 
 
 def first_difference(expected: Any, got: Any) -> str:
