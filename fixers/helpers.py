@@ -89,6 +89,8 @@ def {DEFERRED}(function):
             return function(*args)
         pairs = list(zip(kinds, args))
         values = [[a for k, a in pairs if k == kind] for kind, _ in groups]
+        if not values[0]:  # an op with no tensor has no device: Inductor
+            values[0] = [torch.empty(0)]  # (CPU) then frees buffers too early
         return runtime.op(name, kinds, *values)
 
     return call

@@ -82,11 +82,11 @@ _DEFER_NOTE = (
     "see that module; with Inductor, a deferred call without tensor arguments may move "
     "relative to other deferred calls in a graph that also updates a buffer in place (torch "
     "2.13's Inductor does not order effectful ops there; its own `print` HOP shares this); "
-    "`torch.export` keeps the op in the exported program. On torch 2.13's CPU Inductor the fixed "
-    "LayoutLMv3 of Table 2 (its `get_extended_attention_mask` warns) fails: Inductor frees "
-    "graph inputs before a fused kernel that reads them, next to the op (`UnboundLocalError`; "
-    "pinned by a strict xfail in `tests/test_fixers_transformers.py`); check a fixed model with "
-    "`graphmend verify --backend inductor` before relying on Inductor."
+    "`torch.export` keeps the op in the exported program; CUDA graphs "
+    "(`mode=\"reduce-overhead\"`) have not been measured with the op. A call without tensor "
+    "arguments hands the op an empty tensor, so that the op has a device: without one, torch "
+    "2.13's CPU Inductor freed graph inputs before the fused kernel that read them "
+    "(`UnboundLocalError`)."
 )
 RULES: Tuple[Rule, ...] = (
     # ---------------------------------------------------------------- LC: side effects

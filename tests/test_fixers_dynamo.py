@@ -411,6 +411,54 @@ def test_deferred_side_effects(tmp_path: Path) -> None:
     assert same(tuple(compiled_rest[:3]), tuple(rest[:3]))
 
 
+CONSTANT_WARNING_SOURCE = """
+    import warnings
+
+    import torch
+    from torch import nn
+
+
+    class Embedder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.words = nn.Embedding(16, 8)
+            self.positions = nn.Embedding(16, 8)
+            self.out = nn.Linear(8, 8)
+
+        def forward(self, ids):
+            mask = ids.ne(1).int()
+            positions = torch.cumsum(mask, dim=1) * mask + 1
+            h = self.words(ids) + self.positions(positions)
+            h = torch.nn.functional.layer_norm(h, (8,))
+            warnings.warn("the device argument is deprecated", FutureWarning)
+            return self.out(h)
+"""
+
+
+@pytest.mark.slow
+def test_deferred_call_without_tensors_under_inductor(tmp_path: Path) -> None:
+    """A deferred call whose arguments hold no tensor compiles with CPU Inductor.
+
+    torch 2.13's Inductor flushes its pending C++ kernels before an op only when the op has a
+    device; the helper passes the op an empty tensor, without which this model's generated
+    code frees its inputs before the fused kernel that reads them (UnboundLocalError).
+    """
+    original, fixed, _ = original_and_fixed(CONSTANT_WARNING_SOURCE, tmp_path)
+    ids = torch.randint(0, 16, (1, 8))
+    torch.manual_seed(0)
+    model = original.Embedder().eval()
+    fixed_model = fixed.Embedder().eval()
+    fixed_model.load_state_dict(model.state_dict())
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        expected = model(ids)
+        compiled_model = torch.compile(fixed_model, backend="inductor", fullgraph=True)
+        outputs = [compiled_model(ids), compiled_model(ids)]
+    messages = [str(w.message) for w in caught if w.category is FutureWarning]
+    assert messages == ["the device argument is deprecated"] * 3
+    assert all(torch.allclose(output, expected, atol=1e-6) for output in outputs)
+
+
 # ---------------------------------------------------------------------------- --helpers-module
 HELPERS_SOURCE = """
     import logging
