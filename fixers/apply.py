@@ -5,12 +5,14 @@ from __future__ import annotations
 import ast
 import codecs
 import difflib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Sequence
 
 from libcst.codemod import CodemodContext, TransformFailure, TransformSuccess, transform_module
 
+from flake8_graphmend.analysis.project import Links, project_links
 from flake8_graphmend.engine import Options, analyze_source, suppressed
 from flake8_graphmend.files import (
     TOO_DEEP,
@@ -47,14 +49,27 @@ def fix_paths(
     diff: bool = False,
     codes: Optional[Sequence[str]] = None,
     helpers_module: Optional[str] = None,
+    links: Optional[Links] = None,
 ) -> List[FileOutcome]:
     """Fix every ``.py`` file under ``paths`` in place (``diff=True``: only compute the diffs).
 
     Files are found as ``graphmend check`` finds them; a missing path raises FileNotFoundError.
+    Calls from one file's compiled code into another are followed (``project_links``, unless
+    ``links`` gives them).
     """
+    options = options or Options()
+    files = list(iter_python_files(paths))
+    if links is None:
+        links = project_links(files, options)
     return [
-        fix_file(path, options=options, diff=diff, codes=codes, helpers_module=helpers_module)
-        for path in iter_python_files(paths)
+        fix_file(
+            path,
+            options=options.linked(links.get(os.path.realpath(path), ())),
+            diff=diff,
+            codes=codes,
+            helpers_module=helpers_module,
+        )
+        for path in files
     ]
 
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import io
+import os
 import re
 import tokenize
+from pathlib import Path
 from typing import (
     Any,
     Callable,
@@ -34,6 +37,7 @@ import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
 from libcst.metadata import CodeRange, CodePosition, MetadataWrapper, PositionProvider
 
+from flake8_graphmend.analysis.project import Links, project_links
 from flake8_graphmend.engine import SCOPES, Finding, Options, analyze_tree, suppressed
 from flake8_graphmend.files import parse_failure
 from flake8_graphmend.planning import Plan
@@ -127,6 +131,13 @@ def _positions(
         )
         for node, span in positions.items()
     }
+
+
+@functools.lru_cache(maxsize=4)
+def _run_links(files: Tuple[str, ...], options: Options) -> Links:
+    """The links of one codemod run, found once per process (from the files as they were
+    before the run rewrote any of them)."""
+    return project_links([Path(name) for name in files], options)
 
 
 class GraphMendCommand(VisitorBasedCodemodCommand):
@@ -231,12 +242,27 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         finally:
             self._module = None
 
+    def _file_options(self, filename: str) -> Options:
+        """The options, with what compiled code of the other files of the run reaches here.
+
+        libcst's command line hands every transform the run's files through its repository
+        manager (``repo_root`` in ``.libcst.codemod.yaml``; libcst keeps the list in the
+        private ``_paths``): without it, or when links were given, the options are used as
+        they are.
+        """
+        files = getattr(self.context.metadata_manager, "_paths", None)
+        if self.options.links or not files or filename == "<unknown>":
+            return self.options
+        links = _run_links(tuple(str(name) for name in files), self.options)
+        return self.options.linked(links.get(os.path.realpath(filename), ()))
+
     def _select(self, source: str) -> None:
         filename = self.context.filename or "<unknown>"
         try:
             self._tree = ast.parse(source, filename=filename)
             self._lines = source.splitlines()
-            findings = analyze_tree(self._tree, self._lines, filename, self.options)
+            options = self._file_options(filename)
+            findings = analyze_tree(self._tree, self._lines, filename, options)
         except (SyntaxError, ValueError, RecursionError) as error:
             # libcst parses more than this Python's ast does (newer syntax, deeper nesting)
             raise SourceNotAnalysed(f"not analysed: {parse_failure(error)}") from None

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import sys
 from pathlib import Path
 from typing import List, Optional, Sequence, Set, Tuple
 
 from . import __version__
+from .analysis.project import project_links
 from .baseline import Baseline, finding_keys, path_key
 from .config import ConfigError, Settings, check_entry_points, check_module_name, load_settings
 from .engine import SCOPES, Options, analyze_tree, internal_error, suppressed
@@ -80,7 +82,7 @@ def _error(message: str) -> None:
 
 
 def _check_file(
-    path: Path, args: argparse.Namespace, settings: Settings, codes: Set[str]
+    path: Path, args: argparse.Namespace, options: Options, codes: Set[str]
 ) -> Tuple[List[Reported], Optional[str]]:
     """The findings of one file to report, or the one-line reason it was skipped."""
     try:
@@ -94,7 +96,7 @@ def _check_file(
         return [], f"{path}: {parse_failure(exc)}; file skipped"
     lines = source.splitlines()
     try:
-        findings = analyze_tree(tree, lines, str(path), settings.options)
+        findings = analyze_tree(tree, lines, str(path), options)
     except RecursionError:
         return [], f"{path}: {TOO_DEEP}; file skipped"
     except Exception as exc:  # an analysis bug must not stop the other files
@@ -148,8 +150,10 @@ def run_check(args: argparse.Namespace) -> int:
     results: List[Reported] = []
     status = EXIT_OK
     checked = list(iter_python_files(args.paths))
+    links = project_links(checked, settings.options)
     for path in checked:
-        reported, skipped = _check_file(path, args, settings, codes)
+        options = settings.options.linked(links.get(os.path.realpath(path), ()))
+        reported, skipped = _check_file(path, args, options, codes)
         if skipped:
             _error(skipped)
             status = EXIT_USAGE

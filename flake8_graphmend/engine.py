@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
@@ -36,19 +36,29 @@ class Options:
     entry_points: Tuple[str, ...] = ()
     #: Glob patterns of files treated as wholly compiled (shared library modules).
     compiled_modules: Tuple[str, ...] = ()
+    #: Entry points of this file that compiled code in other files reaches, each with its
+    #: caller (``(spec, "modeling_x.py: Model.forward")``; see ``analysis/project.py``).
+    links: Tuple[Tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.scope not in SCOPES:
             raise ValueError(f"scope must be one of {', '.join(SCOPES)}, not {self.scope!r}")
 
     def whole_module(self, filename: str) -> bool:
+        """Whether every function of ``filename`` counts: ``scope=all``, or a pattern of
+        ``compiled_modules`` matches the path as given or made absolute."""
         if self.scope == "all":
             return True
-        path = Path(filename).as_posix()
+        paths = {Path(filename).as_posix(), Path(filename).absolute().as_posix()}
         return any(
             fnmatch.fnmatch(path, pattern) or path.endswith(pattern.lstrip("*"))
             for pattern in self.compiled_modules
+            for path in paths
         )
+
+    def linked(self, links: Sequence[Tuple[str, str]]) -> "Options":
+        """These options for one file, with the entry points other files' code reaches."""
+        return replace(self, links=tuple(links))
 
 
 def _decided(test: ast.expr, values: ValueAnalysis) -> Optional[bool]:
@@ -188,7 +198,7 @@ def analyze_file(
     """Findings of one file; ``scope`` overrides the options' scope."""
     options = options or Options()
     if scope is not None:
-        options = Options(scope, options.entry_points, options.compiled_modules)
+        options = replace(options, scope=scope)
     source = Path(path).read_bytes().decode("utf-8-sig")
     return analyze_source(source, str(path), options)
 

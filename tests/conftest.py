@@ -1,5 +1,7 @@
 """Shared pytest configuration."""
 
+import os
+import tempfile
 from typing import Callable, Tuple
 
 import pytest
@@ -9,6 +11,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "slow: takes more than a few seconds (inductor, real transformers models)"
     )
+    # The tools cache their cross-file links in the current folder; tests keep theirs apart
+    # (the commands they run in subprocesses inherit it).
+    os.environ.setdefault("GRAPHMEND_CACHE_DIR", tempfile.mkdtemp(prefix="graphmend-cache-"))
 
 
 @pytest.fixture

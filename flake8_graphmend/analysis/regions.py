@@ -5,8 +5,8 @@ Entry points are ``forward`` of ``nn.Module`` subclasses, functions decorated wi
 compiled function may be defined inside a factory function). A region also holds everything an
 entry calls in the same module, transitively: ``self.method()`` (resolved on the class, its bases
 and its subclasses defined in the module, since ``self`` may be an instance of any of them),
-module functions, nested helpers, and the inner functions of decorators applied to region
-functions.
+module functions, nested helpers, and the wrappers of decorators applied to region functions
+(their inner functions that call the decorated function).
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import (
+    TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple,
+)
 
 from .index import ModuleIndex, ModuleScan
 from .symbols import ClassInfo, FunctionNode, ModuleSymbols
@@ -45,23 +47,25 @@ class Region:
     #: True when the function is known to run compiled (an entry point or reached from one);
     #: False when it is analysed only because its whole file is (``scope=all``, compiled modules).
     compiled: bool = True
+    #: The compiled function of another file whose call makes this one compiled
+    #: (``modeling_x.py: Model.forward``); empty when this module's own code does.
+    through: str = ""
 
 
 @dataclass
 class ExternalReferences:
-    """Names that compiled code calls but its own module does not define."""
+    """What compiled code calls that its own module does not define, each with its caller
+    (``Class.method`` or ``function``, for the findings' "compiled through")."""
 
-    #: ``self.name()`` / ``super().name()`` with no such method in the module's classes.
-    methods: Set[str] = field(default_factory=set)
-    #: Imported functions called by their plain name.
-    functions: Set[str] = field(default_factory=set)
-    #: Imported decorators applied to compiled functions (their inner functions run compiled).
-    decorators: Set[str] = field(default_factory=set)
-
-    def update(self, other: "ExternalReferences") -> None:
-        self.methods |= other.methods
-        self.functions |= other.functions
-        self.decorators |= other.decorators
+    #: ``(class, method, from_bases)``: ``self.method()`` in a method of the module-level
+    #: ``class`` that no class of the module defines; ``super().method()`` (``from_bases``)
+    #: when none of the class's bases in the module does.
+    methods: Dict[Tuple[str, str, bool], str] = field(default_factory=dict)
+    #: Local names of imported functions called by their plain name.
+    functions: Dict[str, str] = field(default_factory=dict)
+    #: Local names of imported decorators applied to compiled functions (their inner
+    #: functions run compiled).
+    decorators: Dict[str, str] = field(default_factory=dict)
 
 
 def _is_super_call(node: ast.expr) -> bool:
@@ -81,12 +85,15 @@ class RegionFinder:
         whole_module: bool = False,
         mentions_compile: bool = True,
         mentions_nested_class: bool = True,
+        links: Optional[Dict[str, str]] = None,
     ):
         self.symbols = symbols
         self.index = index
         #: False when the source never says "compile": no ``torch.compile(...)`` site to look for.
         self.mentions_compile = mentions_compile
-        self.entry_points = tuple(entry_points)
+        #: Entry points that compiled code of other files reaches, with what reaches them.
+        self.links = dict(links or {})
+        self.entry_points = tuple(dict.fromkeys([*entry_points, *self.links]))
         self.whole_module = whole_module
         # The module-wide scan is needed for torch.compile sites, classes below the top level and
         # whole-module analysis; most modules need none of them and are never walked as a whole.
@@ -114,6 +121,8 @@ class RegionFinder:
         self._bases: Dict[ast.ClassDef, List[ClassInfo]] = {}
         self._subclasses: Optional[Dict[ast.ClassDef, List[ClassInfo]]] = None
         self._all_subclasses: Dict[ast.ClassDef, List[ClassInfo]] = {}
+        #: The entry point each compiled function was first reached from (by ``regions``).
+        self._entry_of: Dict[FunctionNode, FunctionNode] = {}
         self.module_classes = self._module_classes()
 
     @classmethod
@@ -124,17 +133,19 @@ class RegionFinder:
         lines: Sequence[str],
         filename: str,
         options: Options,
-        entry_points: Optional[Sequence[str]] = None,
+        links: Optional[Dict[str, str]] = None,
     ) -> "RegionFinder":
-        """The finder for one module analysed with ``options``."""
+        """The finder for one module analysed with ``options``; ``links`` (entry point ->
+        what reaches it) overrides ``options.links``."""
         text = "\n".join(lines)
         return cls(
             symbols,
             index,
-            options.entry_points if entry_points is None else entry_points,
+            options.entry_points,
             whole_module=options.whole_module(filename) and symbols.imports_torch,
             mentions_compile="compile" in text,
             mentions_nested_class=_NESTED_CLASS.search(text) is not None,
+            links=dict(options.links) if links is None else links,
         )
 
     # ------------------------------------------------------------------ classes
@@ -332,30 +343,32 @@ class RegionFinder:
                 found.append(resolved)
         return found
 
-    def _user_entry_points(self) -> Iterator[FunctionNode]:
-        for spec in self.entry_points:
-            owner, _, method = spec.partition(".")
-            if spec.startswith("@"):  # a decorator of compiled code: its inner functions run
-                decorator = self.symbols.functions.get(spec[1:])
-                if decorator is not None:
-                    yield from self.index.facts(decorator).nested.values()
-            elif method:
-                for info in self._classes_named(owner):
-                    found = self._lookup_method(info, method)
-                    if found is not None:
-                        yield found
-            elif spec in self.symbols.functions:
-                yield self.symbols.functions[spec]
-            else:
-                for info in self._classes_named(spec):
-                    yield from self._forward_of(info)
+    def _entry_point(self, spec: str) -> Iterator[FunctionNode]:
+        owner, _, method = spec.partition(".")
+        if spec.startswith("@"):  # a decorator of compiled code: its wrappers run
+            decorator = self.symbols.functions.get(spec[1:])
+            if decorator is not None:
+                yield from self._wrappers(decorator)
+        elif method:
+            for info in self._classes_named(owner):
+                found = self._lookup_method(info, method)
+                if found is not None:
+                    yield found
+        elif spec in self.symbols.functions:
+            yield self.symbols.functions[spec]
+        else:
+            for info in self._classes_named(spec):
+                yield from self._forward_of(info)
 
-    def _entries(self) -> Iterator[FunctionNode]:
-        """The entry points known to be compiled."""
+    def _entries(self) -> Iterator[Tuple[FunctionNode, str]]:
+        """The entry points known to be compiled, each with what reaches it from another file
+        (empty for this module's own entry points)."""
         for node in self.module_classes:
-            yield from self._forward_of(self._classes[node])
-        yield from self._compile_targets()
-        yield from self._user_entry_points()
+            yield from ((f, "") for f in self._forward_of(self._classes[node]))
+        yield from ((f, "") for f in self._compile_targets())
+        for spec in self.entry_points:
+            through = self.links.get(spec, "")
+            yield from ((f, through) for f in self._entry_point(spec))
 
     # ------------------------------------------------------------------ closure
     def _is_eager(self, function: FunctionNode) -> bool:
@@ -393,11 +406,28 @@ class RegionFinder:
                     found = None
                 if found is not None:
                     yield found
-        # Decorators defined here that wrap this function: their inner functions run on each call.
+        # Decorators defined here that wrap this function: their wrappers run on each call.
         for decorator in function.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             if isinstance(target, ast.Name) and target.id in self.symbols.functions:
-                yield from self.index.facts(self.symbols.functions[target.id]).nested.values()
+                yield from self._wrappers(self.symbols.functions[target.id])
+
+    def _wrappers(self, decorator: FunctionNode) -> Iterator[FunctionNode]:
+        """The functions nested in ``decorator`` (at any depth: decorator factories) that call
+        a parameter of a function around them: the wrappers that run in place of the decorated
+        function. The others (``docstring_decorator(fn)``, which returns ``fn``) run when the
+        decorator is applied, not when the decorated function is called."""
+        stack: List[Tuple[FunctionNode, FrozenSet[str]]] = [(decorator, frozenset())]
+        while stack:
+            outer, parameters = stack.pop()
+            arguments = outer.args
+            every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+            parameters = parameters | {a.arg for a in every}
+            for inner in self.index.facts(outer).nested.values():
+                calls = self.index.facts(inner).calls
+                if any(isinstance(c.func, ast.Name) and c.func.id in parameters for c in calls):
+                    yield inner
+                stack.append((inner, parameters))
 
     def _resolve_name(self, function: FunctionNode, name: str) -> Iterator[FunctionNode]:
         """The function ``name`` names inside ``function``: its own nested functions or those of
@@ -422,55 +452,62 @@ class RegionFinder:
                 return found
         return None
 
-    def external_references(self, regions: Dict[FunctionNode, Region]) -> "ExternalReferences":
-        """What the regions call that this module does not define (defined in another file)."""
+    def external_references(
+        self, regions: Dict[FunctionNode, Region], label: str
+    ) -> "ExternalReferences":
+        """What the regions call that this module (``label``: its file name) does not define,
+        each with the entry point it is reached through: ``label: Class.forward`` for this
+        module's own, or what reached the caller from another file."""
         found = ExternalReferences()
         for function, region in regions.items():
+            if not region.compiled:
+                continue
             owner = region.owner
+            entry = self._entry_of.get(function, function)
+            entry_owner = self._owner.get(entry)
+            name = f"{entry_owner.node.name}.{entry.name}" if entry_owner else entry.name
+            caller = region.through or f"{label}: {name}"
+            top_level = owner is not None and self.symbols.classes.get(owner.node.name) is owner
             for node in self.index.facts(function).calls:
                 func = node.func
                 if isinstance(func, ast.Name):
-                    if not any(self._resolve_plain_call(function, func.id)):
-                        imported = self.symbols.imports.get(func.id)
-                        if imported is not None:
-                            found.functions.add(imported.rpartition(".")[2])
-                elif isinstance(func, ast.Attribute) and owner is not None:
+                    if func.id in self.symbols.imports and not any(
+                        self._resolve_plain_call(function, func.id)
+                    ):
+                        found.functions.setdefault(func.id, caller)
+                elif isinstance(func, ast.Attribute) and owner is not None and top_level:
                     receiver = func.value
                     if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
                         if self._lookup_method(owner, func.attr) is None:
-                            found.methods.add(func.attr)
+                            found.methods.setdefault((owner.node.name, func.attr, False), caller)
                     elif _is_super_call(receiver) and not self._lookup_in_bases(owner, func.attr):
-                        found.methods.add(func.attr)
+                        found.methods.setdefault((owner.node.name, func.attr, True), caller)
             for decorator in function.decorator_list:
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
                 if isinstance(target, ast.Name) and target.id not in self.symbols.functions:
-                    imported = self.symbols.imports.get(target.id)
-                    if imported is not None:
-                        found.decorators.add(imported.rpartition(".")[2])
+                    if target.id in self.symbols.imports:
+                        found.decorators.setdefault(target.id, caller)
         return found
-
-    def entry_points_for(self, references: "ExternalReferences") -> Set[str]:
-        """The entry-point specs under which this module defines what other modules call."""
-        specs = {name for name in references.functions if name in self.symbols.functions}
-        specs |= {f"@{name}" for name in references.decorators if name in self.symbols.functions}
-        for class_name, info in self.symbols.classes.items():
-            specs |= {f"{class_name}.{name}" for name in references.methods if name in info.methods}
-        return specs
 
     def regions(self) -> Dict[FunctionNode, Region]:
         """The compiled regions; with ``whole_module``, every other function too (not known to
         be compiled: ``Region.compiled`` is False)."""
         result: Dict[FunctionNode, Region] = {}
         work: List[FunctionNode] = []
-        for function in self._entries():
+        for function, through in self._entries():
             if function not in result and not self._is_eager(function):
-                result[function] = Region(function, self._owner.get(function), entry=True)
+                owner = self._owner.get(function)
+                result[function] = Region(function, owner, entry=True, through=through)
+                self._entry_of[function] = function
                 work.append(function)
         while work:
             function = work.pop()
+            through = result[function].through
             for callee in self._callees(function):
                 if callee not in result and not self._is_eager(callee):
-                    result[callee] = Region(callee, self._owner.get(callee), entry=False)
+                    owner = self._owner.get(callee)
+                    result[callee] = Region(callee, owner, entry=False, through=through)
+                    self._entry_of[callee] = self._entry_of[function]
                     work.append(callee)
         if self.whole_module and self._scan is not None:
             for function in self._scan.functions:

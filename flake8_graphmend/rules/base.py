@@ -100,6 +100,8 @@ class FunctionContext:
         where = f"{self.function_name}()"
         if self.region.compiled:
             where = f"compiled {where}"
+        if self.region.through:
+            where += f" (called from {self.region.through})"
         text = rule.message.format(call=call, function=where)
         text += " [" + ", ".join(rule.gb_ids) + "]"
         fixer = None

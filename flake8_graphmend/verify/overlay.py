@@ -97,7 +97,7 @@ def build_overlay(
         copies[entry_key] = str(entry_copy)
         rewrite_roots.insert(0, entry_copy)
     overlay = Overlay(root=root, entry_copy=Path(copies[entry_key]), copies=copies)
-    overlay.fix_outcomes, overlay.linked_entry_points = _rewrite(rewrite_roots, scope)
+    overlay.fix_outcomes, overlay.linked_entry_points = _rewrite(rewrite_roots, copies, scope)
     return overlay
 
 
@@ -109,20 +109,30 @@ def _outermost(targets: Sequence[Path]) -> List[Path]:
     ]
 
 
-def _rewrite(paths: List[Path], scope: str) -> Tuple[List[Any], Tuple[str, ...]]:
-    """Fix the copies together: calls from one file's compiled code into another are followed."""
+def _rewrite(
+    paths: List[Path], copies: Dict[str, str], scope: str
+) -> Tuple[List[Any], Tuple[str, ...]]:
+    """Fix the copies together: calls from one file's compiled code into another are followed,
+    through the imports of the originals (each copy keeps its original's module name)."""
     try:
         from fixers.apply import fix_paths
     except ImportError as error:
         raise VerifyError(f"the graphmend fixers cannot be imported ({error})") from None
-    from flake8_graphmend.analysis.project import linked_entry_points
+    from flake8_graphmend.analysis.project import Project, module_name
     from flake8_graphmend.engine import Options
     from flake8_graphmend.files import iter_python_files
 
     options = Options(scope=scope)
     files = list(iter_python_files(paths))
-    linked = linked_entry_points(files, options)
-    return list(fix_paths(files, options=Options(scope, linked))), linked
+    original = {os.path.realpath(copy): Path(source) for source, copy in copies.items()}
+    names = {
+        path: module_name(original[os.path.realpath(path)])
+        for path in files
+        if os.path.realpath(path) in original
+    }
+    links = Project(files, names).links(options)  # fresh copies: nothing to cache
+    linked = tuple(sorted({spec for pairs in links.values() for spec, _ in pairs}))
+    return list(fix_paths(files, options=options, links=links)), linked
 
 
 class OverlayFinder(importlib.abc.MetaPathFinder):
