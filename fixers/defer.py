@@ -1,19 +1,31 @@
 """[Defer]: print, logger and warnings.warn calls go through a helper that runs in the graph.
 
-Applies the ``DeferPlan`` of ``flake8_graphmend/planning/defer.py``.
+Applies the ``DeferPlan`` of ``flake8_graphmend/planning/defer.py`` to a call, and its
+``DeferIfPlan`` to an ``if`` on a tensor whose branches only make such calls: one helper runs
+the whole ``if`` (GM201, applied by ``PredicateControlFlow`` and ``FixAll``).
 """
 
 from __future__ import annotations
 
 import re
-from typing import List
+from typing import Callable, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from flake8_graphmend.planning.defer import DeferPlan
+from flake8_graphmend.planning.defer import DeferIfPlan, DeferPlan
 
-from .base import GraphMendCommand, rewrites_call
-from .helpers import DEFERRED_WRAPPER_FRAMES, PREFIX
+from .base import (
+    Decline,
+    GraphMendCommand,
+    comment_lines,
+    conjuncts,
+    expect,
+    rewrites_call,
+    rewrites_if,
+    with_static_prefix,
+)
+from .base import _shifted as shifted
+from .helpers import DEFERRED_WRAPPER_FRAMES, PREFIX, HelperNameTaken, call_source
 
 #: Callees whose first positional argument is the message.
 _MESSAGE_FIRST = re.compile(
@@ -38,30 +50,10 @@ class DeferSideEffects(GraphMendCommand):
 @rewrites_call(DeferPlan)
 def rewrite_call(command: GraphMendCommand, call: cst.Call, plan: DeferPlan) -> cst.Call:
     """The call of the helper, which makes ``call`` with the baked arguments built in."""
-    positional = [arg for arg in call.args if arg.keyword is None]
-    keywords = [arg for arg in call.args if arg.keyword is not None]
-    parameters: List[str] = []
-    inner: List[str] = []
-    for index, arg in enumerate(positional):
-        if index in plan.baked_args:
-            inner.append(command.code(arg.value))
-        else:
-            parameters.append(_parameter_name(plan.callee, index))
-            inner.append(parameters[-1])
-    for arg in keywords:
-        name = arg.keyword.value if arg.keyword else ""
-        if plan.stacklevel is None or name != "stacklevel":
-            inner.append(f"{name}={command.code(arg.value)}")
-    if plan.stacklevel is not None:  # the plan counts the helper's frame; add its wrapper's
-        inner.append(f"stacklevel={plan.stacklevel + DEFERRED_WRAPPER_FRAMES}")
+    parameters, inner, kept = _helper_arguments(command, call, plan, lambda name: name)
     name = command.deferred_helper(
         PREFIX + plan.callee.replace(".", "_"), parameters, plan.callee, inner
     )
-    kept = [
-        arg.with_changes(value=_str_of(arg.value)) if index in plan.str_args else arg
-        for index, arg in enumerate(positional)
-        if index not in plan.baked_args
-    ]
     if not kept:
         return call.with_changes(
             func=cst.Name(name), args=[], whitespace_before_args=cst.SimpleWhitespace("")
@@ -73,6 +65,131 @@ def rewrite_call(command: GraphMendCommand, call: cst.Call, plan: DeferPlan) -> 
     return call.with_changes(func=cst.Name(name), args=kept)
 
 
+def _helper_arguments(
+    command: GraphMendCommand, call: cst.Call, plan: DeferPlan, named: Callable[[str], str]
+) -> Tuple[List[str], List[str], List[cst.Arg]]:
+    """The helper's parameters for ``call`` (each named by ``named``), the arguments of its
+    call of the callee, and the arguments of ``call`` that are passed to it."""
+    positional = [arg for arg in call.args if arg.keyword is None]
+    keywords = [arg for arg in call.args if arg.keyword is not None]
+    parameters: List[str] = []
+    inner: List[str] = []
+    for index, arg in enumerate(positional):
+        if index in plan.baked_args:
+            inner.append(command.code(arg.value))
+        else:
+            parameters.append(named(_parameter_name(plan.callee, index)))
+            inner.append(parameters[-1])
+    for arg in keywords:
+        name = arg.keyword.value if arg.keyword else ""
+        if plan.stacklevel is None or name != "stacklevel":
+            inner.append(f"{name}={command.code(arg.value)}")
+    if plan.stacklevel is not None:  # the plan counts the helper's frame; add its wrapper's
+        inner.append(f"stacklevel={plan.stacklevel + DEFERRED_WRAPPER_FRAMES}")
+    kept = [
+        arg.with_changes(value=_str_of(arg.value)) if index in plan.str_args else arg
+        for index, arg in enumerate(positional)
+        if index not in plan.baked_args
+    ]
+    return parameters, inner, kept
+
+
+@rewrites_if(DeferIfPlan)
+def rewrite_if(
+    command: GraphMendCommand,
+    original: cst.If,
+    updated: cst.If,
+    plan: DeferIfPlan,
+    following: Optional[cst.BaseStatement],
+) -> Tuple[List[cst.BaseStatement], bool]:
+    """One call of a helper that runs the whole ``if`` (``elif``, ``else``) in place of it.
+
+    The call passes the operands of the tests and the passed arguments of the branches' calls,
+    in source order; the helper's ``if`` tests its parameters as the original tested them.
+    """
+    static = plan.static_conjuncts
+    taken: List[str] = []  # the helper's parameters, in order
+    passed: List[str] = []
+    moved: Set[int] = set()  # the indices in `passed` of the calls' arguments
+    body: List[str] = []
+    removed: List[cst.CSTNode] = [] if static else [updated.body]
+    calls = iter(plan.calls)
+    for keyword, tests, suite, commented in _clauses(updated, static):
+        removed += commented
+        if tests:
+            skeleton = " and ".join(_skeleton(test, command, taken, passed) for test in tests)
+            body.append(f"    {keyword} {skeleton}:\n")
+        else:
+            body.append("    else:\n")
+        for small, line in command.branch(suite):
+            statement = expect(small, cst.Expr, "a branch's call")
+            call = expect(statement.value, cst.Call, "a branch's call")
+            call_plan = next(calls)
+            _, inner, kept = _helper_arguments(
+                command, call, call_plan, lambda name: _fresh(name, taken)
+            )
+            body.append(call_source(call_plan.callee, inner, "        "))
+            moved.update(range(len(passed), len(passed) + len(kept)))
+            passed += [command.code(arg.value) for arg in kept]
+            removed += [line] if line is not None else []
+    base = PREFIX + "if_" + plan.calls[0].callee.replace(".", "_")
+    try:
+        name = command.helpers.deferred_function(base, taken, "".join(body))
+    except HelperNameTaken as error:
+        raise Decline(str(error)) from None
+    indent = command.indentation(original)
+    block = command.indented(updated.body)
+    if static:
+        unit = block.indent or command.module.default_indent
+        indent += unit
+        # the calls' arguments keep their depth: the call is in the block they were in
+        passed = [_shallower(text, unit) if i in moved else text for i, text in enumerate(passed)]
+    call_statement = command.statement(command.call_text("", name, passed, indent))
+    comments = comment_lines(removed)
+    if static:  # the `if` line stays, with its leading Python test
+        guard = with_static_prefix(updated, static)
+        call_statement = call_statement.with_changes(leading_lines=comments)
+        return [guard.with_changes(body=block.with_changes(body=[call_statement]))], False
+    return [call_statement.with_changes(leading_lines=(*updated.leading_lines, *comments))], False
+
+
+#: One clause of an ``if``: its keyword, its ``and``-ed tests, its branch, and the nodes whose
+#: comments stay when it is removed (an ``elif``'s or ``else``'s own; none for the ``if``).
+Clause = Tuple[str, List[cst.BaseExpression], cst.BaseSuite, List[cst.CSTNode]]
+
+
+def _clauses(node: cst.If, static: int) -> List[Clause]:
+    """The ``if``, each ``elif`` and the ``else``; the ``if``'s tests without its ``static``
+    leading Python ones."""
+    found: List[Clause] = [("if", conjuncts(node.test)[static:], node.body, [])]
+    while isinstance(node.orelse, cst.If):
+        node = node.orelse
+        found.append(("elif", [node.test], node.body, [node, node.body]))
+    if isinstance(node.orelse, cst.Else):  # its comments include its block's
+        found.append(("else", [], node.orelse.body, [node.orelse]))
+    return found
+
+
+def _skeleton(
+    test: cst.BaseExpression, command: GraphMendCommand, taken: List[str], passed: List[str]
+) -> str:
+    """``test`` with each operand of its ``and``/``or``/``not`` replaced by a new parameter,
+    whose argument (the operand) is added to ``passed``."""
+    if isinstance(test, cst.BooleanOperation):
+        word = "and" if isinstance(test.operator, cst.And) else "or"
+        left = _skeleton(test.left, command, taken, passed)
+        text = f"{left} {word} {_skeleton(test.right, command, taken, passed)}"
+    elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        text = f"not {_skeleton(test.expression, command, taken, passed)}"
+    else:
+        bare = test if isinstance(test, (cst.Tuple, cst.GeneratorExp)) else test.with_changes(
+            lpar=[], rpar=[]
+        )
+        passed.append(command.code(bare))
+        return _fresh("condition", taken)
+    return f"({text})" if getattr(test, "lpar", None) else text
+
+
 def _str_of(value: cst.BaseExpression) -> cst.Call:
     """``str(value)``: what print writes for a value the deferred call cannot carry."""
     return cst.Call(func=cst.Name("str"), args=[cst.Arg(value=value)])
@@ -80,3 +197,22 @@ def _str_of(value: cst.BaseExpression) -> cst.Call:
 
 def _parameter_name(callee: str, index: int) -> str:
     return "message" if index == 0 and _MESSAGE_FIRST.search(callee) else f"arg{index}"
+
+
+def _fresh(name: str, taken: List[str]) -> str:
+    """``name``, or ``name_2``, ``name_3``... if taken; the result is taken from now on."""
+    number, fresh = 1, name
+    while fresh in taken:
+        number += 1
+        fresh = f"{name}_{number}"
+    taken.append(fresh)
+    return fresh
+
+
+def _shallower(text: str, unit: str) -> str:
+    """``text`` with its continuation lines indented by ``unit`` less, where each has it and no
+    string spans lines (``shifted`` leaves such text as it is)."""
+    lines = text.split("\n")
+    if shifted(text, unit) == text or not all(line.startswith(unit) for line in lines[1:]):
+        return text
+    return "\n".join([lines[0], *(line[len(unit):] for line in lines[1:])])

@@ -195,15 +195,22 @@ FIXED_HELPERS: Dict[str, str] = {
 }
 
 
-def deferred_helper_source(
-    name: str, parameters: Sequence[str], callee: str, arguments: Sequence[str]
-) -> str:
-    """A registered helper ``name(parameters)`` whose body calls ``callee(arguments)``; one
-    argument a line when the call is longer than the helpers' line length (79)."""
+def deferred_helper_source(name: str, parameters: Sequence[str], body: str) -> str:
+    """A registered helper ``name(parameters)`` running ``body`` (its lines, indented)."""
+    header = f"def {name}({', '.join(parameters)}):"
+    if len(header) > HELPER_LINE_LENGTH:
+        header = "".join([f"def {name}(\n", *(f"    {p},\n" for p in parameters), "):"])
+    return f"@{DEFERRED}\n{header}\n{body}"
+
+
+def call_source(callee: str, arguments: Sequence[str], indent: str) -> str:
+    """The line(s) of ``callee(arguments)`` at ``indent`` in a helper; one argument a line when
+    longer than the helpers' line length (79)."""
     call = f"{callee}({', '.join(arguments)})"
-    if len(call) + 4 > HELPER_LINE_LENGTH or any("\n" in argument for argument in arguments):
-        call = "".join([f"{callee}(\n", *(f"        {a},\n" for a in arguments), "    )"])
-    return f"@{DEFERRED}\ndef {name}({', '.join(parameters)}):\n    {call}\n"
+    if len(indent) + len(call) > HELPER_LINE_LENGTH or any("\n" in a for a in arguments):
+        inner = indent + "    "
+        call = "".join([f"{callee}(\n", *(f"{inner}{a},\n" for a in arguments), f"{indent})"])
+    return f"{indent}{call}\n"
 
 
 def _bound_names(tree: ast.Module) -> Set[str]:
@@ -281,10 +288,15 @@ class HelperSet:
     ) -> str:
         """The name of a registered helper calling ``callee(arguments)``: an identical existing
         one, or a new one."""
+        return self.deferred_function(base, parameters, call_source(callee, arguments, "    "))
+
+    def deferred_function(self, base: str, parameters: Sequence[str], body: str) -> str:
+        """The name of a registered helper ``(parameters)`` running ``body`` (its lines, indented
+        once): an identical existing one, or a new one."""
         self.fixed(DEFERRED)
         for number in range(1, 100):
             name = base if number == 1 else f"{base}_{number}"
-            source = deferred_helper_source(name, parameters, callee, arguments)
+            source = deferred_helper_source(name, parameters, body)
             if name in self._taken:
                 continue
             known = self._new.get(name, self._existing.get(name))

@@ -10,7 +10,10 @@ finding's ``declines:`` text. See docs/architecture.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple, TypeVar
+from typing import FrozenSet, Optional, Tuple, TypeVar
+
+#: A place in the file as findings give it: 1-based line, 0-based column in characters.
+Position = Tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,11 @@ class Plan:
         """What the fix leaves as it was at this site (said with the finding and by the
         codemod), or None when it leaves nothing."""
         return None
+
+    def covers(self) -> FrozenSet[Position]:
+        """The sites of other findings that this fix rewrites along with its own (a run that
+        applies it fixes them too), by position."""
+        return frozenset()
 
 
 PlanT = TypeVar("PlanT", bound=Plan)

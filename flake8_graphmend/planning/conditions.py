@@ -25,6 +25,11 @@ def split_condition(test: ast.expr, ctx: FunctionContext) -> Tuple[List[ast.expr
     return operands[:count], operands[count:]
 
 
+def is_elif(node: ast.If, ctx: FunctionContext) -> bool:
+    """Whether ``node`` is written ``elif`` (ast shows ``else: if`` alike)."""
+    return ctx.lines[node.lineno - 1].lstrip().startswith("elif")
+
+
 def tensor_condition_problem(operands: Sequence[ast.expr], ctx: FunctionContext) -> Optional[str]:
     """Why the tensor conjuncts of a test (those after the static prefix) cannot be lowered."""
     for position, operand in enumerate(operands):

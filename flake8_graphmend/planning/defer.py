@@ -3,6 +3,10 @@
 The helper the fixer emits makes the call at the same point of the compiled graph (an ordered
 custom op, ``fixers/helpers.py``). Module-level names are written into the helper; every other
 argument is passed to it and must be a value the op carries.
+
+An ``if`` on a tensor whose branches only make such calls is deferred as a whole
+(``DeferIfPlan``): one helper receives the operands of its tests and the calls' arguments, and
+runs the original ``if``/``elif``/``else`` on them inside the graph.
 """
 
 from __future__ import annotations
@@ -10,11 +14,12 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, List, Optional
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from ..analysis.purity import impurity
 from ..analysis.values import Kind
-from . import Plan, Planned, declined
+from . import Plan, Planned, Position, declined
+from .conditions import is_elif, shared_line_problem, split_condition
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -279,3 +284,206 @@ def _stacklevel(node: ast.Call) -> Optional[int]:
                 else None
             )
     return 1
+
+
+# ---------------------------------------------------------------------- an `if` as a whole
+#: ``classify_call`` of ``rules/side_effects.py``: the LC code of a call, or None.
+Classify = Callable[[ast.Call, "FunctionContext"], Optional[str]]
+
+
+@dataclass(frozen=True)
+class DeferIfPlan(Plan):
+    """An ``if`` on a tensor whose branches only print, log or warn becomes one deferred call.
+
+    The call passes the operands of the tests (the tensors themselves, not ``bool()`` of them)
+    and the passed arguments of the branches' calls, in source order. The helper runs the
+    original ``if``/``elif``/``else`` on its parameters, so ``bool()`` is applied exactly where
+    and as the original applied it: a 0-d or one-element tensor is true when nonzero (NaN too),
+    a larger one raises the same ``RuntimeError``, and ``and``/``or`` stop where they did.
+    """
+
+    #: The line of the ``if``.
+    line: int
+    #: Leading conjuncts of the ``if`` test that are Python values: they stay a plain ``if``
+    #: (only for an ``if`` without ``elif``/``else``, whose other branch does nothing).
+    static_conjuncts: int
+    #: The branches' calls, in source order.
+    calls: Tuple[DeferPlan, ...]
+    #: Where the branches' calls are (their findings are fixed with the ``if``).
+    call_sites: FrozenSet[Position]
+
+    def covers(self) -> FrozenSet[Position]:
+        return self.call_sites
+
+
+def deferred_if(
+    statement: ast.stmt, ctx: FunctionContext, classify: Classify
+) -> Optional[Planned[DeferIfPlan]]:
+    """Whether the ``if`` chain that ``statement`` heads, continues (``elif``) or is a branch
+    statement of may be deferred as a whole; None when no such chain holds a print, log or
+    warnings.warn call."""
+    memo = vars(ctx).setdefault("_deferred_ifs", {})  # kept like a cached_property's value
+    chains: Optional[_Chains] = memo.get(classify)
+    if chains is None:
+        chains = memo[classify] = _Chains(ctx, classify)
+    return chains.plan(statement)
+
+
+class _Chains:
+    """The ``if`` chains on tensors of one compiled function, each planned once."""
+
+    def __init__(self, ctx: FunctionContext, classify: Classify) -> None:
+        self._ctx, self._classify = ctx, classify
+        self._head: Dict[int, ast.If] = {}
+        self._plans: Dict[int, Optional[Planned[DeferIfPlan]]] = {}
+        continued: set = set()  # ``elif`` clauses: part of the chain of the ``if`` before them
+        for node in ast.walk(ctx.region.function):
+            if not isinstance(node, ast.If):
+                continue
+            if node.orelse and _elif(node, ctx):
+                continued.add(id(node.orelse[0]))
+            values = ctx.values
+            if id(node) in continued or not (
+                values.is_data_dependent(node.test)
+                and values.kind(node.test) is Kind.TENSOR
+                and values.dynamo_truth(node.test) is None
+            ):
+                continue
+            tests, branches = _chain(node, ctx)
+            for part in [*tests, *(statement for branch in branches for statement in branch)]:
+                self._head.setdefault(id(part), node)
+
+    def plan(self, statement: ast.stmt) -> Optional[Planned[DeferIfPlan]]:
+        head = self._head.get(id(statement))
+        if head is None:
+            return None
+        if id(head) not in self._plans:
+            self._plans[id(head)] = _deferred_if_plan(head, self._ctx, self._classify)
+        return self._plans[id(head)]
+
+
+def _elif(node: ast.If, ctx: FunctionContext) -> bool:
+    """Whether ``node``'s ``else`` is an ``elif`` clause."""
+    orelse = node.orelse
+    return len(orelse) == 1 and isinstance(orelse[0], ast.If) and is_elif(orelse[0], ctx)
+
+
+def _chain(head: ast.If, ctx: FunctionContext) -> Tuple[List[ast.If], List[List[ast.stmt]]]:
+    """The ``if`` and its ``elif`` clauses, and the branches (the ``else`` block last)."""
+    clauses, branches = [head], [head.body]
+    while _elif(clauses[-1], ctx):
+        clause = clauses[-1].orelse[0]
+        assert isinstance(clause, ast.If)
+        clauses.append(clause)
+        branches.append(clause.body)
+    if clauses[-1].orelse:
+        branches.append(clauses[-1].orelse)
+    return clauses, branches
+
+
+def test_operands(test: ast.expr) -> List[ast.expr]:
+    """The operands of ``and``/``or``/``not`` in ``test``, in the order Python evaluates them:
+    what the deferred call passes (the fixer splits the libcst test the same way)."""
+    if isinstance(test, ast.BoolOp):
+        return [operand for value in test.values for operand in test_operands(value)]
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return test_operands(test.operand)
+    return [test]
+
+
+def _deferred_if_plan(
+    head: ast.If, ctx: FunctionContext, classify: Classify
+) -> Optional[Planned[DeferIfPlan]]:
+    clauses, branches = _chain(head, ctx)
+    statements = [statement for branch in branches for statement in branch]
+    codes = [
+        classify(statement.value, ctx)
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+        else None
+        for statement in statements
+    ]
+    if not any(codes):
+        return None
+    for statement, code in zip(statements, codes):
+        if code is None:
+            text = ast.unparse(statement).splitlines()[0]
+            return declined(
+                f"`{text}` (line {statement.lineno}) is not a print, log or warnings.warn call"
+            )
+    if codes.count("GM103") > 1:
+        return declined(
+            "its warnings.warn calls would all be made from the line of the deferred call, so "
+            "the once-per-location warning filters could show fewer of them"
+        )
+    for clause in clauses:
+        problem = shared_line_problem(clause, ctx)
+        if problem:
+            return declined(problem)
+    static: List[ast.expr] = []
+    tests = [head.test]
+    if len(branches) == 1:  # no other branch: a leading Python test may stay a plain `if`
+        static, tests = split_condition(head.test, ctx)
+    problem = _operands_problem(
+        [o for test in tests + [c.test for c in clauses[1:]] for o in test_operands(test)], ctx
+    )
+    if problem:
+        return declined(problem)
+    calls: List[DeferPlan] = []
+    sites: List[Position] = []
+    for statement, code in zip(statements, codes):
+        assert isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+        call, problem = defer_plan(code or "", statement.value, statement, ctx)
+        problem = problem or _arguments_problem(statement.value, call, ctx)
+        if call is None or problem:
+            return declined(f"{problem} (line {statement.lineno})")
+        calls.append(call)
+        sites.append(_position(statement.value, ctx))
+    return DeferIfPlan(head.lineno, len(static), tuple(calls), frozenset(sites)), None
+
+
+def _operands_problem(operands: List[ast.expr], ctx: FunctionContext) -> Optional[str]:
+    """Why the tests' operands cannot all be computed before the deferred call.
+
+    The first runs where it ran; the others run on every call, so each must be a tensor
+    computed without effects or failures on values. Python values are not passed: one may
+    guard what follows it (``mask is not None and (mask == 0).any()``).
+    """
+    for position, operand in enumerate(operands):
+        kind = ctx.values.kind(operand)
+        text = ast.unparse(operand)
+        if kind is Kind.DATA:
+            return f"`{text}` turns tensor data into a Python value; that is the break to fix first"
+        if kind is not Kind.TENSOR:
+            return (
+                f"`{text}` is not a tensor: only Python tests before the tensor test of an "
+                "`if` without `elif`/`else` stay a plain `if`"
+            )
+        problem = impurity(operand, ctx.values, ctx.symbols) if position else None
+        if problem:
+            return f"`{text}` would be computed on every call, not only when tested: {problem}"
+    return None
+
+
+def _arguments_problem(
+    call: ast.Call, plan: Optional[DeferPlan], ctx: FunctionContext
+) -> Optional[str]:
+    """Why the call's passed arguments cannot be computed on every call (the helper's own
+    arguments, module-level names and literals, are evaluated only when the test holds)."""
+    if plan is None:
+        return None
+    for index, argument in enumerate(call.args):
+        if index in plan.baked_args:
+            continue
+        problem = impurity(argument, ctx.values, ctx.symbols)
+        if problem:
+            return (
+                f"`{ast.unparse(argument)}` would be computed on every call, "
+                f"not only when the test holds: {problem}"
+            )
+    return None
+
+
+def _position(node: ast.expr, ctx: FunctionContext) -> Position:
+    """Where a finding at ``node`` is (columns in characters, ast's in UTF-8 bytes)."""
+    text = ctx.lines[node.lineno - 1].encode("utf-8")[: node.col_offset]
+    return node.lineno, len(text.decode("utf-8", errors="ignore"))

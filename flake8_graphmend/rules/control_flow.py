@@ -1,4 +1,5 @@
-"""DC and VG: Python control flow on tensor values (fixed by [Where] and [Trap])."""
+"""DC and VG: Python control flow on tensor values (fixed by [Where], [Trap] and, for an `if`
+whose branches only print, log or warn, [Defer] of the whole `if`)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ from typing import Iterator, Optional, Sequence, Set
 
 from ..analysis.values import Kind
 from ..planning import Plan
+from ..planning.conditions import is_elif
+from ..planning.defer import DeferIfPlan, deferred_if
 from ..planning.trap import trap_plan
 from ..planning.where import where_plan
 from .base import Finding, FunctionContext
+from .side_effects import classify_call
 
 _TORCH_BOOL_DATA = {"torch.equal", "torch.allclose"}
 #: Why an ``elif`` is not rewritten (the rewrite replaces statements of a block; an ``elif`` is
@@ -22,10 +26,6 @@ def _contains_call_to(node: ast.expr, names: Set[str], ctx: FunctionContext) -> 
         isinstance(sub, ast.Call) and ctx.symbols.qualified_name(sub.func) in names
         for sub in ast.walk(node)
     )
-
-
-def _is_elif(node: ast.If, ctx: FunctionContext) -> bool:
-    return ctx.lines[node.lineno - 1].lstrip().startswith("elif")
 
 
 def check_if(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> Iterator[Finding]:
@@ -42,12 +42,20 @@ def check_if(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> I
         code, plan, decline = "GM302", None, "only guards that raise are rewritten"
     elif ctx.values.kind(node.test) is Kind.TENSOR:
         code = "GM201"
-        plan, decline = where_plan(node, block, ctx)
+        deferred = deferred_if(node, ctx, classify_call)
+        if deferred is not None and deferred[0] is not None:
+            # A chain that only prints, logs or warns: its `if` and `elif` findings carry the
+            # plan; the rewrite of the `if` replaces the whole chain.
+            plan, decline = deferred
+        else:
+            plan, decline = where_plan(node, block, ctx)
+            if deferred is not None and plan is None:
+                decline = f"{decline}; deferring the whole `if` declines too: {deferred[1]}"
     else:
         # A condition that is only data-dependent through .item()/int(t) is reported at the
         # materialising call (GM401/GM403): that call is the break.
         return
-    if plan is not None and _is_elif(node, ctx):
+    if plan is not None and not isinstance(plan, DeferIfPlan) and is_elif(node, ctx):
         plan, decline = None, ELIF_DECLINE
     yield ctx.finding(code, node, plan=plan, decline=decline, end_node=node.test)
 

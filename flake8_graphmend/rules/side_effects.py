@@ -6,7 +6,7 @@ import ast
 import re
 from typing import Iterator, Optional
 
-from ..planning.defer import defer_plan
+from ..planning.defer import defer_plan, deferred_if
 from .base import Finding, FunctionContext
 
 #: Methods of ``logging.Logger`` and of transformers' logger that break the graph.
@@ -65,4 +65,10 @@ def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Ite
     if code is None:
         return
     plan, decline = defer_plan(code, node, statement, ctx)
+    deferred, _ = deferred_if(statement, ctx, classify_call) or (None, None)
+    if deferred is not None and isinstance(statement, ast.Expr) and statement.value is node:
+        plan, decline = None, (
+            f"the `if` on line {deferred.line} is deferred as a whole, this call with it "
+            "(GM201: graphmend.PredicateControlFlow)"
+        )
     yield ctx.finding(code, node, call=ast.unparse(node.func), plan=plan, decline=decline)
