@@ -1,14 +1,14 @@
 """Property-based semantics of FixAll: generated modules mixing every fixable pattern.
 
-Hypothesis builds a ``forward`` from random blocks (logging, print, warnings, data-dependent
-if/else and else-less updates, validation guards, static conjuncts in front of tensor tests)
-and random inputs (shapes including empty ones, float32 and float16, zeros, ties, inf, nan).
-For each example: the fix leaves no fixable finding and no decline, its output parses, a second
-run changes nothing; eager(original) == eager(fixed) (values bitwise, exception type and
-message, stdout, log records, warnings) == compiled(fixed) (values, and a failed guard raises
-the same exception with the same message), with grad mode on and off; and the compiled
-fixed code is one graph when no autograd is recorded. Examples are derandomized, so CI sees the
-same ones every run.
+Hypothesis builds a ``forward`` from random blocks (logging, print, warnings, an `if` on a
+tensor that only logs, data-dependent if/else and else-less updates, validation guards, static
+conjuncts in front of tensor tests) and random inputs (shapes including empty ones, float32 and
+float16, zeros, ties, inf, nan). For each example: the fix leaves no fixable finding and no
+decline, its output parses, a second run changes nothing; eager(original) == eager(fixed)
+(values bitwise, exception type and message, stdout, log records, warnings) == compiled(fixed)
+(values, and a failed guard raises the same exception with the same message), with grad mode on
+and off; and the compiled fixed code is one graph when no autograd is recorded. Examples are
+derandomized, so CI sees the same ones every run.
 """
 
 from __future__ import annotations
@@ -69,7 +69,9 @@ def blocks(draw: Any, index: int) -> List[str]:
     test = draw(tensor_tests())
     scale = draw(st.sampled_from(["2", "0.5", "-1"]))
     kind = draw(
-        st.sampled_from(["log", "print", "warn", "if_else", "update", "static", "guard", "return"])
+        st.sampled_from(
+            ["log", "print", "warn", "log_if", "if_else", "update", "static", "guard", "return"]
+        )
     )
     if kind == "log":
         return [f'logger.warning("step %d of %s", {index}, "forward")']
@@ -77,6 +79,10 @@ def blocks(draw: Any, index: int) -> List[str]:
         return [f'print("block", {index}, sep=": ")']
     if kind == "warn":
         return [f'warnings.warn("block {index} is deprecated", FutureWarning)']
+    if kind == "log_if":  # deferred as a whole, tensor printed, the warning once a location
+        return [f"if {test}:", f'    logger.warning("block %d holds", {index})',
+                '    print("x:", x)', "else:",
+                f'    warnings.warn("block {index} does not hold", FutureWarning)']
     if kind == "if_else":
         return [f"if {test}:", f"    y{index} = x * {scale}", "else:", f"    y{index} = x - 1",
                 f"x = y{index} + 0"]
