@@ -522,7 +522,8 @@ def conditional_modules(
         CONDITIONAL_SOURCE, tmp_path_factory.mktemp("conditional")
     )
     assert code.count("_graphmend_if_") == 6  # three helpers, each defined and called once
-    assert "if mask is not None:\n" in code and "logger.warning(" not in code.split("class")[1]
+    forward = code.split("class Watchful")[1].split("class Ambiguous")[0]
+    assert "if mask is not None:\n" in forward and "logger.warning(" not in forward
     return original, fixed
 
 
