@@ -86,8 +86,9 @@ def rewrites_if(*plan_types: Type[Plan]) -> Callable[[RewriteT], RewriteT]:
 
 
 def decline_message(finding: Finding, reason: str) -> str:
-    """The warning for a site that is not fixed: ``line:col: CODE not fixed: reason``."""
-    return f"{finding.line}:{finding.col + 1}: {finding.code} not fixed: {reason}"
+    """The warning for a site that is not fixed: ``line:col: CODE not fixed: reason`` (the code
+    with the condition its break needs, if any: ``GM201 (only when `self.training`)``)."""
+    return f"{finding.line}:{finding.col + 1}: {finding.label} not fixed: {reason}"
 
 
 class SourceNotAnalysed(SkipFile):
@@ -356,7 +357,7 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         self.fixed_count += 1
         caveat = finding.plan.caveat() if finding.plan else None
         if caveat:
-            self.warn(f"{finding.line}:{finding.col + 1}: {finding.code} fixed, but {caveat}")
+            self.warn(f"{finding.line}:{finding.col + 1}: {finding.label} fixed, but {caveat}")
 
     # ------------------------------------------------------------------ the sites
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:

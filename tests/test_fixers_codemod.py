@@ -94,11 +94,11 @@ def test_fixture(case: str) -> None:
     expect(source_path.with_suffix(".declines.txt"), warnings, "")
     findings = analyze_source(source, filename)
     lint = {  # the lint side's declines and caveats that say why in their message
-        f"{f.line}:{f.col + 1}: {f.code} not fixed: {f.decline}"
+        f"{f.line}:{f.col + 1}: {f.label} not fixed: {f.decline}"
         for f in findings
         if f.decline and f.decline in f.message
     } | {
-        f"{f.line}:{f.col + 1}: {f.code} fixed, but {caveat}"
+        f"{f.line}:{f.col + 1}: {f.label} fixed, but {caveat}"
         for f in findings
         for caveat in [f.plan.caveat() if f.plan else None]
         if caveat and caveat in f.message

@@ -51,6 +51,7 @@ _TORCH_NON_TENSOR_MODULES = (
     "torch.onnx.", "torch.fx.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.modules.",
     "torch.overrides.", "torch.library.", "torch.export.", "torch.mps.", "torch.xpu.",
     "torch.random.", "torch.hub.", "torch.profiler.", "torch.amp.", "torch.cpu.", "torch._C.",
+    "torch.optim.",
 )
 #: torch function name prefixes of queries and settings (``torch.get_autocast_dtype``,
 #: ``torch.is_...``).
@@ -77,8 +78,11 @@ _TENSOR_ONLY_METHODS = {
     "squeeze", "unsqueeze", "view", "view_as", "reshape", "reshape_as", "transpose", "permute",
     "contiguous", "flatten", "unflatten", "softmax", "log_softmax", "masked_fill", "matmul",
     "expand", "expand_as", "repeat", "type_as", "clamp", "clamp_min", "clamp_max", "sigmoid",
-    "tanh", "exp", "sqrt", "rsqrt", "pow", "narrow", "chunk", "split", "gather", "index_select",
+    "tanh", "exp", "sqrt", "rsqrt", "pow", "narrow", "chunk", "gather", "index_select",
 }
+#: Keywords of ``str.split`` (``Tensor.split`` takes ``split_size``/``split_size_or_sections`` and
+#: ``dim``).
+_STR_SPLIT_KEYWORDS = {"sep", "maxsplit"}
 #: Attributes that are static facts of a tensor or module.
 _STATIC_ATTRIBUTES = {
     "shape", "dtype", "device", "ndim", "is_cuda", "is_cpu", "is_meta", "requires_grad", "layout",
@@ -105,7 +109,8 @@ _DEPTH_LIMIT = 12
 #: Zero-argument probes of the tracing state, with the truth value Dynamo gives them while it
 #: traces (torch 2.13's ``tracing_state_functions``, which Dynamo folds to constants, and wrappers
 #: such as transformers' ``is_torchdynamo_compiling``): True for "being compiled", False for
-#: TorchScript, ``jit.trace``, FX and ONNX export. Matched by the called name's last part.
+#: TorchScript, ``jit.trace``, FX, ONNX and ``torch.export`` (``torch.compiler.is_exporting()``
+#: is False under ``torch.compile``). Matched by the called name's last part.
 DYNAMO_PROBES = {
     "is_compiling": True,
     "is_dynamo_compiling": True,
@@ -116,13 +121,37 @@ DYNAMO_PROBES = {
     "is_fx_tracing": False,
     "is_fx_symbolic_tracing": False,
     "is_in_onnx_export": False,
+    "is_exporting": False,
+    "is_torchdynamo_exporting": False,
 }
+#: One-argument tests that a value is an FX proxy (symbolic tracing): False for every value
+#: Dynamo traces (transformers' ``is_torch_fx_proxy(x)`` is ``isinstance(x, torch.fx.Proxy)``).
+_FX_PROXY_TESTS = {"is_torch_fx_proxy"}
+_FX_PROXY_CLASSES = {"torch.fx.Proxy", "torch.fx.proxy.Proxy"}
 #: Stands for a value the analysis does not model (loop and ``with`` targets).
 _UNKNOWN_VALUE = ast.Dict(keys=[], values=[])
 
 
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_text(node: ast.expr) -> bool:
+    """A string or bytes literal (f-strings included)."""
+    return isinstance(node, ast.JoinedStr) or (
+        isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
+    )
+
+
+def _splits_a_tensor(call: ast.Call) -> bool:
+    """Whether ``receiver.split(...)`` is ``Tensor.split`` rather than ``str.split``: a tensor
+    split has a size argument that is not text (``name.split()`` and ``name.split("_")`` are
+    string splits)."""
+    if any(keyword.arg in _STR_SPLIT_KEYWORDS for keyword in call.keywords):
+        return False
+    if call.args:
+        return not _is_text(call.args[0])
+    return bool(call.keywords)
 
 
 def _annotation_kind(annotation: Optional[ast.expr], symbols: ModuleSymbols) -> Kind:
@@ -255,6 +284,16 @@ class ValueAnalysis:
     def is_data_dependent(self, node: ast.expr) -> bool:
         return self.kind(node) in (Kind.TENSOR, Kind.DATA)
 
+    def may_hold_tensor(self, node: ast.expr) -> bool:
+        """Whether the value may be or contain a tensor: anything but a static value or a
+        tuple, list, set or dict display of such values (``{"scale": 2}``)."""
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(self.may_hold_tensor(element) for element in node.elts)
+        if isinstance(node, ast.Dict):
+            parts = [key for key in node.keys if key is not None] + node.values
+            return any(self.may_hold_tensor(part) for part in parts)
+        return self.kind(node) is not Kind.STATIC
+
     def _kind_Constant(self, node: ast.Constant, depth: int) -> Kind:
         return Kind.STATIC
 
@@ -340,6 +379,8 @@ class ValueAnalysis:
         if all(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
             return Kind.UNKNOWN
         operands = [node.left, *node.comparators]
+        if any(_is_text(operand) for operand in operands):
+            return Kind.STATIC  # ``name == "tiny"``: a tensor compared with text is no tensor
         return self._combine([self.kind(operand, depth) for operand in operands])
 
     def _kind_IfExp(self, node: ast.IfExp, depth: int) -> Kind:
@@ -378,6 +419,8 @@ class ValueAnalysis:
             if receiver is Kind.UNKNOWN and not self._is_module_receiver(func.value):
                 if func.attr in _REDUCTIONS or func.attr in _TENSOR_ONLY_METHODS:
                     return Kind.TENSOR
+                if func.attr == "split" and _splits_a_tensor(node):
+                    return Kind.TENSOR
         return Kind.UNKNOWN
 
     def _is_module_receiver(self, node: ast.expr) -> bool:
@@ -393,7 +436,8 @@ class ValueAnalysis:
     def dynamo_truth(self, node: ast.expr, depth: int = 0) -> Optional[bool]:
         """The truth value Dynamo sees for a test built from tracing-state probes, else None.
 
-        ``is_compiling()`` is True, ``torch.jit.is_scripting()`` False (see ``DYNAMO_PROBES``);
+        ``is_compiling()`` is True, ``torch.jit.is_scripting()`` False (see ``DYNAMO_PROBES``),
+        and so is a test for an FX proxy (``isinstance(x, torch.fx.Proxy)``);
         ``not``, ``and`` and ``or`` combine them (``p and <anything>`` is False when ``p`` is),
         and a local name counts when every assignment to it in this function has the same known
         value (``compiling = is_torchdynamo_compiling()``).
@@ -401,11 +445,13 @@ class ValueAnalysis:
         if depth > _DEPTH_LIMIT:
             return None
         if isinstance(node, ast.Call):
-            if node.args or node.keywords:
-                return None
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            return DYNAMO_PROBES.get(name)
+            if node.keywords:
+                return None
+            if not node.args:
+                return DYNAMO_PROBES.get(name)
+            return False if self._tests_fx_proxy(node, name) else None
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             value = self.dynamo_truth(node.operand, depth + 1)
             return None if value is None else not value
@@ -428,6 +474,18 @@ class ValueAnalysis:
                 self._truth_visiting.discard(node.id)
             return truths.pop() if len(truths) == 1 else None
         return None
+
+    def _tests_fx_proxy(self, call: ast.Call, name: str) -> bool:
+        """``isinstance(x, torch.fx.Proxy)`` or ``is_torch_fx_proxy(x)``: False under Dynamo,
+        whose values are never FX proxies."""
+        if len(call.args) == 1:
+            return name in _FX_PROXY_TESTS
+        return (
+            len(call.args) == 2
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "isinstance"
+            and self.symbols.qualified_name(call.args[1]) in _FX_PROXY_CLASSES
+        )
 
     def evaluated_operands(self, node: ast.expr) -> List[ast.expr]:
         """The parts of a test that Dynamo evaluates: an ``and`` stops at its first operand
@@ -455,6 +513,8 @@ class ValueAnalysis:
             if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
                 return False
             operands = [node.left, *node.comparators]
+            if any(_is_text(operand) for operand in operands):
+                return False
             return any(self.kind(operand) in (Kind.TENSOR, Kind.UNKNOWN) for operand in operands)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
             return self.is_bool_mask(node.operand, depth + 1)

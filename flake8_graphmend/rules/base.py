@@ -13,7 +13,14 @@ from ..analysis.regions import Region
 from ..analysis.symbols import ModuleSymbols
 from ..analysis.values import ValueAnalysis
 from ..planning import Plan
+from ..planning.conditions import split_condition
 from ..registry import RULES_BY_CODE
+
+
+def only_when(condition: str) -> str:
+    """The note of a finding that breaks only under ``condition`` (text with the code quoted:
+    ``(only when `self.training`)``), in the lint message and the codemod's warnings alike."""
+    return f"(only when {condition})"
 
 
 @dataclass(frozen=True)
@@ -33,10 +40,19 @@ class Finding:
     decline: Optional[str] = None
     #: What the fixer needs to rewrite the site (``planning/``); None when it is not fixed.
     plan: Optional[Plan] = field(default=None, compare=False, hash=False)
+    #: The condition, known while tracing, without which the site does not break (the code
+    #: quoted: ``self.training``), or None when it always breaks.
+    condition: Optional[str] = None
 
     @property
     def text(self) -> str:
         return f"{self.code} {self.message}"
+
+    @property
+    def label(self) -> str:
+        """The code, with the condition the break needs (``GM201 (only when `self.training`)``):
+        how the codemod's warnings name the finding."""
+        return f"{self.code} {only_when(self.condition)}" if self.condition else self.code
 
 
 @dataclass
@@ -71,6 +87,16 @@ class FunctionContext:
     def mutations(self) -> Dict[str, List[int]]:
         return in_place_mutations(self.facts, self.values, self.symbols)
 
+    def static_condition(self, node: Union[ast.stmt, ast.expr]) -> Optional[str]:
+        """For an ``if``, ``while`` or conditional expression, the static conjuncts that lead its
+        test (``self.training and x.any()``), which its break needs true; None without any.
+        Conjuncts that Dynamo folds to True (``is_compiling()``) go unsaid."""
+        if not isinstance(node, (ast.If, ast.While, ast.IfExp)):
+            return None
+        static, _ = split_condition(node.test, self)
+        shown = [ast.unparse(c) for c in static if self.values.dynamo_truth(c) is not True]
+        return f"`{' and '.join(shown)}`" if shown else None
+
     def _char_col(self, line: int, byte_col: int) -> int:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
@@ -83,11 +109,14 @@ class FunctionContext:
         decline: Optional[str] = None,
         plan: Optional[Plan] = None,
         end_node: Optional[Union[ast.stmt, ast.expr]] = None,
+        condition: Optional[str] = None,
     ) -> Finding:
         """Build the finding for ``code`` at ``node``.
 
         For a rule with a fixer, pass ``plan`` when the site is fixable, else ``decline``.
         ``end_node`` ends the reported span (the test of an ``if``, not its whole body).
+        ``condition`` says when the site breaks, if not always; at a conditional it is the
+        static start of its test (``static_condition``).
         """
         rule = RULES_BY_CODE[code]
         if plan is not None and rule.fixer:
@@ -103,6 +132,9 @@ class FunctionContext:
         if self.region.through:
             where += f" (called from {self.region.through})"
         text = rule.message.format(call=call, function=where)
+        condition = condition or self.static_condition(node)
+        if condition:
+            text += f" {only_when(condition)}"
         text += " [" + ", ".join(rule.gb_ids) + "]"
         fixer = None
         if rule.fixer and plan is not None:
@@ -127,4 +159,5 @@ class FunctionContext:
             fixer=fixer,
             decline=None if fixer else decline,
             plan=plan if fixer else None,
+            condition=condition,
         )

@@ -28,11 +28,18 @@ def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Ite
         yield ctx.finding("GM601", node, call=ast.unparse(func))
     elif qualified in _SEEDS:
         yield ctx.finding("GM603", node, call=ast.unparse(func))
-    elif (
-        qualified == "copy.deepcopy"
-        and node.args
-        and ctx.values.kind(node.args[0]) is not Kind.STATIC
-    ):
-        yield ctx.finding("GM602", node)
+    elif qualified == "copy.deepcopy" and node.args and ctx.values.may_hold_tensor(node.args[0]):
+        yield from _deepcopy(node, node.args[0], ctx)
     elif isinstance(func, ast.Attribute) and func.attr == "data_ptr" and not node.args:
         yield ctx.finding("GM604", node)
+
+
+def _deepcopy(node: ast.Call, value: ast.expr, ctx: FunctionContext) -> Iterator[Finding]:
+    """GM602 for ``copy.deepcopy(value)``: a tensor breaks; a value not known to be one (a
+    module, a list of dicts) breaks when it holds one, and the finding says so."""
+    if ctx.values.kind(value) is Kind.TENSOR:
+        yield ctx.finding("GM602", node, call="a tensor value")
+    else:
+        shown = ast.unparse(value)
+        condition = f"`{shown}` holds a tensor"
+        yield ctx.finding("GM602", node, call=f"`{shown}`", condition=condition)
