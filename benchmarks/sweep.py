@@ -1,0 +1,160 @@
+"""The refactoring sweep: ``graphmend.FixAll`` over a copy of all of transformers, then Table 2.
+
+    python benchmarks/sweep.py                 # the 24 rows of Table 2
+    python benchmarks/sweep.py --all --json sweep.json
+    python benchmarks/sweep.py --rows t5,layoutlmv3 --jobs 2
+
+Users apply the codemods as a sweep over their source tree, with no configuration:
+``python -m libcst.tool codemod graphmend.FixAll transformers/``. This script does exactly that
+on a copy of the installed transformers (nothing installed is modified), then runs every Table 2
+row twice, each in a fresh process with the counting backend (``torch.compile``, one call under
+``torch.no_grad()``): once with the installed package and once with the swept copy first on
+``sys.path``. It prints the graphs and break events of both and the totals, which compare with
+``benchmarks/table2.py`` (it fixes only the files each row names, through ``graphmend verify
+--fix``). Behaviour is compared by ``table2.py``, not here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from table2 import ENTRIES, Row, add_row_arguments, environment, row_names  # noqa: E402
+from table2 import ROWS  # noqa: E402
+
+
+def sweep(destination: Path, jobs: int) -> Dict[str, Any]:
+    """Copy transformers to ``destination`` and run the codemod over the copy; its summary."""
+    import transformers
+
+    package = destination / "transformers"
+    destination.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(Path(transformers.__file__).parent, package,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "libcst.tool", "codemod", "graphmend.FixAll", "--hide-progress",
+         "-j", str(jobs), str(package)],
+        cwd=ROOT, capture_output=True, text=True,
+        env={**os.environ, "GRAPHMEND_CACHE_DIR": str(destination / "cache")},
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"sweep.py: the codemod failed:\n{done.stderr[-2000:]}")
+    summary = [line.strip() for line in done.stderr.splitlines() if line.startswith(" - ")]
+    return {"seconds": round(time.perf_counter() - started, 1), "summary": summary}
+
+
+def _count(entry: str, factory: str) -> Dict[str, Any]:
+    """In a worker process: graphs and break events of one call of the entry's model."""
+    import importlib.util
+
+    import torch
+
+    from flake8_graphmend.verify.dynamo import probe
+
+    sys.path.insert(0, str(ENTRIES))
+    spec = importlib.util.spec_from_file_location("sweep_entry", ENTRIES / entry)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model, args, kwargs = getattr(module, factory)()
+    with torch.no_grad():
+        report = probe(model, *args, **kwargs)
+    import transformers
+
+    return {
+        "graphs": report.graphs,
+        "breaks": report.breaks,
+        "sites": [f"{Path(s.filename).name}:{s.lineno} {s.gb_id}" for s in report.break_sites],
+        "transformers": str(Path(transformers.__file__).parent),
+    }
+
+
+def measure(row: Row, swept: Optional[Path]) -> Dict[str, Any]:
+    """One arm of one row in a fresh process (``swept``: the copy first on the path)."""
+    entry, _, factory = row.entry.partition(":")
+    path = [str(swept)] if swept else []
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*path, str(ROOT)])}
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--count", entry, factory],
+        capture_output=True, text=True, env=env, timeout=1800,
+    )
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1:] or ["no output"]}
+    result: Dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    expected = str(swept / "transformers") if swept else None
+    if expected and result["transformers"] != expected:
+        return {"error": [f"imported transformers from {result['transformers']}"]}
+    return result
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_row_arguments(parser)
+    parser.add_argument("--jobs", type=int, default=2, help="codemod jobs and rows at once")
+    parser.add_argument("--json", type=Path, help="write the results to this JSON file")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="sweep into DIR and keep it; a DIR swept before is reused")
+    parser.add_argument("--count", nargs=2, metavar=("ENTRY", "FACTORY"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.count:
+        print(json.dumps(_count(*args.count)))
+        return 0
+    names = row_names(parser, args) or [r.name for r in ROWS if not r.extra]
+    rows = [r for r in ROWS if r.name in names]
+    with tempfile.TemporaryDirectory(prefix="graphmend-sweep-") as temporary:
+        folder = (args.keep or Path(temporary)).resolve()
+        codemod: Dict[str, Any] = {"reused": str(folder)}
+        if not (folder / "transformers").is_dir():
+            print(f"sweeping a copy of transformers with graphmend.FixAll (-j {args.jobs}) ...",
+                  file=sys.stderr)
+            codemod = sweep(folder, args.jobs)
+            print(f"  done in {codemod['seconds']} s: {'; '.join(codemod['summary'])}",
+                  file=sys.stderr)
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            before = list(pool.map(lambda r: measure(r, None), rows))
+            after = list(pool.map(lambda r: measure(r, folder), rows))
+    results = [
+        {"row": r.name, "dtype": r.dtype, "original": b, "swept": a}
+        for r, b, a in zip(rows, before, after)
+    ]
+    print("| row | graphs (breaks) original | graphs (breaks) swept |\n|---|---|---|")
+    for result in results:
+        cells = [_cell(result["original"]), _cell(result["swept"])]
+        print(f"| {result['row']} ({result['dtype']}) | {cells[0]} | {cells[1]} |")
+    counted = [r for r in results if "error" not in r["original"] and "error" not in r["swept"]]
+    total_before = sum(r["original"]["breaks"] for r in counted)
+    total_after = sum(r["swept"]["breaks"] for r in counted)
+    removed = 100 * (total_before - total_after) / total_before if total_before else 0.0
+    print(f"\nbreak events over {len(counted)} rows: {total_before} -> {total_after} "
+          f"({removed:.1f} % removed); rows that failed: {len(results) - len(counted)}")
+    if args.json:
+        args.json.write_text(json.dumps(
+            {"environment": environment(), "codemod": codemod, "rows": results,
+             "totals": {"before": total_before, "after": total_after, "removed": removed}},
+            indent=2,
+        ))
+    return 0 if len(counted) == len(results) else 1
+
+
+def _cell(arm: Dict[str, Any]) -> str:
+    if "error" in arm:
+        return "error: " + " ".join(arm["error"])[:80]
+    return f"{arm['graphs']} ({arm['breaks']})"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
