@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Dict, List, Optional, Sequence, Set, Union
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
-from ..analysis.index import FunctionFacts, enclosing_functions, scope_names
+from ..analysis.index import FunctionFacts, child_blocks, enclosing_functions, scope_names
 from ..analysis.mutation import in_place_mutations
 from ..analysis.regions import Region
 from ..analysis.symbols import ModuleSymbols
@@ -15,6 +15,16 @@ from ..analysis.values import ValueAnalysis
 from ..planning import Plan
 from ..planning.conditions import split_condition
 from ..registry import RULES_BY_CODE
+
+
+def _spans(node: ast.stmt, where: Tuple[int, int]) -> bool:
+    """Whether ``node``'s source holds the position ``where`` (line, column)."""
+    end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+    return (node.lineno, node.col_offset) <= where < end
+
+
+def _spans_block(block: Sequence[ast.stmt], where: Tuple[int, int]) -> bool:
+    return any(_spans(statement, where) for statement in block)
 
 
 def only_when(condition: str) -> str:
@@ -88,14 +98,43 @@ class FunctionContext:
         return in_place_mutations(self.facts, self.values, self.symbols)
 
     def static_condition(self, node: Union[ast.stmt, ast.expr]) -> Optional[str]:
-        """For an ``if``, ``while`` or conditional expression, the static conjuncts that lead its
-        test (``self.training and x.any()``), which its break needs true; None without any.
-        Conjuncts that Dynamo folds to True (``is_compiling()``) go unsaid."""
-        if not isinstance(node, (ast.If, ast.While, ast.IfExp)):
+        """What the site's break needs to be true, as far as it is known while tracing: the tests
+        of the ``if`` statements whose body holds the site (``if dtype == torch.float16:``), and,
+        for an ``if``, ``while`` or conditional expression, the static conjuncts that start its
+        own test (``self.training and x.any()``); None without any. A test on tensors counts with
+        its static start only; conjuncts that Dynamo folds to True (``is_compiling()``) go
+        unsaid."""
+        tests = self._enclosing_tests(node, self.region.function.body)
+        if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+            tests.append(node.test)
+        conditions: List[ast.expr] = []
+        for test in tests:
+            static, rest = split_condition(test, self)
+            if not self.values.is_data_dependent(test):
+                static += rest
+            conditions += [c for c in static if self.values.dynamo_truth(c) is not True]
+        if not conditions:
             return None
-        static, _ = split_condition(node.test, self)
-        shown = [ast.unparse(c) for c in static if self.values.dynamo_truth(c) is not True]
-        return f"`{' and '.join(shown)}`" if shown else None
+        shown = conditions[0] if len(conditions) == 1 else ast.BoolOp(ast.And(), conditions)
+        return f"`{ast.unparse(shown)}`"
+
+    def _enclosing_tests(self, node: ast.AST, block: Sequence[ast.stmt]) -> List[ast.expr]:
+        """The tests of the ``if`` statements of ``block`` whose body holds ``node``, outermost
+        first (not those of an ``else`` that holds it: an ``elif`` chain is no plain
+        condition)."""
+        where = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        for statement in block:
+            if not _spans(statement, where) or statement is node:
+                continue
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                return []
+            for child in child_blocks(statement):
+                if _spans_block(child, where):
+                    found = self._enclosing_tests(node, child)
+                    if isinstance(statement, ast.If) and child is statement.body:
+                        found.insert(0, statement.test)
+                    return found
+        return []
 
     def _char_col(self, line: int, byte_col: int) -> int:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
