@@ -86,7 +86,10 @@ _DEFER_NOTE = (
     "(`mode=\"reduce-overhead\"`) have not been measured with the op. A call without tensor "
     "arguments hands the op an empty tensor, so that the op has a device: without one, torch "
     "2.13's CPU Inductor freed graph inputs before the fused kernel that read them "
-    "(`UnboundLocalError`)."
+    "(`UnboundLocalError`). A call in an `if` on a tensor whose branches only print, log or "
+    "warn is fixed with that `if`, which is deferred as a whole (GM201: "
+    "`graphmend.PredicateControlFlow`, `graphmend.FixAll`); `graphmend.DeferSideEffects` alone "
+    "leaves it, and says so."
 )
 RULES: Tuple[Rule, ...] = (
     # ---------------------------------------------------------------- LC: side effects
@@ -252,7 +255,14 @@ RULES: Tuple[Rule, ...] = (
             "probability is 0 or less; the draw still happens, so the random stream is the same; "
             "and Dynamo reads the Python number as a constant: the break is gone with "
             "`layerdrop = 0`, the default, and stays when it is positive, where a random draw "
-            "decides."
+            "decides. An `if` whose branches only print, log or warn (musicgen's "
+            "`if attention_mask is not None and (...).any(): logger.warning_once(...)`, `elif` and "
+            "`else` included) is deferred as a whole: one call of an emitted helper, the ordered "
+            "custom op of GM101, receives the operands of the tests (the tensors themselves) and "
+            "the calls' arguments, and runs the original `if` on them inside the graph, so the "
+            "calls happen after the condition is computed, only when it holds, in their order. "
+            "A leading Python test (`attention_mask is not None`, `self.training`) stays a plain "
+            "`if` when there is no `elif` or `else`."
         ),
         fix_note=(
             "Eager values are bitwise identical. Both branches are evaluated, so the fixer "
@@ -289,7 +299,21 @@ RULES: Tuple[Rule, ...] = (
             "draw made in the test itself (the guard would skip it), `<=` (`torch.rand` may "
             "return 0.0), draws of more than one element, and a probability that is a tensor or "
             "may be a property; a probability that is not a number at all (a string) raises a "
-            "`TypeError` with another message."
+            "`TypeError` with another message. An `if` deferred as a whole tests its operands "
+            "with Python's own `if` inside the op, so `bool()` is applied as in the original: a "
+            "one-element tensor decides (NaN is true), a larger one raises the same "
+            "`RuntimeError`, `and`/`or`/`not` stop where they stopped. Every operand but the "
+            "first, and the calls' arguments, are computed on every call instead of only when "
+            "reached, so each must be a tensor (or, for arguments, a value [Defer] carries) "
+            "built from the positive list above: the fixer declines indexing, calls it cannot "
+            "prove free of effects and errors, a Python value among the operands (it may guard "
+            "what follows it: `mask is not None and (mask == 0).any()`), a leading Python test "
+            "with an `elif` or `else`, branches holding anything but print, log or warnings.warn "
+            "calls (a `return`, an assignment), calls [Defer] declines, and more than one "
+            "`warnings.warn` (they would all be made from the line of the deferred call, and the "
+            "once-per-location filters could then show fewer). Eager, records and warnings keep "
+            "the caller's file and function, with the line of the deferred call for all the "
+            "calls of the `if`; compiled, the known problems of GM101 apply."
         ),
         failing=_example(
             """
@@ -724,15 +748,24 @@ RULES: Tuple[Rule, ...] = (
         code="GM602",
         name="deepcopy-of-tensor",
         family="other",
-        message="copy.deepcopy() of a tensor value in {function} breaks the graph",
+        message="copy.deepcopy() of {call} in {function} breaks the graph",
         gb_ids=("GB4198",),
         fixer=None,
-        hint="use tensor.clone() (and .detach() if the copy must not track gradients)",
-        explanation="Dynamo refuses to deepcopy a tensor; `clone()` copies it inside the graph.",
+        hint=(
+            "use tensor.clone() (and .detach() if the copy must not track gradients); copy "
+            "modules and containers of tensors outside the compiled code"
+        ),
+        explanation=(
+            "Dynamo refuses to deepcopy a tensor, also one inside the value copied (a module's "
+            "parameters, a list of dicts of tensors); `clone()` copies a tensor inside the "
+            "graph. A tuple, list or dict of Python values copies without a break. Where the "
+            "value is not known to be a tensor, the finding says that it breaks only when the "
+            "value holds one."
+        ),
         failing=_example(
             """
             class Model(nn.Module):
-                def forward(self, x):
+                def forward(self, x: torch.Tensor):
                     y = x * 2
                     snapshot = copy.deepcopy(y)  # <- GM602
                     return y + snapshot
