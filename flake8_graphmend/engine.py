@@ -154,6 +154,17 @@ def _check_block(block: List[ast.stmt], ctx: FunctionContext) -> Iterator[Findin
                     yield from control_flow.check_if_expression(node, ctx)
         for child in _child_blocks(statement, values):
             yield from _check_block(child, ctx)
+        if isinstance(statement, ast.If) and _always_leaves(statement, values):
+            return  # ``if is_torchdynamo_compiling(): return x``: the rest is never traced
+
+
+def _always_leaves(statement: ast.If, values: ValueAnalysis) -> bool:
+    """Whether Dynamo always takes a branch of ``statement`` that returns or raises."""
+    truth = _decided(statement.test, values)
+    if truth is None:
+        return False
+    taken = statement.body if truth else statement.orelse
+    return bool(taken) and isinstance(taken[-1], (ast.Return, ast.Raise))
 
 
 def analyze_tree(
