@@ -38,12 +38,27 @@ def findings_at(path: str, line: int) -> List[Dict[str, Any]]:
     ]
 
 
+def statement_span(path: str, line: int) -> Tuple[int, int]:
+    """First and last line of the innermost statement of ``path`` that holds ``line`` (for a
+    compound statement, its header): a finding that starts or ends there is at that line.
+    Raises ``LintFailure`` when the file cannot be read or parsed."""
+    return _statement_span(_tree(path), line)
+
+
+@functools.lru_cache(maxsize=None)
+def _tree(path: str) -> ast.Module:
+    try:
+        return ast.parse(Path(path).read_bytes(), filename=path)
+    except Exception as error:
+        raise LintFailure(f"{type(error).__name__}: {error}") from None
+
+
 @functools.lru_cache(maxsize=None)
 def _analyzed(path: str) -> Tuple[List[Any], ast.Module]:
+    tree = _tree(path)
     try:
         from flake8_graphmend.engine import analyze_file
 
-        tree = ast.parse(Path(path).read_bytes(), filename=path)
         return analyze_file(Path(path), scope="all"), tree
     except Exception as error:  # whatever stops the linter, the runtime results still stand
         raise LintFailure(f"{type(error).__name__}: {error}") from None
