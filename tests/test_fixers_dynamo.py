@@ -44,11 +44,15 @@ def load(source: str, folder: Path) -> ModuleType:
     return module
 
 
-def original_and_fixed(source: str, tmp_path: Path) -> Tuple[ModuleType, ModuleType, str]:
+def original_and_fixed(
+    source: str, tmp_path: Path, declines: bool = False
+) -> Tuple[ModuleType, ModuleType, str]:
+    """The source loaded as written and fixed by FixAll; every site must be fixed unless
+    ``declines`` (a source whose other classes are declined on purpose)."""
     source = dedent(source).lstrip()
     result = transform_module(FixAll(CodemodContext(filename="model.py")), source)
     assert isinstance(result, TransformSuccess), result
-    assert [w for w in result.warning_messages if " not fixed: " in w] == []
+    assert declines or [w for w in result.warning_messages if " not fixed: " in w] == []
     return load(source, tmp_path / "original"), load(result.code, tmp_path / "fixed"), result.code
 
 
@@ -148,6 +152,29 @@ def test_fp16_clamp(where_modules: Tuple[ModuleType, ModuleType], value: float) 
         assert same(fixed.Clamp()(x), expected)
         assert same(compiled(fixed.Clamp())(x), expected)
         assert same(compiled(fixed.Clamp())(x.float()), original.Clamp()(x.float()))
+
+
+@pytest.mark.parametrize("scale", [1.0, 3e4, 6e4], ids=["finite", "some-overflow", "overflow"])
+def test_fp16_clamps_that_each_assign_their_clamp_value(tmp_path: Path, scale: float) -> None:
+    """LongT5's block: three clamps in one forward, each assigning its own `clamp_value`."""
+    source = (
+        Path(__file__).parent
+        / "fixtures" / "fix" / "PredicateControlFlow"
+        / "fp16_clamps_each_with_its_own_clamp_value.py"
+    ).read_text()
+    original, fixed, _ = original_and_fixed(source, tmp_path, declines=True)
+    torch.manual_seed(0)
+    model = original.Block().half()
+    fixed_model = fixed.Block().half()
+    fixed_model.load_state_dict(model.state_dict())
+    x = (torch.randn(2, 8) * scale).half()
+    context = (torch.randn(2, 8) * scale).half()
+    with torch.no_grad():
+        assert_breaks(model, x, context)
+        assert_one_graph(fixed_model, x, context)
+        expected = model(x, context)
+        assert same(fixed_model(x, context), expected)
+        assert same(compiled(fixed_model)(x, context), expected)
 
 
 @pytest.mark.parametrize("name", SELECT_INPUTS)

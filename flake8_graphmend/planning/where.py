@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set
 from ..analysis.purity import impurity
 from ..analysis.values import Kind
 from . import Plan, Planned, declined
-from .aliasing import aliasing_problem, layout_problem
+from .aliasing import aliasing_problem, layout_problem, reaching_bindings
 from .conditions import shared_line_problem, shares_line, split_condition, tensor_condition_problem
 from .draws import DrawGuard, draw_guard_plan
 from .gradients import gradient_problem
@@ -394,7 +394,7 @@ def _split_branch(
         elif earlier_results:
             return None, (
                 f"`{name}` reads `{sorted(earlier_results)[0]}`, "
-                "assigned earlier in the same branch"
+                "assigned earlier in the same branch and used outside it"
             )
         elif name not in results:
             results.append(name)
@@ -451,15 +451,31 @@ def _names_read(node: ast.AST) -> Set[str]:
 
 
 def _reads_outside(name: str, node: ast.If, ctx: FunctionContext) -> bool:
-    """Whether ``name`` is read anywhere in the function outside the ``if`` statement."""
+    """Whether a read of ``name`` outside the ``if`` statement may see a value bound inside it.
+
+    A read that the function's own code rebinds the name before, on every path (each fp16
+    clamp of a block assigns its own ``clamp_value`` first), does not; reads in nested
+    functions and lambdas always count.
+    """
     inside = {id(n) for n in ast.walk(node)}
-    return any(
-        isinstance(sub, ast.Name)
-        and sub.id == name
-        and isinstance(sub.ctx, ast.Load)
-        and id(sub) not in inside
-        for sub in ast.walk(ctx.region.function)
-    )
+    nested = {
+        id(n)
+        for scope in ast.walk(ctx.region.function)
+        if scope is not ctx.region.function
+        and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        for n in ast.walk(scope)
+    }
+    for sub in ast.walk(ctx.region.function):
+        if not (isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Load)):
+            continue
+        if id(sub) in inside:
+            continue
+        if id(sub) in nested:
+            return True
+        bindings, _ = reaching_bindings(name, sub, ctx)
+        if any(id(binding) in inside for binding in bindings):
+            return True
+    return False
 
 
 def _assigns(statement: ast.stmt, name: str) -> bool:
