@@ -13,6 +13,7 @@ from ..analysis.regions import Region
 from ..analysis.symbols import ModuleSymbols
 from ..analysis.values import ValueAnalysis
 from ..planning import Plan
+from ..planning.aliasing import reaching_bindings
 from ..planning.conditions import split_condition
 from ..registry import RULES_BY_CODE
 
@@ -112,11 +113,40 @@ class FunctionContext:
             static, rest = split_condition(test, self)
             if not self.values.is_data_dependent(test):
                 static += rest
+            else:
+                static += [c for part in rest for c in self._assigned_static_start(part, test)]
             conditions += [c for c in static if self.values.dynamo_truth(c) is not True]
         if not conditions:
             return None
         shown = conditions[0] if len(conditions) == 1 else ast.BoolOp(ast.And(), conditions)
         return f"`{ast.unparse(shown)}`"
+
+    def _assigned_static_start(self, operand: ast.expr, test: ast.expr) -> List[ast.expr]:
+        """For ``name`` or ``not name`` (first of an ``or``: always tested) whose only value here
+        is ``static and ... and tensor`` (``skip = self.training and draw < p``), the static
+        start: ``name`` holds a tensor only when those are true (``and`` stops at the first
+        false one, a Python value)."""
+        while True:
+            if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not):
+                operand = operand.operand
+            elif isinstance(operand, ast.BoolOp) and isinstance(operand.op, ast.Or):
+                operand = operand.values[0]
+            else:
+                break
+        if not isinstance(operand, ast.Name):
+            return []
+        bindings, from_caller = reaching_bindings(operand.id, test, self)
+        if from_caller or len(bindings) != 1:
+            return []
+        binding = bindings[0]
+        if not (
+            isinstance(binding, ast.Assign)
+            and len(binding.targets) == 1
+            and isinstance(binding.targets[0], ast.Name)
+            and isinstance(binding.value, ast.BoolOp)
+        ):
+            return []
+        return split_condition(binding.value, self)[0]
 
     def _enclosing_tests(self, node: ast.AST, block: Sequence[ast.stmt]) -> List[ast.expr]:
         """The tests of the ``if`` statements of ``block`` whose body holds ``node``, outermost
