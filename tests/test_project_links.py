@@ -14,6 +14,7 @@ from typing import Dict, Sequence
 import pytest
 
 from flake8_graphmend.analysis.project import Project
+from flake8_graphmend.analysis.regions import RegionFinder
 from flake8_graphmend.engine import Options, analyze_file
 
 MIXIN = """
@@ -180,6 +181,25 @@ def test_unparsable_files_are_left_out(tmp_path: Path) -> None:
         "@with_update",
         "MaskMixin.extended_mask",
         "scale",
+    }
+
+
+def test_an_analysis_crash_in_one_file_leaves_the_others_linked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mixin = write(tmp_path, "mixin.py", MIXIN)
+    model = write(tmp_path, "model.py", MODEL)
+    crashing = write(tmp_path, "crashing.py", "import torch\n\ndef f(x):\n    return x\n")
+    regions = RegionFinder.regions
+
+    def fails_on_one_file(finder: RegionFinder) -> object:
+        if "f" in finder.symbols.functions:
+            raise RuntimeError("an analysis bug")
+        return regions(finder)
+
+    monkeypatch.setattr(RegionFinder, "regions", fails_on_one_file)
+    assert set(linked([crashing, model, mixin])["mixin.py"]) == {
+        "@with_update", "MaskMixin.extended_mask", "scale",
     }
 
 

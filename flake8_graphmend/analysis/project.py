@@ -144,17 +144,24 @@ class Project:
         while pending:
             reached: Dict[str, _Module] = {}
             for module in pending:
-                finder = RegionFinder.for_module(
-                    module.symbols, module.index, module.lines, str(module.path), options,
-                    module.links,
-                )
-                references = finder.external_references(finder.regions(), module.path.name)
-                for (target, spec), through in self._resolved(module, references).items():
+                try:
+                    references = self._references(module, options)
+                    resolved = self._resolved(module, references)
+                except Exception:  # an analysis bug in one file: reported when it is linted,
+                    continue  # and it must not stop the links of the others
+                for (target, spec), through in resolved.items():
                     if spec not in target.links and spec not in options.entry_points:
                         target.links[spec] = through
                         reached[target.name] = target
             pending = list(reached.values())
         return {m.key: tuple(sorted(m.links.items())) for m in self.modules.values() if m.links}
+
+    @staticmethod
+    def _references(module: _Module, options: Options) -> ExternalReferences:
+        finder = RegionFinder.for_module(
+            module.symbols, module.index, module.lines, str(module.path), options, module.links
+        )
+        return finder.external_references(finder.regions(), module.path.name)
 
     def _resolved(
         self, module: _Module, references: ExternalReferences
