@@ -7,10 +7,10 @@
 Users apply the codemods as a sweep over their source tree, with no configuration:
 ``python -m libcst.tool codemod graphmend.FixAll transformers/``. This script does exactly that
 on a copy of the installed transformers (nothing installed is modified), then runs every Table 2
-row twice, each in a fresh process with the counting backend (``torch.compile``, one call under
-``torch.no_grad()``): once with the installed package and once with the swept copy first on
-``sys.path``. It prints the graphs and break events of both, and the totals of breaks (graphs
-less one, as in ``benchmarks/table2.py``) and of break events. They compare with
+row twice, each in a fresh process with the counting backend (``families.probe_in_subprocess``:
+one compiled call under ``torch.no_grad()``): once with the installed package and once with the
+swept copy first on ``sys.path``. It prints the graphs and break events of both, and the totals
+of breaks (graphs less one, as in ``benchmarks/table2.py``) and of break events. They compare with
 ``benchmarks/table2.py``, which fixes only the files each row names, through ``graphmend verify
 --fix``; behaviour is compared there, not here.
 """
@@ -33,8 +33,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from table2 import ENTRIES, Row, add_row_arguments, environment, row_names  # noqa: E402
-from table2 import ROWS  # noqa: E402
+from families import probe_in_subprocess  # noqa: E402
+from table2 import ROWS, Row, add_row_arguments, environment, row_names  # noqa: E402
 
 
 def sweep(destination: Path, jobs: int) -> Dict[str, Any]:
@@ -58,48 +58,22 @@ def sweep(destination: Path, jobs: int) -> Dict[str, Any]:
     return {"seconds": round(time.perf_counter() - started, 1), "summary": summary}
 
 
-def _count(entry: str, factory: str) -> Dict[str, Any]:
-    """In a worker process: graphs and break events of one call of the entry's model."""
-    import importlib.util
-
-    import torch
-
-    from flake8_graphmend.verify.dynamo import probe
-
-    sys.path.insert(0, str(ENTRIES))
-    spec = importlib.util.spec_from_file_location("sweep_entry", ENTRIES / entry)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    model, args, kwargs = getattr(module, factory)()
-    with torch.no_grad():
-        report = probe(model, *args, **kwargs)
-    import transformers
-
-    return {
-        "graphs": report.graphs,
-        "breaks": report.breaks,
-        "sites": [f"{Path(s.filename).name}:{s.lineno} {s.gb_id}" for s in report.break_sites],
-        "transformers": str(Path(transformers.__file__).parent),
-    }
-
-
 def measure(row: Row, swept: Optional[Path]) -> Dict[str, Any]:
-    """One arm of one row in a fresh process (``swept``: the copy first on the path)."""
-    entry, _, factory = row.entry.partition(":")
-    path = [str(swept)] if swept else []
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*path, str(ROOT)])}
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--count", entry, factory],
-        capture_output=True, text=True, env=env, timeout=1800,
-    )
-    if done.returncode != 0:
-        return {"error": done.stderr.strip().splitlines()[-1:] or ["no output"]}
-    result: Dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    expected = str(swept / "transformers") if swept else None
-    if expected and result["transformers"] != expected:
-        return {"error": [f"imported transformers from {result['transformers']}"]}
-    return result
+    """One arm of one row in a fresh process (``families.probe_in_subprocess``; ``swept``: the
+    copy first on the path, checked by the files the eager calls ran)."""
+    environment = {"PYTHONPATH": os.pathsep.join([str(swept), str(ROOT)])} if swept else {}
+    result = probe_in_subprocess(row.name, row.entry_spec, environment, timeout=1800)
+    if result.error or result.compiled_error:
+        return {"error": [result.error or result.compiled_error or ""]}
+    package = os.path.realpath(swept / "transformers") if swept else None
+    if package and not all(path.startswith(package) for path in result.executed):
+        return {"error": [f"did not import transformers from {package}"]}
+    return {
+        "graphs": result.graphs,
+        "breaks": result.events,
+        "sites": [f"{Path(site.file).name}:{site.line} {site.gb_id} x{site.events}"
+                  for site in result.sites],
+    }
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -109,11 +83,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--json", type=Path, help="write the results to this JSON file")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="sweep into DIR and keep it; a DIR swept before is reused")
-    parser.add_argument("--count", nargs=2, metavar=("ENTRY", "FACTORY"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.count:
-        print(json.dumps(_count(*args.count)))
-        return 0
     names = row_names(parser, args) or [r.name for r in ROWS if not r.extra]
     rows = [r for r in ROWS if r.name in names]
     with tempfile.TemporaryDirectory(prefix="graphmend-sweep-") as temporary:
