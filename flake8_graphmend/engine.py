@@ -12,11 +12,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
+from .analysis.arguments import argument_kinds
 from .analysis.index import ModuleIndex, child_blocks
 from .analysis.regions import Region, RegionFinder
-from .analysis.symbols import ModuleSymbols
-from .analysis.values import ValueAnalysis, class_tensor_attributes
-from .rules import CALL_DETECTORS, Finding, FunctionContext, control_flow, shapes
+from .analysis.symbols import FunctionNode, ModuleSymbols
+from .analysis.values import Kind, ValueAnalysis, class_tensor_attributes
+from .rules import CALL_DETECTORS, SUBSCRIPT_DETECTORS, Finding, FunctionContext, control_flow
 
 SCOPES = ("compiled", "all")
 #: Code of the finding that reports an internal error on a file (never raised to flake8).
@@ -149,7 +150,8 @@ def _check_block(block: List[ast.stmt], ctx: FunctionContext) -> Iterator[Findin
                     for detector in CALL_DETECTORS:
                         yield from detector(node, statement, ctx)
                 elif isinstance(node, ast.Subscript):
-                    yield from shapes.check_subscript(node, ctx)
+                    for subscript_detector in SUBSCRIPT_DETECTORS:
+                        yield from subscript_detector(node, ctx)
                 elif isinstance(node, ast.IfExp):
                     yield from control_flow.check_if_expression(node, ctx)
         for child in _child_blocks(statement, values):
@@ -180,17 +182,23 @@ def analyze_tree(
         return []
     symbols = ModuleSymbols.collect(tree)
     index = ModuleIndex(tree)
-    regions = RegionFinder.for_module(symbols, index, lines, filename, options).regions()
-    findings: List[Finding] = []
+    finder = RegionFinder.for_module(symbols, index, lines, filename, options)
+    regions = finder.regions()
     self_tensors: Dict[Optional[ast.ClassDef], Set[str]] = {}
-    for region in regions.values():
+
+    def analysis(function: FunctionNode, kinds: Dict[str, Kind]) -> ValueAnalysis:
+        region = regions[function]
         owner = region.owner.node if region.owner else None
         if owner not in self_tensors:
             self_tensors[owner] = class_tensor_attributes(region.owner, symbols, index)
-        facts = index.facts(region.function)
-        values = ValueAnalysis(facts, symbols, self_tensors[owner])
-        ctx = FunctionContext(region, symbols, facts, values, lines)
-        findings.extend(_check_block(region.function.body, ctx))
+        return ValueAnalysis(index.facts(function), symbols, self_tensors[owner], kinds)
+
+    passed = argument_kinds(finder, regions, analysis)
+    findings: List[Finding] = []
+    for function, region in regions.items():
+        values = analysis(function, passed.get(function, {}))
+        ctx = FunctionContext(region, symbols, index.facts(function), values, lines)
+        findings.extend(_check_block(function.body, ctx))
     unique = {(f.line, f.col, f.code): f for f in findings}
     return sorted(unique.values(), key=lambda f: (f.line, f.col, f.code))
 

@@ -19,7 +19,7 @@ from typing import (
 )
 
 from .index import ModuleIndex, ModuleScan
-from .symbols import ClassInfo, FunctionNode, ModuleSymbols
+from .symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
 
 if TYPE_CHECKING:
     from ..engine import Options
@@ -121,6 +121,7 @@ class RegionFinder:
         self._bases: Dict[ast.ClassDef, List[ClassInfo]] = {}
         self._subclasses: Optional[Dict[ast.ClassDef, List[ClassInfo]]] = None
         self._all_subclasses: Dict[ast.ClassDef, List[ClassInfo]] = {}
+        self._submodules: Dict[ast.ClassDef, Dict[str, List[ClassInfo]]] = {}
         #: The entry point each compiled function was first reached from (by ``regions``).
         self._entry_of: Dict[FunctionNode, FunctionNode] = {}
         self.module_classes = self._module_classes()
@@ -387,30 +388,77 @@ class RegionFinder:
             current = self.index.parent_of(current)
 
     def _callees(self, function: FunctionNode) -> Iterator[FunctionNode]:
-        owner = self._owner.get(function)
-        for node in self.index.facts(function).calls:
-            func = node.func
-            if isinstance(func, ast.Name):
-                yield from self._resolve_plain_call(function, func.id)
-            elif isinstance(func, ast.Attribute):
-                receiver = func.value
-                is_self = isinstance(receiver, ast.Name) and receiver.id in ("self", "cls")
-                if is_self and owner is not None:
-                    yield from self._dispatch(owner, func.attr)
-                    continue
-                if _is_super_call(receiver) and owner is not None:
-                    found = self._lookup_in_bases(owner, func.attr)
-                elif isinstance(receiver, ast.Name) and receiver.id in self.symbols.classes:
-                    found = self._lookup_method(self.symbols.classes[receiver.id], func.attr)
-                else:
-                    found = None
-                if found is not None:
-                    yield found
+        for _, callee, _ in self.call_targets(function):
+            yield callee
         # Decorators defined here that wrap this function: their wrappers run on each call.
         for decorator in function.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             if isinstance(target, ast.Name) and target.id in self.symbols.functions:
                 yield from self._wrappers(self.symbols.functions[target.id])
+
+    def call_targets(self, function: FunctionNode) -> Iterator[Tuple[ast.Call, FunctionNode, int]]:
+        """The calls of ``function`` to functions of this module, each with the function it
+        runs and how many of that function's parameters the call does not pass (1 for ``self``
+        of ``self.m()``, ``super().m()`` and a submodule's ``self.sub()``, else 0)."""
+        owner = self._owner.get(function)
+        for node in self.index.facts(function).calls:
+            func = node.func
+            if isinstance(func, ast.Name):
+                for callee in self._resolve_plain_call(function, func.id):
+                    yield node, callee, 0
+            elif isinstance(func, ast.Attribute):
+                receiver = func.value
+                is_self = isinstance(receiver, ast.Name) and receiver.id in ("self", "cls")
+                if is_self and owner is not None:
+                    methods = self._dispatch(owner, func.attr)
+                    for callee in methods:
+                        yield node, callee, self._bound_parameters(callee)
+                    if not methods:
+                        # ``self.encoder(...)``: what calling the instance ``__init__``
+                        # assigned runs (an nn.Module's forward, another class's __call__).
+                        for info in self._submodule_classes(owner).get(func.attr, ()):
+                            method = "forward" if info.node in self.module_classes else "__call__"
+                            instance_call = self._lookup_method(info, method)
+                            if instance_call is not None:
+                                yield node, instance_call, 1
+                    continue
+                if _is_super_call(receiver) and owner is not None:
+                    found = self._lookup_in_bases(owner, func.attr)
+                    skipped = 1
+                elif isinstance(receiver, ast.Name) and receiver.id in self.symbols.classes:
+                    found = self._lookup_method(self.symbols.classes[receiver.id], func.attr)
+                    skipped = 0
+                else:
+                    found = None
+                if found is not None:
+                    yield node, found, min(skipped, self._bound_parameters(found))
+
+    def _bound_parameters(self, method: FunctionNode) -> int:
+        """How many parameters a call through an instance binds: none for a staticmethod."""
+        for decorator in method.decorator_list:
+            if isinstance(decorator, ast.Name) and decorator.id == "staticmethod":
+                return 0
+        return 1
+
+    def _submodule_classes(self, owner: ClassInfo) -> Dict[str, List[ClassInfo]]:
+        """``self.<name> = LocalClass(...)`` in the initialisers of ``owner`` and its bases."""
+        found = self._submodules.get(owner.node)
+        if found is None:
+            found = self._submodules[owner.node] = {}
+            for info in [owner, *self._local_bases(owner)]:
+                init = info.methods.get("__init__")
+                if init is None:
+                    continue
+                for binding in self.index.facts(init).bindings:
+                    if not isinstance(binding, ast.Assign):
+                        continue
+                    if not isinstance(binding.value, ast.Call):
+                        continue
+                    cls = binding.value.func
+                    resolved = self._classes_named(cls.id) if isinstance(cls, ast.Name) else []
+                    for name in filter(None, map(self_attribute, binding.targets)):
+                        found.setdefault(name, []).extend(resolved)
+        return found
 
     def _wrappers(self, decorator: FunctionNode) -> Iterator[FunctionNode]:
         """The functions nested in ``decorator`` (at any depth: decorator factories) that call

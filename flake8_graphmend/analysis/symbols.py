@@ -132,3 +132,10 @@ class ModuleSymbols:
     def defined_here(self) -> Set[str]:
         """Names this module defines itself (which shadow builtins such as ``print``)."""
         return set(self.functions) | set(self.classes) | set(self.assignments) | set(self.imports)
+
+
+def self_attribute(node: ast.expr) -> Optional[str]:
+    """``name`` where ``node`` is ``self.name``."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.attr if node.value.id == "self" else None
+    return None

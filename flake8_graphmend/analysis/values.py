@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import ast
 import enum
-from typing import Dict, List, Optional, Set
+from typing import Callable, Dict, List, Optional, Set
 
 from .index import FunctionFacts, ModuleIndex
-from .symbols import ClassInfo, ModuleSymbols
+from .symbols import ClassInfo, ModuleSymbols, self_attribute
 
 
 class Kind(enum.Enum):
@@ -132,6 +132,33 @@ _FX_PROXY_CLASSES = {"torch.fx.Proxy", "torch.fx.proxy.Proxy"}
 _UNKNOWN_VALUE = ast.Dict(keys=[], values=[])
 
 
+class _LoopElement(ast.Subscript):
+    """An element of an iterated value (the value a ``for`` target receives): a tensor when
+    the iterated value is one, else not modelled."""
+
+    def __init__(self, iterable: ast.expr):
+        super().__init__(value=iterable, slice=ast.Constant(0), ctx=ast.Load())
+
+
+def _iterated_parts(
+    iterable: ast.expr, symbols: ModuleSymbols
+) -> Optional[List[Optional[ast.expr]]]:
+    """What each part of an element of ``enumerate(a)`` (None: the counter, then ``a``'s
+    element) or ``zip(a, b, ...)`` is an element of; None for other iterables."""
+    if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)):
+        return None
+    name = iterable.func.id
+    if name in symbols.defined_here() or iterable.keywords or any(
+        isinstance(arg, ast.Starred) for arg in iterable.args
+    ):
+        return None
+    if name == "enumerate" and len(iterable.args) == 1:
+        return [None, iterable.args[0]]
+    if name == "zip" and iterable.args:
+        return list(iterable.args)
+    return None
+
+
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
@@ -204,24 +231,26 @@ def class_tensor_attributes(
         for node in facts.bindings:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 if (symbols.qualified_name(node.value.func) or "").endswith("nn.Parameter"):
-                    names.update(filter(None, map(_self_attribute, node.targets)))
+                    names.update(filter(None, map(self_attribute, node.targets)))
     return names
-
-
-def _self_attribute(node: ast.expr) -> Optional[str]:
-    """``name`` where ``node`` is ``self.name``."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        return node.attr if node.value.id == "self" else None
-    return None
 
 
 class ValueAnalysis:
     """Classifies expressions of one function (see the module docstring)."""
 
-    def __init__(self, facts: FunctionFacts, symbols: ModuleSymbols, self_tensors: Set[str]):
+    def __init__(
+        self,
+        facts: FunctionFacts,
+        symbols: ModuleSymbols,
+        self_tensors: Set[str],
+        argument_kinds: Optional[Dict[str, Kind]] = None,
+    ):
         self.function = facts.node
         self.symbols = symbols
         self.self_tensors = self_tensors
+        #: Kinds of unannotated parameters known from every call of the function in compiled
+        #: code (``analysis/arguments.py``).
+        self.argument_kinds = argument_kinds or {}
         self._assigned: Dict[str, List[ast.expr]] = {}
         self._params: Dict[str, ast.arg] = {}
         self._cache: Dict[str, Kind] = {}
@@ -246,15 +275,39 @@ class ValueAnalysis:
             )
         elif isinstance(node, ast.NamedExpr):
             self._bind_target(node.target, node.value)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
-            if isinstance(node, (ast.For, ast.AsyncFor)):
-                targets = [node.target]
-            else:
-                targets = [item.optional_vars for item in node.items if item.optional_vars]
-            for target in targets:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name):
-                        self._assigned.setdefault(name.id, []).append(_UNKNOWN_VALUE)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self._bind_loop_target(node.target, node.iter)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    self._bind_unknown(item.optional_vars)
+
+    def _bind_unknown(self, target: ast.expr) -> None:
+        for name in ast.walk(target):
+            if isinstance(name, ast.Name):
+                self._assigned.setdefault(name.id, []).append(_UNKNOWN_VALUE)
+
+    def _bind_loop_target(self, target: ast.expr, iterable: ast.expr) -> None:
+        """``for target in iterable``: each name gets the element it receives, through
+        ``enumerate`` and ``zip`` (``for level, (h, w) in enumerate(shapes)``)."""
+        parts = _iterated_parts(iterable, self.symbols)
+        if isinstance(target, ast.Name):
+            self._assigned.setdefault(target.id, []).append(_LoopElement(iterable))
+        elif isinstance(target, (ast.Tuple, ast.List)) and parts is not None:
+            if len(parts) != len(target.elts):
+                self._bind_unknown(target)
+                return
+            for element, part in zip(target.elts, parts):
+                if part is None:  # ``enumerate``'s counter
+                    self._bind_target(element, ast.Constant(0))
+                else:
+                    self._bind_loop_target(element, part)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            # the parts of an element of a tensor (``for h, w in shapes``) are tensors
+            for element in target.elts:
+                self._bind_loop_target(element, _LoopElement(iterable))
+        else:
+            self._bind_unknown(target)
 
     def _bind_target(self, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, ast.Name):
@@ -273,6 +326,12 @@ class ValueAnalysis:
 
     def is_parameter(self, name: str) -> bool:
         return name in self._params
+
+    def only_assigned(self, name: str, test: Callable[[ast.expr], bool]) -> bool:
+        """Whether ``name`` is a local (not a parameter) whose every assigned value passes
+        ``test``."""
+        bound = self._assigned.get(name, [])
+        return bool(bound) and name not in self._params and all(map(test, bound))
 
     # ------------------------------------------------------------------ classification
     def kind(self, node: ast.expr, depth: int = 0) -> Kind:
@@ -310,7 +369,10 @@ class ValueAnalysis:
         try:
             kinds = {self.kind(value, depth) for value in self._assigned.get(name, [])}
             if name in self._params:
-                kinds.add(_annotation_kind(self._params[name].annotation, self.symbols))
+                annotated = _annotation_kind(self._params[name].annotation, self.symbols)
+                if annotated is Kind.UNKNOWN:
+                    annotated = self.argument_kinds.get(name, annotated)
+                kinds.add(annotated)
         finally:
             self._visiting.discard(name)
         if not kinds:
@@ -348,6 +410,9 @@ class ValueAnalysis:
     def _kind_Subscript(self, node: ast.Subscript, depth: int) -> Kind:
         value_kind = self.kind(node.value, depth)
         return value_kind if value_kind in (Kind.TENSOR, Kind.DATA, Kind.STATIC) else Kind.UNKNOWN
+
+    def _kind__LoopElement(self, node: "_LoopElement", depth: int) -> Kind:
+        return Kind.TENSOR if self.kind(node.value, depth) is Kind.TENSOR else Kind.UNKNOWN
 
     def _kind_Starred(self, node: ast.Starred, depth: int) -> Kind:
         return self.kind(node.value, depth)

@@ -249,9 +249,8 @@ def _configuration_value(node: ast.expr, ctx: FunctionContext, depth: int = 0) -
             ctx.values.kind(node) is not Kind.TENSOR
         )
     if isinstance(node, ast.Name):
-        bound = ctx.values.assignments_of(node.id)
-        return bool(bound) and not ctx.values.is_parameter(node.id) and all(
-            _configuration_value(value, ctx, depth + 1) for value in bound
+        return ctx.values.only_assigned(
+            node.id, lambda value: _configuration_value(value, ctx, depth + 1)
         )
     if isinstance(node, ast.IfExp):
         return all(_configuration_value(v, ctx, depth + 1) for v in (node.body, node.orelse))
