@@ -587,6 +587,54 @@ RULES: Tuple[Rule, ...] = (
             """,
         ),
     ),
+    Rule(
+        code="GM404",
+        name="tensor-as-python-int",
+        family="DO/TI",
+        message="tensor {call} in {function} breaks the graph",
+        gb_ids=("GB0124", "GB0033", "GB0059"),
+        fixer=None,
+        hint=(
+            "take the int from static shapes (`x.size(0)`, `len(...)`) or pass it in from the "
+            "uncompiled caller as a Python int; else write `.item()` and set "
+            "torch._dynamo.config.capture_scalar_outputs = True, with torch._check on its range"
+        ),
+        explanation=(
+            "Slice bounds, `range()`, `torch.arange`/`linspace` bounds and steps, and the sizes "
+            "of `torch.zeros`, `x.view`, `x.repeat` and the like must be Python ints. Given a "
+            "tensor (`offsets[i]` of a `cumsum`, an element of a tensor of shapes, "
+            "`lengths.max()`), PyTorch reads its value with `.item()`, which Dynamo cannot do "
+            "while tracing: a slice breaks with GB0124, a factory or a view with GB0033 (data-"
+            "dependent operator), `range()` with GB0059. Parameters count as tensors when every "
+            "call of the function in compiled code passes one, and so do the elements of a "
+            "loop over a tensor (`for h, w in spatial_shapes`). A one-element tensor computed "
+            "from Python scalars alone (`torch.div(x.size(1), 2, rounding_mode=\"trunc\")`) "
+            "sizes and bounds without a break (Dynamo knows its value), and is not reported. "
+            "There is no automatic fix: the exact int is data. Known problems: a parameter that "
+            "one call gives an int and another a tensor is not taken for a tensor, so its uses "
+            "go unreported; a 0-d index is recognised only as a whole-tensor reduction "
+            "(`x[t.argmax()]`), not as an element of another tensor."
+        ),
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x, counts):
+                    offsets = torch.cumsum(counts, dim=0)
+                    start = offsets[0]
+                    return x[start:] * 2  # <- GM404
+            """,
+            build="Model(), (torch.randn(8), torch.tensor([2, 3]))",
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x, counts):
+                    half = x.size(0) // 2
+                    return x[half:] * 2 + counts.sum()
+            """,
+            build="Model(), (torch.randn(8), torch.tensor([2, 3]))",
+        ),
+    ),
     # ---------------------------------------------------------------- DS: dynamic shapes
     Rule(
         code="GM501",
@@ -849,6 +897,42 @@ RULES: Tuple[Rule, ...] = (
                     return x * 2 + y
             """,
             build="Model(), (torch.randn(8), torch.randn(8))",
+        ),
+    ),
+    Rule(
+        code="GM605",
+        name="untraceable-random-draw",
+        family="other",
+        message="{call}() inside {function} breaks the graph",
+        gb_ids=("GB0033", "GB0007"),
+        fixer=None,
+        hint=(
+            "draw with torch (`torch.rand(())`, seeded through torch's generator), or draw in "
+            "the uncompiled caller and pass the value in"
+        ),
+        explanation=(
+            "Dynamo cannot trace NumPy's random generators (`np.random.uniform`, "
+            "`np.random.rand`, ...: GB0033) nor Python's `random.random()` (a builtin method: "
+            "GB0007; `random.uniform` and the other Python-level helpers do trace). A torch "
+            "draw stays in the graph, but it comes from another generator, so the numbers "
+            "differ: no exact source rewrite exists."
+        ),
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    y = x * 2
+                    noise = np.random.uniform(0, 1)  # <- GM605
+                    return y + noise
+            """,
+            header="import numpy as np\n" + _TORCH_SETUP,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    return x * 2 + torch.rand(())
+            """,
         ),
     ),
 )

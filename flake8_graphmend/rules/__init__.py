@@ -5,5 +5,7 @@ from .base import Finding, FunctionContext
 
 #: Detectors of calls: ``(call, enclosing statement, context) -> findings``.
 CALL_DETECTORS = (side_effects.check_call, scalars.check_call, shapes.check_call, other.check_call)
+#: Detectors of subscripts: ``(subscript, context) -> findings``.
+SUBSCRIPT_DETECTORS = (scalars.check_subscript, shapes.check_subscript)
 
-__all__ = ["CALL_DETECTORS", "Finding", "FunctionContext", "control_flow", "shapes"]
+__all__ = ["CALL_DETECTORS", "SUBSCRIPT_DETECTORS", "Finding", "FunctionContext", "control_flow"]

@@ -66,6 +66,54 @@ class Finding:
         return f"{self.code} {only_when(self.condition)}" if self.condition else self.code
 
 
+AnyNode = Union[ast.stmt, ast.expr]
+
+
+@dataclass(frozen=True)
+class FrameEnd:
+    """An unconditional break after which Dynamo runs the rest of the function eagerly: the
+    code between ``after`` (the break's last line) and ``until`` (the end of the branch or
+    function) breaks only once that break is fixed."""
+
+    after: int
+    until: int
+    line: int
+    reason: str
+
+    def shadows(self, node: AnyNode) -> Optional[str]:
+        """The condition of a break at ``node`` that this one hides, or None."""
+        if not self.after < node.lineno <= self.until:
+            return None
+        return (
+            f"line {self.line} is fixed: Dynamo runs the rest of the function eagerly after "
+            f"{self.reason}"
+        )
+
+
+def _statement_path(block: Sequence[ast.stmt], where: Tuple[int, int]) -> List[ast.stmt]:
+    """The statements from ``block`` down to the innermost one that holds ``where``."""
+    for statement in block:
+        if _spans(statement, where):
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                return [statement]
+            for child in child_blocks(statement):
+                if _spans_block(child, where):
+                    return [statement, *_statement_path(child, where)]
+            return [statement]
+    return []
+
+
+def _branch_end(path: List[ast.stmt], where: Tuple[int, int], function: ast.AST) -> int:
+    """The last line of the innermost ``if`` branch on ``path`` that holds ``where`` (the
+    function's last line when none does)."""
+    for statement in reversed(path[:-1]):
+        if isinstance(statement, ast.If):
+            for branch in (statement.body, statement.orelse):
+                if _spans_block(branch, where):
+                    return branch[-1].end_lineno or branch[-1].lineno
+    return getattr(function, "end_lineno", None) or where[0]
+
+
 @dataclass
 class FunctionContext:
     """A compiled function under inspection."""
@@ -76,6 +124,8 @@ class FunctionContext:
     values: ValueAnalysis
     #: The source lines (ast columns count UTF-8 bytes; findings count characters).
     lines: Sequence[str]
+    #: Where Dynamo stops tracing this function, once a finding shows it (``_note_frame_end``).
+    frame_end: Optional["FrameEnd"] = None
 
     @property
     def function_name(self) -> str:
@@ -166,6 +216,24 @@ class FunctionContext:
                     return found
         return []
 
+    def _note_frame_end(self, node: AnyNode, end: AnyNode, stops_tracing: Optional[str]) -> None:
+        """Record that Dynamo traces no further than an unconditional break at ``node``, when
+        it does not: a break in a loop makes Dynamo skip the whole frame (GB7000), and so does
+        one that ``stops_tracing``, for the rest of the function."""
+        function = self.region.function
+        where = (node.lineno, node.col_offset)
+        path = _statement_path(function.body, where)
+        in_loop = any(isinstance(s, (ast.For, ast.AsyncFor, ast.While)) for s in path[:-1])
+        if in_loop:
+            reason = "a break in a loop"
+            scope_end = function.end_lineno or node.lineno
+        elif stops_tracing:
+            reason = stops_tracing
+            scope_end = _branch_end(path, where, function)
+        else:
+            return
+        self.frame_end = FrameEnd(end.end_lineno or node.lineno, scope_end, node.lineno, reason)
+
     def _char_col(self, line: int, byte_col: int) -> int:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
@@ -179,13 +247,15 @@ class FunctionContext:
         plan: Optional[Plan] = None,
         end_node: Optional[Union[ast.stmt, ast.expr]] = None,
         condition: Optional[str] = None,
+        stops_tracing: Optional[str] = None,
     ) -> Finding:
         """Build the finding for ``code`` at ``node``.
 
         For a rule with a fixer, pass ``plan`` when the site is fixable, else ``decline``.
         ``end_node`` ends the reported span (the test of an ``if``, not its whole body).
         ``condition`` says when the site breaks, if not always; at a conditional it is the
-        static start of its test (``static_condition``).
+        static start of its test (``static_condition``). ``stops_tracing`` names a break
+        that is not at a call, so that Dynamo cannot resume after it ("a tensor slice bound").
         """
         rule = RULES_BY_CODE[code]
         if plan is not None and rule.fixer:
@@ -202,6 +272,11 @@ class FunctionContext:
             where += f" (called from {self.region.through})"
         text = rule.message.format(call=call, function=where)
         condition = condition or self.static_condition(node)
+        shadow = self.frame_end.shadows(node) if self.frame_end else None
+        if shadow:
+            condition = f"{condition} and {shadow}" if condition else shadow
+        elif condition is None:
+            self._note_frame_end(node, end_node or node, stops_tracing)
         if condition:
             text += f" {only_when(condition)}"
         text += " [" + ", ".join(rule.gb_ids) + "]"

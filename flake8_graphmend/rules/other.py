@@ -1,4 +1,5 @@
-"""Other untraceable calls: clocks, deepcopy of tensors, global seeding, storage pointers."""
+"""Other untraceable calls: clocks, deepcopy of tensors, global seeding, storage pointers,
+random draws Dynamo cannot trace."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Ite
         yield from _deepcopy(node, node.args[0], ctx)
     elif isinstance(func, ast.Attribute) and func.attr == "data_ptr" and not node.args:
         yield ctx.finding("GM604", node)
+    elif qualified.startswith("numpy.random.") or qualified == "random.random":
+        yield ctx.finding("GM605", node, call=ast.unparse(func))
 
 
 def _deepcopy(node: ast.Call, value: ast.expr, ctx: FunctionContext) -> Iterator[Finding]:

@@ -1,14 +1,32 @@
-"""DO/TI: tensor data turned into Python scalars (.item(), .tolist(), int(t), float(t), bool(t))."""
+"""DO/TI: tensor data turned into Python scalars (.item(), .tolist(), int(t), float(t), bool(t)),
+and tensors used where Python needs an int (sizes, bounds, slice bounds)."""
 
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import Iterator, List, Optional, Tuple
 
 from ..analysis.values import Kind
 from .base import Finding, FunctionContext
 
 _SCALAR_BUILTINS = ("int", "float", "bool")
+#: torch factories whose positional arguments are sizes (or a size sequence).
+_SIZED_FACTORIES = {
+    "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn", "torch.randperm",
+    "torch.eye",
+}
+#: torch functions that make more than one element, or random ones, from Python scalars.
+_NOT_SCALAR_FACTORIES = {
+    "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "randn",
+    "randint", "randperm", "normal", "bernoulli", "poisson", "multinomial", "empty_strided",
+    "tril_indices", "triu_indices",
+}
+#: Reductions that, without a ``dim``, make a 0-d tensor usable as an index.
+_WHOLE_REDUCTIONS = {
+    "argmax", "argmin", "sum", "max", "min", "amax", "amin", "prod", "count_nonzero",
+}
+#: Tensor methods whose positional arguments are sizes (or a size sequence).
+_SIZED_METHODS = {"view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty"}
 
 
 def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Iterator[Finding]:
@@ -24,3 +42,121 @@ def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Ite
         and ctx.values.kind(node.args[0]) is Kind.TENSOR
     ):
         yield ctx.finding("GM403", node, call=func.id)
+    for use, value in _integer_arguments(node, ctx):
+        if ctx.values.kind(value) is Kind.TENSOR and not _from_constants(value, ctx):
+            yield ctx.finding("GM404", node, call=f"`{ast.unparse(value)}` as {use}")
+            return
+
+
+def _integer_arguments(node: ast.Call, ctx: FunctionContext) -> List[Tuple[str, ast.expr]]:
+    """The arguments of a call that Python needs as ints, each with what it is for."""
+    func = node.func
+    qualified = ctx.symbols.qualified_name(func) or ""
+    name = ast.unparse(func)
+    if qualified == "torch.arange":
+        bounds = [k.value for k in node.keywords if k.arg in ("start", "end", "step")]
+        return [(f"a bound of {name}()", value) for value in [*node.args, *bounds]]
+    if qualified in ("torch.linspace", "torch.logspace"):
+        steps = _argument(node, 2, "steps")
+        return [(f"the steps of {name}()", steps)] if steps is not None else []
+    if qualified in _SIZED_FACTORIES:
+        return [(f"a size of {name}()", value) for value in _sizes(node.args)]
+    if qualified == "torch.full":
+        size = _argument(node, 0, "size")
+        return [(f"a size of {name}()", value) for value in _sizes([size] if size else [])]
+    builtin = isinstance(func, ast.Name) and func.id not in ctx.symbols.defined_here()
+    if builtin and name == "range":
+        return [("a bound of range()", value) for value in node.args]
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr in _SIZED_METHODS
+        and not qualified.startswith("torch.")
+        and ctx.values.kind(func.value) is not Kind.STATIC
+    ):
+        return [(f"a size of .{func.attr}()", value) for value in _sizes(node.args)]
+    return []
+
+
+def _from_constants(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
+    """A tensor computed from Python scalars known while tracing alone
+    (``torch.div(seq_len, window, rounding_mode="trunc")`` with ``seq_len`` from a shape):
+    Dynamo's fake tensors carry such a one-element value, so a size or a bound given it needs
+    no data. (A slice bound still calls ``.item()`` and breaks.)"""
+    if depth > 4:
+        return False
+    if isinstance(node, ast.Call):
+        qualified = ctx.symbols.qualified_name(node.func) or ""
+        name = qualified.rsplit(".", 1)[-1]
+        arguments = [*node.args, *(k.value for k in node.keywords if k.arg != "device")]
+        return (
+            qualified.startswith("torch.")
+            and name not in _NOT_SCALAR_FACTORIES
+            and bool(arguments)
+            and all(_scalar_constant(a, ctx, depth) for a in arguments)
+        )
+    if isinstance(node, ast.BinOp):
+        return all(_scalar_constant(side, ctx, depth) for side in (node.left, node.right))
+    if isinstance(node, ast.Name):
+        return ctx.values.only_assigned(node.id, lambda v: _from_constants(v, ctx, depth + 1))
+    return False
+
+
+def _scalar_constant(node: ast.expr, ctx: FunctionContext, depth: int) -> bool:
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Starred)):
+        return False
+    return ctx.values.kind(node) is Kind.STATIC or _from_constants(node, ctx, depth + 1)
+
+
+def _argument(node: ast.Call, position: int, keyword: str) -> Optional[ast.expr]:
+    if len(node.args) > position and not any(
+        isinstance(arg, ast.Starred) for arg in node.args[: position + 1]
+    ):
+        return node.args[position]
+    return next((k.value for k in node.keywords if k.arg == keyword), None)
+
+
+def _sizes(arguments: List[ast.expr]) -> List[ast.expr]:
+    """The sizes among ``arguments``: each argument, or the elements of a tuple or list."""
+    sizes: List[ast.expr] = []
+    for argument in arguments:
+        if isinstance(argument, (ast.Tuple, ast.List)):
+            sizes.extend(argument.elts)
+        elif not isinstance(argument, ast.Starred):
+            sizes.append(argument)
+    return sizes
+
+
+def check_subscript(node: ast.Subscript, ctx: FunctionContext) -> Iterator[Finding]:
+    """``x[start:end]`` with a tensor bound (an element of a ``cumsum``, a loop over a tensor
+    of offsets): the slice calls ``.item()`` on it; ``x[t.argmax()]``: a 0-d tensor index is
+    turned into an int too."""
+    index = node.slice
+    elements = index.elts if isinstance(index, ast.Tuple) else [index]
+    for element in elements:
+        if not isinstance(element, ast.Slice):
+            if _zero_dim(element, ctx):
+                yield ctx.finding("GM404", node, call=f"`{ast.unparse(element)}` as an index")
+                return
+            continue
+        for bound in (element.lower, element.upper, element.step):
+            if bound is not None and ctx.values.kind(bound) is Kind.TENSOR:
+                use = f"`{ast.unparse(bound)}` as a slice bound"
+                yield ctx.finding("GM404", node, call=use, stops_tracing="a tensor slice bound")
+                return
+
+
+def _zero_dim(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
+    """A 0-d integer-valued tensor: a whole-tensor reduction (``t.argmax()``, ``t.sum()``), or
+    a local only ever assigned one."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr in _WHOLE_REDUCTIONS
+            and not node.args
+            and not node.keywords
+            and ctx.values.kind(func.value) is not Kind.STATIC
+        )
+    if isinstance(node, ast.Name) and depth < 4:
+        return ctx.values.only_assigned(node.id, lambda v: _zero_dim(v, ctx, depth + 1))
+    return False

@@ -41,6 +41,7 @@ def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Ite
 
 
 def check_subscript(node: ast.Subscript, ctx: FunctionContext) -> Iterator[Finding]:
+    """``x[mask]`` with a boolean tensor mask (read, not assigned to)."""
     if not isinstance(node.ctx, ast.Load):
         return
     index = node.slice
