@@ -935,6 +935,47 @@ RULES: Tuple[Rule, ...] = (
             """,
         ),
     ),
+    Rule(
+        code="GM606",
+        name="parameters-made-in-compiled-code",
+        family="other",
+        message="{call} makes parameters inside {function}, which breaks the graph",
+        gb_ids=("GB0264",),
+        fixer=None,
+        hint=(
+            "build modules and parameters in __init__; convert dtypes and devices once, before "
+            "compiling (model.to(...)), or only when a parameter's dtype differs"
+        ),
+        explanation=(
+            "Dynamo cannot run the `torch.nn.Parameter` constructor (GB0264), so building a "
+            "parameter, or a torch.nn module that owns some (`nn.Linear(...)`, "
+            "`nn.LayerNorm(...)`), inside compiled code ends the graph. Converting a submodule "
+            "(`self.classifier = self.classifier.to(self.dtype)`, `self.proj.half()`) builds "
+            "new parameters too, but only when the dtype or device changes; such a finding "
+            "says so (`(only when it converts ...)`): a model converted before the compiled call "
+            "does not break there."
+        ),
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    y = x * 2
+                    scale = nn.Parameter(torch.ones(8))  # <- GM606
+                    return y * scale
+            """,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.scale = nn.Parameter(torch.ones(8))
+
+                def forward(self, x):
+                    return x * 2 * self.scale
+            """,
+        ),
+    ),
 )
 
 RULES_BY_CODE: Dict[str, Rule] = {rule.code: rule for rule in RULES}

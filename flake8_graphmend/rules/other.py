@@ -1,11 +1,12 @@
 """Other untraceable calls: clocks, deepcopy of tensors, global seeding, storage pointers,
-random draws Dynamo cannot trace."""
+random draws Dynamo cannot trace, parameters made inside compiled code."""
 
 from __future__ import annotations
 
 import ast
 from typing import Iterator
 
+from ..analysis.symbols import self_attribute
 from ..analysis.values import Kind
 from .base import Finding, FunctionContext
 
@@ -13,6 +14,14 @@ _CLOCKS = {
     "time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns", "time.monotonic",
     "time.monotonic_ns", "time.process_time", "time.process_time_ns",
 }
+#: torch.nn module classes (name prefixes) whose construction makes parameters.
+_MODULES_WITH_PARAMETERS = (
+    "Linear", "Bilinear", "LazyLinear", "Conv", "LazyConv", "Embedding", "LayerNorm", "GroupNorm",
+    "BatchNorm", "LazyBatchNorm", "InstanceNorm", "RMSNorm", "MultiheadAttention", "LSTM", "GRU",
+    "RNN", "PReLU", "Transformer",
+)
+#: Module methods that convert parameters in place of the module.
+_CONVERSIONS = {"to", "half", "float", "double", "bfloat16", "cuda", "cpu", "type"}
 _SEEDS = {
     "torch.manual_seed",
     "torch.random.manual_seed",
@@ -35,6 +44,56 @@ def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Ite
         yield ctx.finding("GM604", node)
     elif qualified.startswith("numpy.random.") or qualified == "random.random":
         yield ctx.finding("GM605", node, call=ast.unparse(func))
+    elif qualified == "torch.nn.Parameter" or _builds_parameters(qualified):
+        yield ctx.finding("GM606", node, call=f"`{ast.unparse(func)}(...)`")
+    elif isinstance(func, ast.Attribute) and func.attr in _CONVERSIONS:
+        yield from _module_conversion(node, func, statement, ctx)
+
+
+def _builds_parameters(qualified: str) -> bool:
+    """``torch.nn.Linear`` and the other torch.nn modules that make parameters when built."""
+    if not qualified.startswith("torch.nn."):
+        return False
+    name = qualified.rsplit(".", 1)[-1]
+    return qualified.count(".") == 2 and name.startswith(_MODULES_WITH_PARAMETERS)
+
+
+def _module_conversion(
+    node: ast.Call, func: ast.Attribute, statement: ast.stmt, ctx: FunctionContext
+) -> Iterator[Finding]:
+    """``self.sub = self.sub.to(dtype)`` or ``self.sub.half()`` as a statement: a submodule
+    converted in compiled code. Converting builds new parameters when the dtype or device
+    changes (a tensor's ``.to`` is not used that way: its result would be dropped)."""
+    name = self_attribute(func.value)
+    if name is None or not _is_submodule(name, ctx):
+        return
+    reassigned = isinstance(statement, ast.Assign) and statement.value is node and any(
+        self_attribute(target) == name for target in statement.targets
+    )
+    alone = isinstance(statement, ast.Expr) and statement.value is node
+    if reassigned or alone:
+        shown = f"`self.{name}.{func.attr}(...)`"
+        condition = f"it converts `self.{name}`"
+        yield ctx.finding("GM606", node, call=shown, condition=condition)
+
+
+def _is_submodule(name: str, ctx: FunctionContext) -> bool:
+    """Whether the class's ``__init__`` assigns ``self.<name>`` an instance of a class
+    (``nn.Linear(...)``, ``Router(config)``) other than a tensor or parameter."""
+    owner = ctx.region.owner
+    init = owner.methods.get("__init__") if owner else None
+    if init is None:
+        return False
+    for node in ast.walk(init):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        if not any(self_attribute(target) == name for target in node.targets):
+            continue
+        qualified = ctx.symbols.qualified_name(node.value.func) or ""
+        last = qualified.rsplit(".", 1)[-1]
+        if last[:1].isupper() and not last.endswith(("Tensor", "Parameter")):
+            return True
+    return False
 
 
 def _deepcopy(node: ast.Call, value: ast.expr, ctx: FunctionContext) -> Iterator[Finding]:
