@@ -84,3 +84,85 @@ def test_static_and_class_methods_bind_their_parameters():
             return self.head(x, n) + self.tail(x, n) + Model.head(x, n)
     """
     assert gm404_functions(body) == ["head", "tail"]
+
+
+def codes(body):
+    return [f.code for f in analyze_source(HEADER + textwrap.dedent(body), "model.py")]
+
+
+def test_a_tensor_annotation_with_a_flag_default_is_no_tensor():
+    body = """
+    from typing import Optional
+
+
+    class Model(nn.Module):
+        def forward(self, x, output_attentions: Optional[torch.Tensor] = False):
+            return (x, x) if output_attentions else (x, None)
+    """
+    assert codes(body) == []
+
+
+def test_calls_that_pass_python_values_overrule_a_tensor_annotation():
+    body = """
+    from typing import Optional
+
+
+    class Attention(nn.Module):
+        def forward(self, x, output_attentions: Optional[torch.Tensor] = None):
+            return (x, x) if output_attentions else (x, None)
+
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention = Attention()
+
+        def forward(self, x, output_attentions: bool = False):
+            return self.attention(x, output_attentions=output_attentions)
+    """
+    assert codes(body) == []
+    # without the calls, the annotation is trusted
+    assert codes(body.split("class Layer")[0]) == ["GM203"]
+
+
+def test_methods_of_a_helper_object_assigned_in_init_are_compiled():
+    body = """
+    class Positions:
+        def relative(self, pos: torch.Tensor, stride: int):
+            top = pos[-1] - pos[0]
+            return torch.arange(top, -1, -stride)
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.positions = Positions()
+
+        def forward(self, x):
+            return x + self.positions.relative(torch.arange(x.shape[0]), 2).sum()
+    """
+    assert gm404_functions(body) == ["relative"]
+
+
+def test_a_reassigned_parameter_is_passed_as_what_it_was_assigned():
+    body = """
+    from typing import Optional
+
+
+    class Encoder(nn.Module):
+        def forward(self, x, head_mask=None):
+            if head_mask.count(None) == len(head_mask):
+                return x
+            return x * 2
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = Encoder()
+
+        def forward(self, x, head_mask: Optional[torch.Tensor] = None):
+            head_mask = self.get_head_mask(head_mask)
+            return self.encoder(x, head_mask=head_mask)
+    """
+    assert codes(body) == []

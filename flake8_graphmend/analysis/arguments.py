@@ -7,8 +7,10 @@ with ``shapes = torch.as_tensor(...)``, a submodule's ``self.rotary(x, seq_len=p
 Dynamo traces the helper with a tensor there, and the parameter is one. Kinds flow down call
 chains (a forward passes its tensor to a helper, which passes it on), to a fixpoint.
 
-Only ``TENSOR`` is inferred, and only when all the calls agree: a parameter that one call gives
-an int and another a tensor stays unknown, and so does one whose calls leave it to its default.
+A kind is inferred only when all the calls agree: a parameter that one call gives an int and
+another a tensor stays unknown. Calls that agree on a Python value (``STATIC``) overrule only an
+annotation that says Tensor (``output_attentions: Optional[torch.Tensor] = None`` passed a bool);
+see ``ValueAnalysis._parameter_kind``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from .values import Kind, ValueAnalysis
 
 #: Rounds of propagation down call chains (a forward, a submodule's forward, its helper, ...).
 _ROUNDS = 4
+#: The kinds that calls can agree on.
+_AGREED = (Kind.TENSOR, Kind.STATIC)
 
 ArgumentKinds = Dict[FunctionNode, Dict[str, Kind]]
 
@@ -31,8 +35,9 @@ def argument_kinds(
     regions: Dict[FunctionNode, Region],
     analysis: Callable[[FunctionNode, Dict[str, Kind]], ValueAnalysis],
 ) -> ArgumentKinds:
-    """The parameters of ``regions`` that every call from compiled code passes a tensor, by
-    function; ``analysis(function, kinds)`` builds a function's value analysis."""
+    """The parameters of ``regions`` that every call from compiled code passes a tensor, or
+    every call a Python value known while tracing, by function; ``analysis(function, kinds)``
+    builds a function's value analysis."""
     calls = {
         caller: list(finder.call_targets(caller))
         for caller, region in regions.items()
@@ -52,17 +57,17 @@ def argument_kinds(
                     _record(call, callee, skipped, values, passed.setdefault(callee, {}))
         inferred: ArgumentKinds = {}
         for callee, kinds in passed.items():
-            tensors = {name: Kind.TENSOR for name, seen in kinds.items() if _all_tensors(seen)}
-            if tensors:
-                inferred[callee] = tensors
+            agreed = {
+                name: seen[0]
+                for name, seen in kinds.items()
+                if seen[0] in _AGREED and all(kind is seen[0] for kind in seen)
+            }
+            if agreed:
+                inferred[callee] = agreed
         if inferred == known:
             break
         known = inferred
     return known
-
-
-def _all_tensors(kinds: List[Kind]) -> bool:
-    return bool(kinds) and all(kind is Kind.TENSOR for kind in kinds)
 
 
 def _record(
@@ -101,7 +106,7 @@ def _record(
         name = parameter.arg
         if name in given:
             value = given[name]
-            kind = values.kind(value) if value is not None else Kind.UNKNOWN
+            kind = values.value_kind(value) if value is not None else Kind.UNKNOWN
         elif name in defaults:
             kind = values.kind(defaults[name])
         else:

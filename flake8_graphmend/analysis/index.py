@@ -34,6 +34,8 @@ class FunctionFacts:
     calls: List[ast.Call] = field(default_factory=list)
     #: Statements and expressions that bind names or store into targets.
     bindings: List[ast.AST] = field(default_factory=list)
+    #: The ``for`` clauses of comprehensions (their targets are local to the comprehension).
+    comprehensions: List[ast.comprehension] = field(default_factory=list)
 
 
 @dataclass
@@ -128,6 +130,8 @@ class ModuleIndex:
                 facts.calls.append(node)
             elif isinstance(node, _BINDINGS):
                 facts.bindings.append(node)
+            elif isinstance(node, ast.comprehension):
+                facts.comprehensions.append(node)
             stack.extend(ast.iter_child_nodes(node))
         return facts
 

@@ -399,7 +399,8 @@ class RegionFinder:
     def call_targets(self, function: FunctionNode) -> Iterator[Tuple[ast.Call, FunctionNode, int]]:
         """The calls of ``function`` to functions of this module, each with the function it
         runs and how many of that function's parameters the call does not pass (1 for ``self``
-        of ``self.m()``, ``super().m()`` and a submodule's ``self.sub()``, else 0)."""
+        of ``self.m()``, ``super().m()``, a submodule's ``self.sub()`` and the methods of
+        attributes that ``__init__`` assigns, ``self.sub.m()``; else 0)."""
         owner = self._owner.get(function)
         for node in self.index.facts(function).calls:
             func = node.func
@@ -407,31 +408,42 @@ class RegionFinder:
                 for callee in self._resolve_plain_call(function, func.id):
                     yield node, callee, 0
             elif isinstance(func, ast.Attribute):
-                receiver = func.value
-                is_self = isinstance(receiver, ast.Name) and receiver.id in ("self", "cls")
-                if is_self and owner is not None:
-                    methods = self._dispatch(owner, func.attr)
-                    for callee in methods:
-                        yield node, callee, self._bound_parameters(callee)
-                    if not methods:
-                        # ``self.encoder(...)``: what calling the instance ``__init__``
-                        # assigned runs (an nn.Module's forward, another class's __call__).
-                        for info in self._submodule_classes(owner).get(func.attr, ()):
-                            method = "forward" if info.node in self.module_classes else "__call__"
-                            instance_call = self._lookup_method(info, method)
-                            if instance_call is not None:
-                                yield node, instance_call, 1
-                    continue
-                if _is_super_call(receiver) and owner is not None:
-                    found = self._lookup_in_bases(owner, func.attr)
-                    skipped = 1
-                elif isinstance(receiver, ast.Name) and receiver.id in self.symbols.classes:
-                    found = self._lookup_method(self.symbols.classes[receiver.id], func.attr)
-                    skipped = 0
-                else:
-                    found = None
+                for callee, skipped in self._method_targets(func, owner):
+                    yield node, callee, skipped
+
+    def _method_targets(
+        self, func: ast.Attribute, owner: Optional[ClassInfo]
+    ) -> Iterator[Tuple[FunctionNode, int]]:
+        """What ``receiver.name(...)`` runs, in a method of ``owner``, with the parameters the
+        call does not pass."""
+        receiver = func.value
+        if owner is not None and isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
+            methods = self._dispatch(owner, func.attr)
+            for callee in methods:
+                yield callee, self._bound_parameters(callee)
+            if not methods:
+                # ``self.encoder(...)``: what calling the instance ``__init__`` assigned runs
+                # (an nn.Module's forward, another class's __call__).
+                for info in self._submodule_classes(owner).get(func.attr, ()):
+                    method = "forward" if info.node in self.module_classes else "__call__"
+                    instance_call = self._lookup_method(info, method)
+                    if instance_call is not None:
+                        yield instance_call, 1
+        elif owner is not None and _is_super_call(receiver):
+            found = self._lookup_in_bases(owner, func.attr)
+            if found is not None:
+                yield found, self._bound_parameters(found)
+        elif isinstance(receiver, ast.Name) and receiver.id in self.symbols.classes:
+            found = self._lookup_method(self.symbols.classes[receiver.id], func.attr)
+            if found is not None:
+                yield found, 0
+        elif owner is not None:
+            # ``self.structure.init_inputs(...)``: a method of what ``__init__`` assigned
+            attribute = self_attribute(receiver)
+            for info in self._submodule_classes(owner).get(attribute or "", ()):
+                found = self._lookup_method(info, func.attr)
                 if found is not None:
-                    yield node, found, min(skipped, self._bound_parameters(found))
+                    yield found, self._bound_parameters(found)
 
     def _bound_parameters(self, method: FunctionNode) -> int:
         """How many parameters a call through an instance binds: none for a staticmethod."""

@@ -248,8 +248,8 @@ class ValueAnalysis:
         self.function = facts.node
         self.symbols = symbols
         self.self_tensors = self_tensors
-        #: Kinds of unannotated parameters known from every call of the function in compiled
-        #: code (``analysis/arguments.py``).
+        #: Kinds of parameters known from every call of the function in compiled code
+        #: (``analysis/arguments.py``; see ``_parameter_kind``).
         self.argument_kinds = argument_kinds or {}
         self._assigned: Dict[str, List[ast.expr]] = {}
         self._params: Dict[str, ast.arg] = {}
@@ -259,8 +259,16 @@ class ValueAnalysis:
         args = facts.node.args
         for arg in args.posonlyargs + args.args + args.kwonlyargs:
             self._params[arg.arg] = arg
+        positional = args.posonlyargs + args.args
+        defaulted = positional[len(positional) - len(args.defaults):] if args.defaults else []
+        self._defaults: Dict[str, ast.expr] = {a.arg: d for a, d in zip(defaulted, args.defaults)}
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+            if default is not None:
+                self._defaults[arg.arg] = default
         for node in facts.bindings:
             self._record_binding(node)
+        for clause in facts.comprehensions:
+            self._bind_loop_target(clause.target, clause.iter)
 
     # ------------------------------------------------------------------ bindings
     def _record_binding(self, node: ast.AST) -> None:
@@ -327,6 +335,14 @@ class ValueAnalysis:
     def is_parameter(self, name: str) -> bool:
         return name in self._params
 
+    def value_kind(self, node: ast.expr) -> Kind:
+        """``kind``, except that a parameter the function assigns again counts by what it is
+        assigned (``head_mask = self.get_head_mask(head_mask)``): an argument passed on
+        after such an assignment is not what the parameter's annotation says."""
+        if isinstance(node, ast.Name) and node.id in self._params and node.id in self._assigned:
+            return self._combine([self.kind(v) for v in self._assigned[node.id]])
+        return self.kind(node)
+
     def only_assigned(self, name: str, test: Callable[[ast.expr], bool]) -> bool:
         """Whether ``name`` is a local (not a parameter) whose every assigned value passes
         ``test``."""
@@ -369,10 +385,7 @@ class ValueAnalysis:
         try:
             kinds = {self.kind(value, depth) for value in self._assigned.get(name, [])}
             if name in self._params:
-                annotated = _annotation_kind(self._params[name].annotation, self.symbols)
-                if annotated is Kind.UNKNOWN:
-                    annotated = self.argument_kinds.get(name, annotated)
-                kinds.add(annotated)
+                kinds.add(self._parameter_kind(name))
         finally:
             self._visiting.discard(name)
         if not kinds:
@@ -387,6 +400,27 @@ class ValueAnalysis:
             result = Kind.UNKNOWN
         self._cache[name] = result
         return result
+
+    def _parameter_kind(self, name: str) -> Kind:
+        """A parameter's kind: its annotation's, unless its default or every call of the
+        function in compiled code says otherwise. A bare parameter is a tensor when every call
+        passes one; ``flag: Optional[torch.Tensor] = False`` (a mistaken annotation, common in
+        transformers) is not one, nor is a parameter annotated Tensor that every call passes
+        a Python value known while tracing."""
+        annotated = _annotation_kind(self._params[name].annotation, self.symbols)
+        default = self._defaults.get(name)
+        if (
+            annotated is Kind.TENSOR
+            and isinstance(default, ast.Constant)
+            and isinstance(default.value, (bool, int, float, str))
+        ):
+            annotated = Kind.UNKNOWN
+        passed = self.argument_kinds.get(name)
+        if passed is Kind.TENSOR and annotated is Kind.UNKNOWN:
+            return Kind.TENSOR
+        if passed is Kind.STATIC and annotated is Kind.TENSOR:
+            return Kind.STATIC
+        return annotated
 
     def _kind_Attribute(self, node: ast.Attribute, depth: int) -> Kind:
         if node.attr in _STATIC_ATTRIBUTES:

@@ -44,8 +44,31 @@ def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Ite
         yield ctx.finding("GM403", node, call=func.id)
     for use, value in _integer_arguments(node, ctx):
         if ctx.values.kind(value) is Kind.TENSOR and not _from_constants(value, ctx):
-            yield ctx.finding("GM404", node, call=f"`{ast.unparse(value)}` as {use}")
+            condition = _tensor_only_when(value, ctx)
+            yield ctx.finding(
+                "GM404", node, call=f"`{ast.unparse(value)}` as {use}", condition=condition
+            )
             return
+
+
+def _tensor_only_when(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
+    """The condition, known while tracing, under which a local is a tensor, when its one
+    tensor-valued assignment is ``a if test else b`` with a static ``test`` and one tensor side
+    (``n = mask.shape[-1] if isinstance(mask, torch.Tensor) else pos[0] + 1``); else None."""
+    if not isinstance(value, ast.Name) or ctx.values.is_parameter(value.id):
+        return None
+    values = ctx.values
+    tensors = [v for v in values.assignments_of(value.id) if values.kind(v) is Kind.TENSOR]
+    if len(tensors) != 1 or not isinstance(tensors[0], ast.IfExp):
+        return None
+    choice = tensors[0]
+    if values.is_data_dependent(choice.test):
+        return None
+    body, orelse = (values.kind(side) is Kind.TENSOR for side in (choice.body, choice.orelse))
+    if body == orelse:
+        return None
+    test = ast.unparse(choice.test)
+    return f"`{test}`" if body else f"`not ({test})`"
 
 
 def _integer_arguments(node: ast.Call, ctx: FunctionContext) -> List[Tuple[str, ast.expr]]:
