@@ -171,6 +171,10 @@ class RowResult:
     behaviour_equal: Optional[bool] = None
     behaviour: Optional[str] = None  # "yes", "no: logs", ...
     behaviour_differences: List[str] = field(default_factory=list)
+    #: the parts ("warnings", "exceptions", ...) in which the fixed code differs from the eager
+    #: original, and those in which the compiled original already does
+    differing_parts: List[str] = field(default_factory=list)
+    original_differing_parts: List[str] = field(default_factory=list)
     sites_before: List[Dict[str, Any]] = field(default_factory=list)
     sites_after: List[Dict[str, Any]] = field(default_factory=list)
     fix_outcomes: List[Dict[str, Any]] = field(default_factory=list)
@@ -314,9 +318,20 @@ def _fixed_arm(result: RowResult, verification: Any) -> None:
         for part in comparison.parts.values()
         if part.difference
     ]
+    result.differing_parts = _differing_parts(fixed.behaviour)
+    if verification.original is not None:
+        result.original_differing_parts = _differing_parts(verification.original.behaviour)
     if result.grad:
         result.gradients_equal = gradients_equal(verification)
         result.gradients = gradients_summary(fixed)
+
+
+def _differing_parts(comparisons: Any) -> List[str]:
+    """The names of the behaviour parts that differ in an arm's comparisons."""
+    return sorted({
+        name for comparison in comparisons for name, part in comparison.parts.items()
+        if part.difference
+    })
 
 
 def _arm_fields(result: RowResult, arm: Any, side: str) -> None:
