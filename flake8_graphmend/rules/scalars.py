@@ -27,6 +27,11 @@ _WHOLE_REDUCTIONS = {
 }
 #: Tensor methods whose positional arguments are sizes (or a size sequence).
 _SIZED_METHODS = {"view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty"}
+#: The last parts of the names of every call ``_integer_arguments`` looks at.
+_INTEGER_CALLS = {
+    "arange", "linspace", "logspace", "full", "range",
+    *(name.rsplit(".", 1)[-1] for name in _SIZED_FACTORIES), *_SIZED_METHODS,
+}
 
 
 def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Iterator[Finding]:
@@ -74,6 +79,9 @@ def _tensor_only_when(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
 def _integer_arguments(node: ast.Call, ctx: FunctionContext) -> List[Tuple[str, ast.expr]]:
     """The arguments of a call that Python needs as ints, each with what it is for."""
     func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if called not in _INTEGER_CALLS:
+        return []  # most calls: no need for their qualified name
     qualified = ctx.symbols.qualified_name(func) or ""
     name = ast.unparse(func)
     if qualified == "torch.arange":
