@@ -20,7 +20,7 @@ from typing import Callable, Dict, List, Optional
 
 from .regions import Region, RegionFinder
 from .symbols import FunctionNode
-from .values import Kind, ValueAnalysis
+from .values import Kind, ValueAnalysis, parameter_defaults
 
 #: Rounds of propagation down call chains (a forward, a submodule's forward, its helper, ...).
 _ROUNDS = 4
@@ -96,12 +96,7 @@ def _record(
                 given.setdefault(parameter.arg, None)
         else:
             given[keyword.arg] = keyword.value
-    every = [*arguments.posonlyargs, *arguments.args]
-    defaulted = every[len(every) - len(arguments.defaults):] if arguments.defaults else []
-    defaults = {a.arg: d for a, d in zip(defaulted, arguments.defaults)}
-    for parameter, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
-        if default is not None:
-            defaults[parameter.arg] = default
+    defaults = parameter_defaults(arguments)
     for parameter in [*positional, *arguments.kwonlyargs]:
         name = parameter.arg
         if name in given:

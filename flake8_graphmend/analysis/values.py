@@ -159,6 +159,17 @@ def _iterated_parts(
     return None
 
 
+def parameter_defaults(arguments: ast.arguments) -> Dict[str, ast.expr]:
+    """The default value of each parameter that has one, by name."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaulted = positional[len(positional) - len(arguments.defaults):] if arguments.defaults else []
+    defaults = {a.arg: d for a, d in zip(defaulted, arguments.defaults)}
+    for parameter, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
+        if default is not None:
+            defaults[parameter.arg] = default
+    return defaults
+
+
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
@@ -259,12 +270,7 @@ class ValueAnalysis:
         args = facts.node.args
         for arg in args.posonlyargs + args.args + args.kwonlyargs:
             self._params[arg.arg] = arg
-        positional = args.posonlyargs + args.args
-        defaulted = positional[len(positional) - len(args.defaults):] if args.defaults else []
-        self._defaults: Dict[str, ast.expr] = {a.arg: d for a, d in zip(defaulted, args.defaults)}
-        for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-            if default is not None:
-                self._defaults[arg.arg] = default
+        self._defaults = parameter_defaults(args)
         for node in facts.bindings:
             self._record_binding(node)
         for clause in facts.comprehensions:
