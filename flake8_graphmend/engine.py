@@ -185,13 +185,21 @@ def analyze_tree(
     finder = RegionFinder.for_module(symbols, index, lines, filename, options)
     regions = finder.regions()
     self_tensors: Dict[Optional[ast.ClassDef], Set[str]] = {}
+    #: The latest analysis of each function, with the argument kinds it was built with (the
+    #: last round of ``argument_kinds`` builds the callers' final ones).
+    built: Dict[FunctionNode, Tuple[Dict[str, Kind], ValueAnalysis]] = {}
 
     def analysis(function: FunctionNode, kinds: Dict[str, Kind]) -> ValueAnalysis:
+        previous = built.get(function)
+        if previous is not None and previous[0] == kinds:
+            return previous[1]
         region = regions[function]
         owner = region.owner.node if region.owner else None
         if owner not in self_tensors:
             self_tensors[owner] = class_tensor_attributes(region.owner, symbols, index)
-        return ValueAnalysis(index.facts(function), symbols, self_tensors[owner], kinds)
+        values = ValueAnalysis(index.facts(function), symbols, self_tensors[owner], kinds)
+        built[function] = (kinds, values)
+        return values
 
     passed = argument_kinds(finder, regions, analysis)
     findings: List[Finding] = []

@@ -39,7 +39,7 @@ def argument_kinds(
     every call a Python value known while tracing, by function; ``analysis(function, kinds)``
     builds a function's value analysis."""
     calls = {
-        caller: list(finder.call_targets(caller))
+        caller: finder.call_targets(caller)
         for caller, region in regions.items()
         if region.compiled
     }

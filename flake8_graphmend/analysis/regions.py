@@ -19,7 +19,9 @@ from typing import (
 )
 
 from .index import ModuleIndex, ModuleScan
-from .symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
+from .symbols import (
+    ClassInfo, FunctionNode, ModuleSymbols, self_attribute, self_call_assignments,
+)
 
 if TYPE_CHECKING:
     from ..engine import Options
@@ -122,6 +124,7 @@ class RegionFinder:
         self._subclasses: Optional[Dict[ast.ClassDef, List[ClassInfo]]] = None
         self._all_subclasses: Dict[ast.ClassDef, List[ClassInfo]] = {}
         self._submodules: Dict[ast.ClassDef, Dict[str, List[ClassInfo]]] = {}
+        self._call_targets: Dict[FunctionNode, List[Tuple[ast.Call, FunctionNode, int]]] = {}
         #: The entry point each compiled function was first reached from (by ``regions``).
         self._entry_of: Dict[FunctionNode, FunctionNode] = {}
         self.module_classes = self._module_classes()
@@ -396,20 +399,25 @@ class RegionFinder:
             if isinstance(target, ast.Name) and target.id in self.symbols.functions:
                 yield from self._wrappers(self.symbols.functions[target.id])
 
-    def call_targets(self, function: FunctionNode) -> Iterator[Tuple[ast.Call, FunctionNode, int]]:
+    def call_targets(self, function: FunctionNode) -> List[Tuple[ast.Call, FunctionNode, int]]:
         """The calls of ``function`` to functions of this module, each with the function it
         runs and how many of that function's parameters the call does not pass (1 for ``self``
         of ``self.m()``, ``super().m()``, a submodule's ``self.sub()`` and the methods of
-        attributes that ``__init__`` assigns, ``self.sub.m()``; else 0)."""
-        owner = self._owner.get(function)
-        for node in self.index.facts(function).calls:
-            func = node.func
-            if isinstance(func, ast.Name):
-                for callee in self._resolve_plain_call(function, func.id):
-                    yield node, callee, 0
-            elif isinstance(func, ast.Attribute):
-                for callee, skipped in self._method_targets(func, owner):
-                    yield node, callee, skipped
+        attributes that ``__init__`` assigns, ``self.sub.m()``; else 0). Computed once per
+        function (``regions`` and the argument kinds both ask)."""
+        found = self._call_targets.get(function)
+        if found is None:
+            found = self._call_targets[function] = []
+            owner = self._owner.get(function)
+            for node in self.index.facts(function).calls:
+                func = node.func
+                if isinstance(func, ast.Name):
+                    for callee in self._resolve_plain_call(function, func.id):
+                        found.append((node, callee, 0))
+                elif isinstance(func, ast.Attribute):
+                    for callee, skipped in self._method_targets(func, owner):
+                        found.append((node, callee, skipped))
+        return found
 
     def _method_targets(
         self, func: ast.Attribute, owner: Optional[ClassInfo]
@@ -461,15 +469,10 @@ class RegionFinder:
                 init = info.methods.get("__init__")
                 if init is None:
                     continue
-                for binding in self.index.facts(init).bindings:
-                    if not isinstance(binding, ast.Assign):
-                        continue
-                    if not isinstance(binding.value, ast.Call):
-                        continue
-                    cls = binding.value.func
-                    resolved = self._classes_named(cls.id) if isinstance(cls, ast.Name) else []
-                    for name in filter(None, map(self_attribute, binding.targets)):
-                        found.setdefault(name, []).extend(resolved)
+                for name, value in self_call_assignments(self.index.facts(init).bindings):
+                    cls = value.func
+                    if isinstance(cls, ast.Name):
+                        found.setdefault(name, []).extend(self._classes_named(cls.id))
         return found
 
     def _wrappers(self, decorator: FunctionNode) -> Iterator[FunctionNode]:

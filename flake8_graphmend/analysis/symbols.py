@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 #: The ``torch.jit`` APIs of code meant for ``torch.jit.script`` (tracing alone is not matched).
@@ -139,3 +139,11 @@ def self_attribute(node: ast.expr) -> Optional[str]:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         return node.attr if node.value.id == "self" else None
     return None
+
+
+def self_call_assignments(nodes: Iterable[ast.AST]) -> Iterator[Tuple[str, ast.Call]]:
+    """``(name, call)`` for each ``self.<name> = <call>(...)`` among ``nodes``."""
+    for node in nodes:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            for name in filter(None, map(self_attribute, node.targets)):
+                yield name, node.value

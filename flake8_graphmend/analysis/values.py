@@ -21,7 +21,7 @@ import enum
 from typing import Callable, Dict, List, Optional, Set
 
 from .index import FunctionFacts, ModuleIndex
-from .symbols import ClassInfo, ModuleSymbols, self_attribute
+from .symbols import ClassInfo, ModuleSymbols, self_call_assignments
 
 
 class Kind(enum.Enum):
@@ -239,10 +239,9 @@ def class_tensor_attributes(
                 first = call.args[0]
                 if isinstance(first, ast.Constant) and isinstance(first.value, str):
                     names.add(first.value)
-        for node in facts.bindings:
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                if (symbols.qualified_name(node.value.func) or "").endswith("nn.Parameter"):
-                    names.update(filter(None, map(self_attribute, node.targets)))
+        for attribute, value in self_call_assignments(facts.bindings):
+            if (symbols.qualified_name(value.func) or "").endswith("nn.Parameter"):
+                names.add(attribute)
     return names
 
 

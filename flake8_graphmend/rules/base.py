@@ -202,19 +202,15 @@ class FunctionContext:
         """The tests of the ``if`` statements of ``block`` whose body holds ``node``, outermost
         first (not those of an ``else`` that holds it: an ``elif`` chain is no plain
         condition)."""
-        where = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        for statement in block:
-            if not _spans(statement, where) or statement is node:
-                continue
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                return []
-            for child in child_blocks(statement):
-                if _spans_block(child, where):
-                    found = self._enclosing_tests(node, child)
-                    if isinstance(statement, ast.If) and child is statement.body:
-                        found.insert(0, statement.test)
-                    return found
-        return []
+        path = _statement_path(block, (node.lineno, node.col_offset))  # type: ignore[attr-defined]
+        definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        if any(isinstance(statement, definitions) and statement is not node for statement in path):
+            return []
+        return [
+            statement.test
+            for statement, inner in zip(path, path[1:])
+            if isinstance(statement, ast.If) and any(inner is s for s in statement.body)
+        ]
 
     def _note_frame_end(self, node: AnyNode, end: AnyNode, stops_tracing: Optional[str]) -> None:
         """Record that Dynamo traces no further than an unconditional break at ``node``, when

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from ..analysis.symbols import self_attribute
+from ..analysis.symbols import self_attribute, self_call_assignments
 from ..analysis.values import Kind
 from .base import Finding, FunctionContext
 
@@ -84,12 +84,10 @@ def _is_submodule(name: str, ctx: FunctionContext) -> bool:
     init = owner.methods.get("__init__") if owner else None
     if init is None:
         return False
-    for node in ast.walk(init):
-        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+    for attribute, value in self_call_assignments(ast.walk(init)):
+        if attribute != name:
             continue
-        if not any(self_attribute(target) == name for target in node.targets):
-            continue
-        qualified = ctx.symbols.qualified_name(node.value.func) or ""
+        qualified = ctx.symbols.qualified_name(value.func) or ""
         last = qualified.rsplit(".", 1)[-1]
         if last[:1].isupper() and not last.endswith(("Tensor", "Parameter")):
             return True
