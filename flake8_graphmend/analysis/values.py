@@ -303,10 +303,11 @@ class ValueAnalysis:
     def _bind_loop_target(self, target: ast.expr, iterable: ast.expr) -> None:
         """``for target in iterable``: each name gets the element it receives, through
         ``enumerate`` and ``zip`` (``for level, (h, w) in enumerate(shapes)``)."""
-        parts = _iterated_parts(iterable, self.symbols)
         if isinstance(target, ast.Name):
             self._assigned.setdefault(target.id, []).append(_LoopElement(iterable))
-        elif isinstance(target, (ast.Tuple, ast.List)) and parts is not None:
+            return
+        parts = _iterated_parts(iterable, self.symbols)
+        if isinstance(target, (ast.Tuple, ast.List)) and parts is not None:
             if len(parts) != len(target.elts):
                 self._bind_unknown(target)
                 return
