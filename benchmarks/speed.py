@@ -9,12 +9,15 @@ runner's arms do (``verify._arm.prepare``: the fixed arm imports the rewritten c
 the overlay finder, both arms get the original arm's weights and inputs) and times eager calls,
 the first compiled call and warm compiled calls with Inductor (CPU by default; on a GPU
 ``--device cuda --mode reduce-overhead`` for CUDA graphs, timings synchronised). The first
-repetition also counts graphs and break events with the runner's counting probe.
+repetition also counts graphs and break events with the runner's counting probe, and checks the
+outputs across the arms: the fixed arm's eager and first compiled outputs against the original
+arm's, bit for bit (the largest difference shown where they differ).
 
     python benchmarks/speed.py                          # 24 rows x 5 repetitions (hours on CPU)
     python benchmarks/speed.py --quick --threads 1 --json speed.json   # 1 thread: shared machine
     python benchmarks/speed.py --rows t5 --repeat 1 --eager-calls 3 --warm-calls 5
     python benchmarks/speed.py --device cuda --mode reduce-overhead --markdown
+    python benchmarks/speed.py --device cuda --mode reduce-overhead --jobs 4   # 4 rows at once
     python benchmarks/speed.py --grad                   # training: forward and backward
 
 Cold is cold: every process gets new, empty ``TORCHINDUCTOR_CACHE_DIR`` and ``TRITON_CACHE_DIR``
@@ -36,6 +39,10 @@ What a process measures (seconds in the JSON, per arm and repetition):
 ``--grad`` builds the models for training (``GRAPHMEND_TABLE2_TRAINING=1``, as ``table2.py
 --grad``) and makes every call a forward call followed by a backward pass.
 
+``--jobs N`` measures N rows at once (each row's processes still one after the other). The rows
+then share the machine: for a GPU box with many cores, where a row's processes leave most of it
+idle; the timings carry the other rows' load, the same for both arms of a row on average.
+
 Statistics. Per arm, the repetitions' values are shown as median [min-max]. The ratio
 original/fixed of compile, cold and warm is the Hodges-Lehmann estimate (the median of the
 log-ratios of every original value to every fixed value) with the distribution-free 95 %
@@ -50,6 +57,7 @@ of the interval says how much that is worth.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import functools
 import json
 import math
@@ -105,6 +113,7 @@ class Settings:
     grad: bool = False
     threads: Optional[int] = None  # OMP_NUM_THREADS of the timed processes (None: torch's own)
     seed: int = 0
+    jobs: int = 1  # rows measured at once
 
 
 def measure_row(row: Row, settings: Settings, log: TextIO) -> Dict[str, Any]:
@@ -278,8 +287,9 @@ def row_json(raw: Dict[str, Any]) -> Dict[str, Any]:
         )
         for name, key in RATIOS.items()
     }
+    checked = [s["outputs"] for s in raw["samples"][FIXED] if s.get("outputs")]
     return {**{k: v for k, v in raw.items() if k != "samples"}, "arms": arms, "ratios": ratios,
-            "verdict": verdict(ratios)}
+            "outputs": checked[0] if checked else None, "verdict": verdict(ratios)}
 
 
 def summary(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
@@ -302,7 +312,8 @@ def summary(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
 HEADERS = (
     "model", "graphs (break events)", "compile s orig", "compile s fixed", "compile ratio",
     "cold ms orig", "cold ms fixed", "cold ratio", "warm ms orig", "warm ms fixed",
-    "warm ratio", "eager ms orig / fixed", "fixed not slower at 95 %",
+    "warm ratio", "eager ms orig / fixed", "outputs equal eager / compiled",
+    "fixed not slower at 95 %",
 )
 
 
@@ -320,7 +331,18 @@ def _cells(row: Dict[str, Any]) -> List[str]:
                   _spread_cell(fixed[key], scale, digits), _ratio_cell(row["ratios"][name])]
     eager = [_spread_cell(arm["eager_s"], 1e3, 3, bare=True) for arm in (original, fixed)]
     error = f"; error: {row['error']}" if row["error"] else ""
-    return cells + [" / ".join(eager), row["verdict"] + error]
+    return cells + [" / ".join(eager), _outputs_cell(row.get("outputs")), row["verdict"] + error]
+
+
+def _outputs_cell(outputs: Optional[Dict[str, Any]]) -> str:
+    """``yes / yes``; where the compiled outputs differ, their largest difference."""
+    if outputs is None:
+        return "—"
+    compiled = "yes"
+    if not outputs["compiled_equal"]:
+        gap = outputs["compiled_max_abs_diff"]
+        compiled = "no" if gap is None else f"max diff {gap:.2g}"
+    return f"{'yes' if outputs['eager_equal'] else 'no'} / {compiled}"
 
 
 def _graphs(arm: Dict[str, Any]) -> str:
@@ -409,25 +431,38 @@ def main(argv: Optional[List[str]] = None) -> int:
         help="OMP_NUM_THREADS of the timed processes (default: torch's, one per core); "
         "on a loaded machine 1 keeps threads from waiting for each other",
     )
+    parser.add_argument(
+        "--jobs", type=int, default=1,
+        help="rows measured at once (default 1; more share the machine, see the docstring)",
+    )
     parser.add_argument("--json", type=Path, help="write everything to this JSON file")
     parser.add_argument("--markdown", action="store_true", help="print the docs' table")
     args = parser.parse_args(argv)
     names = row_names(parser, args)
     if names is None:
         return 0
-    if min(args.repeat, args.eager_calls, args.warm_calls) < 1:
-        parser.error("--repeat, --eager-calls and --warm-calls must be at least 1")
+    if min(args.repeat, args.eager_calls, args.warm_calls, args.jobs) < 1:
+        parser.error("--repeat, --eager-calls, --warm-calls and --jobs must be at least 1")
     settings = Settings(args.repeat, args.eager_calls, args.warm_calls, args.device, args.mode,
-                        args.grad, args.threads)
+                        args.grad, args.threads, jobs=args.jobs)
 
     started = time.perf_counter()
-    rows = []
-    for index, name in enumerate(names):
+    done: Dict[str, Dict[str, Any]] = {}
+
+    def measure(index: int, name: str) -> Tuple[str, Dict[str, Any]]:
         sys.stderr.write(f"[{index + 1}/{len(names)} {time.perf_counter() - started:6.0f} s] "
                          f"{name}\n")
-        rows.append(row_json(measure_row(ROWS_BY_NAME[name], settings, sys.stderr)))
-        if args.json:  # after every row: a long run keeps what it measured
-            write_json(args.json, rows, settings, time.perf_counter() - started)
+        return name, row_json(measure_row(ROWS_BY_NAME[name], settings, sys.stderr))
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(measure, index, name) for index, name in enumerate(names)]
+        for future in concurrent.futures.as_completed(futures):
+            name, row = future.result()
+            done[name] = row
+            if args.json:  # after every row: a long run keeps what it measured
+                rows = [done[n] for n in names if n in done]
+                write_json(args.json, rows, settings, time.perf_counter() - started)
+    rows = [done[name] for name in names]
     print(markdown_table(rows) if args.markdown else text_table(rows))
     print("\n" + summary_line(summary(rows)))
     return 1 if any(row["error"] for row in rows) else 0

@@ -14,7 +14,11 @@ cache folders and Inductor's caches turned off (see its docstring). The process:
    ``warm_calls`` timed ones, and the counters again (compiling after the first call is a
    recompile);
 4. with ``probe``: graphs and break events of the runner's counting probe
-   (``verify.dynamo.probe``), after the timings.
+   (``verify.dynamo.probe``), after the timings; and the outputs checked across the arms. The
+   original arm saves its last eager output and its first compiled output in the hand-over
+   folder; the fixed arm, which runs after it in the probed repetition, compares its own with
+   them bit for bit (``verify.compare``): ``outputs`` holds the verdicts and the largest
+   difference of the compiled outputs.
 
 A call is the forward call under ``torch.no_grad()``; with ``grad`` the gradients are cleared, the
 forward call runs with autograd on and a backward pass of ``verify.gradients``' scalar follows.
@@ -28,7 +32,7 @@ import json
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from a checkout
@@ -69,6 +73,14 @@ class Sample:
     graphs: Optional[int] = None
     break_events: Optional[int] = None
     device_name: str = ""
+    outputs: Optional[Dict[str, Any]] = None
+
+
+Flat = Tuple[Dict[str, Any], Dict[str, str]]
+"""An output as ``verify.compare.flatten_output`` gives it: tensors (on the CPU) and reprs."""
+
+OUTPUTS_FILE = "speed-outputs.pt"
+"""The original arm's flattened eager and compiled outputs, in the hand-over folder."""
 
 
 def measure(spec: ProcessSpec) -> Sample:
@@ -76,6 +88,7 @@ def measure(spec: ProcessSpec) -> Sample:
     import torch
 
     from flake8_graphmend.verify._arm import ArmSpec, prepare
+    from flake8_graphmend.verify.compare import flatten_output
     from flake8_graphmend.verify.dynamo import probe
     from flake8_graphmend.verify.gradients import gradient_targets
 
@@ -84,17 +97,26 @@ def measure(spec: ProcessSpec) -> Sample:
     model, args, kwargs = workload.model, workload.args, workload.kwargs
     targets = gradient_targets(model, args, kwargs) if arm.grad else None
     with torch.set_grad_enabled(arm.grad):
-        eager_s = _timed_calls(_step(model, workload, targets), device, spec.eager_calls)
+        eager_output, eager_s = _timed_calls(
+            _step(model, workload, targets), device, spec.eager_calls
+        )
         torch._dynamo.reset()
         compiled = _step(
             torch.compile(model, backend="inductor", mode=arm.mode), workload, targets
         )
         before = _compile_counters()
-        compile_s = timed(compiled, device)[1]
+        compiled_output, compile_s = timed(compiled, device)
         after_first = _compile_counters()
-        warm_s = _timed_calls(compiled, device, spec.warm_calls)
+        # copied now: a CUDA graph replay may overwrite the tensors of an earlier output
+        compiled_flat = flatten_output(compiled_output)
+        warm_s = _timed_calls(compiled, device, spec.warm_calls)[1]
         recompiled = _difference(_compile_counters(), after_first)
         report = probe(model, *args, **kwargs) if spec.probe else None
+    outputs = None
+    if spec.probe:
+        outputs = check_outputs(
+            arm, Path(arm.handover_dir), flatten_output(eager_output), compiled_flat
+        )
     phases = _difference(after_first, before)
     torch_compile_s = phases.get(COMPILE_TOTAL)
     return Sample(
@@ -110,7 +132,34 @@ def measure(spec: ProcessSpec) -> Sample:
         graphs=report.graphs if report else None,
         break_events=report.breaks if report else None,
         device_name=torch.cuda.get_device_name() if device.startswith("cuda") else "",
+        outputs=outputs,
     )
+
+
+def check_outputs(
+    arm: Any, handover: Path, eager: Flat, compiled: Flat
+) -> Optional[Dict[str, Any]]:
+    """Original arm: save both flattened outputs (None returned). Fixed arm: its eager and
+    compiled outputs against the original's, bit for bit: ``eager_equal``, ``compiled_equal``
+    and the compiled outputs' ``compiled_max_abs_diff``."""
+    import torch
+
+    from flake8_graphmend.verify._arm import ORIGINAL
+    from flake8_graphmend.verify.compare import compare_outputs
+
+    flat = {"eager": eager, "compiled": compiled}
+    if arm.role == ORIGINAL:
+        torch.save(flat, handover / OUTPUTS_FILE)
+        return None
+    original = torch.load(handover / OUTPUTS_FILE, weights_only=True)
+    eager_check = compare_outputs(original["eager"], eager)
+    compiled_check = compare_outputs(original["compiled"], compiled)
+    return {
+        "eager_equal": eager_check.equal,
+        "compiled_equal": compiled_check.equal,
+        "compiled_max_abs_diff": compiled_check.max_abs_diff,
+        "differences": eager_check.differences + compiled_check.differences,
+    }
 
 
 def _step(fn: Callable[..., Any], workload: Any, targets: Optional[Dict[str, Any]]) -> Any:
@@ -128,11 +177,16 @@ def _step(fn: Callable[..., Any], workload: Any, targets: Optional[Dict[str, Any
     return call
 
 
-def _timed_calls(call: Callable[[], Any], device: str, count: int) -> List[float]:
-    """``SETTLE_CALLS`` untimed calls, then the wall times of ``count`` calls."""
+def _timed_calls(call: Callable[[], Any], device: str, count: int) -> Tuple[Any, List[float]]:
+    """``SETTLE_CALLS`` untimed calls, then ``count`` timed ones: the last output, the wall
+    times."""
     for _ in range(SETTLE_CALLS):
         call()
-    return [timed(call, device)[1] for _ in range(count)]
+    output, seconds = None, []
+    for _ in range(count):
+        output, elapsed = timed(call, device)
+        seconds.append(elapsed)
+    return output, seconds
 
 
 def _compile_counters() -> Dict[str, float]:

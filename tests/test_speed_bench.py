@@ -38,8 +38,14 @@ def raw_row(original: List[float], fixed: List[float], warm_fixed_ms: float = 1.
         return [{**made_up(c, warm_ms, graphs if i == 0 else None), "repetition": i}
                 for i, c in enumerate(compiles)]
 
+    samples = {"original": arm(original, 2.0, 3), "fixed": arm(fixed, warm_fixed_ms, 1)}
+    if samples["fixed"]:
+        samples["fixed"][0]["outputs"] = {
+            "eager_equal": True, "compiled_equal": False, "compiled_max_abs_diff": 2.5e-7,
+            "differences": ["output[0]: max |difference| 2.5e-07"],
+        }
     return {"name": "t5", "dtype": "fp32", "fixes": 2, "error": error, "seconds": 1.0,
-            "samples": {"original": arm(original, 2.0, 3), "fixed": arm(fixed, warm_fixed_ms, 1)}}
+            "samples": samples}
 
 
 def test_u_counts_are_the_mann_whitney_null_distribution() -> None:
@@ -134,7 +140,8 @@ def test_row_json_and_tables() -> None:
     cells = [cell.strip() for cell in markdown[2].strip("|").split("|")]
     assert cells[:4] == ["t5 (fp32)", "3 (2) → 1 (0)", "40.5 [39.0-42.0]", "20.5 [19.0-22.0]"]
     assert cells[4].startswith("**1.9") and cells[-1] == "yes (faster: compile, warm)"
-    assert cells[-2] == "5.000 / 5.000"
+    assert cells[-3] == "5.000 / 5.000" and cells[-2] == "yes / max diff 2.5e-07"
+    assert row["outputs"]["eager_equal"] and not row["outputs"]["compiled_equal"]
     text = speed.text_table([row]).splitlines()
     assert text[0].startswith("model") and "40.5 [39.0-42.0]" in text[1]
 
@@ -155,12 +162,31 @@ def test_slower_row_error_row_and_summary() -> None:
     assert slower["verdict"] == "no: warm"
     failed = speed.row_json(raw_row([30.0], [], error="fixed arm: boom"))
     assert failed["ratios"]["compile"] is None and failed["verdict"] == "n/a"
-    assert speed.table_cells([failed])[0][-1] == "n/a; error: fixed arm: boom"
+    assert speed.table_cells([failed])[0][-2:] == ["—", "n/a; error: fixed arm: boom"]
     totals = speed.summary([slower, failed])
     assert totals["compile_ratio"]["median"] == pytest.approx(1.0)
     assert (totals["rows"], totals["not_slower"], totals["slower"]) == (2, 0, 1)
     assert "over 1 rows: median 1.00x" in speed.summary_line(totals)
     assert "no compile-time ratio" in speed.summary_line(speed.summary([failed]))
+
+
+def test_jobs_keep_the_rows_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With --jobs the rows finish in any order; the JSON and the table keep the asked order."""
+    finished: List[str] = []
+
+    def fake_measure(row: Any, settings: Any, log: Any) -> Dict[str, Any]:
+        assert settings.jobs == 3
+        finished.append(row.name)
+        return {**raw_row([2.0], [1.0]), "name": row.name}
+
+    monkeypatch.setattr(speed, "measure_row", fake_measure)
+    out = tmp_path / "out.json"
+    names = ["bart", "t5", "biogpt"]
+    assert speed.main(["--rows", ",".join(names), "--jobs", "3", "--json", str(out)]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert sorted(finished) == sorted(names)
+    assert [row["name"] for row in report["rows"]] == names
+    assert report["settings"]["jobs"] == 3
 
 
 @pytest.mark.slow
@@ -189,4 +215,5 @@ def test_speed_one_row_end_to_end(tmp_path: Path) -> None:
         assert row["ratios"][name]["estimate"] > 0
         assert row["ratios"][name]["low"] is None  # one repetition: no interval
     assert row["verdict"] == "n/a"
+    assert row["outputs"]["eager_equal"], row["outputs"]  # the fix is exact
     assert "t5 (fp32)" in done.stdout and "Summary: compile time original/fixed" in done.stdout
