@@ -9,8 +9,8 @@ cache folders and Inductor's caches turned off (see its docstring). The process:
 2. eager: ``SETTLE_CALLS`` untimed calls, then ``eager_calls`` timed ones;
 3. compiled: ``torch._dynamo.reset()``, ``torch.compile(model, backend="inductor", mode=mode)``;
    the first call is timed (compile and first run) with Dynamo's compile-time counters
-   (``torch._dynamo.utils.calculate_time_spent``) read before and after it; then
-   ``SETTLE_CALLS`` untimed calls (CUDA graphs are recorded there with ``reduce-overhead``) and
+   (``torch._dynamo.utils.calculate_time_spent``) read before and after it, then the second
+   (``reduce-overhead`` records its CUDA graphs there); then ``SETTLE_CALLS`` untimed calls and
    ``warm_calls`` timed ones, and the counters again (compiling after the first call is a
    recompile);
 4. with ``probe``: graphs and break events of the runner's counting probe
@@ -59,7 +59,9 @@ class ProcessSpec:
 class Sample:
     """One process's measurements, in seconds. ``compile_s`` is the first compiled call;
     ``torch_compile_s`` Dynamo's own compile time within it (None when torch does not count it)
-    and ``cold_s`` the first call without it; ``recompile_s`` what Dynamo compiled afterwards."""
+    and ``cold_s`` the first call without it; ``second_s`` the second call (where
+    ``reduce-overhead`` records its CUDA graphs); ``recompile_s`` what Dynamo compiled
+    afterwards."""
 
     device: str
     threads: int
@@ -74,6 +76,7 @@ class Sample:
     break_events: Optional[int] = None
     device_name: str = ""
     outputs: Optional[Dict[str, Any]] = None
+    second_s: Optional[float] = None
 
 
 Flat = Tuple[Dict[str, Any], Dict[str, str]]
@@ -109,6 +112,7 @@ def measure(spec: ProcessSpec) -> Sample:
         after_first = _compile_counters()
         # copied now: a CUDA graph replay may overwrite the tensors of an earlier output
         compiled_flat = flatten_output(compiled_output)
+        second_s = timed(compiled, device)[1]  # reduce-overhead: the CUDA graphs' recording
         warm_s = _timed_calls(compiled, device, spec.warm_calls)[1]
         recompiled = _difference(_compile_counters(), after_first)
         report = probe(model, *args, **kwargs) if spec.probe else None
@@ -127,6 +131,7 @@ def measure(spec: ProcessSpec) -> Sample:
         torch_compile_s=torch_compile_s,
         cold_s=None if torch_compile_s is None else max(compile_s - torch_compile_s, 0.0),
         compile_phases_s=phases,
+        second_s=second_s,
         warm_s=warm_s,
         recompile_s=recompiled.get(COMPILE_TOTAL),
         graphs=report.graphs if report else None,

@@ -27,7 +27,7 @@ def made_up(compile_s: float, warm_ms: float, graphs: Optional[int] = None) -> D
         device="cpu", threads=2, eager_s=[0.004, 0.005, 0.006], compile_s=compile_s,
         torch_compile_s=compile_s - 0.1, cold_s=0.1, compile_phases_s={"total_wall_time": 1.0},
         warm_s=[warm_ms / 1e3] * 3, recompile_s=0.0, graphs=graphs,
-        break_events=None if graphs is None else graphs - 1,
+        break_events=None if graphs is None else graphs - 1, second_s=compile_s / 100,
     ))
 
 
@@ -100,7 +100,9 @@ def test_verdict() -> None:
         "yes (faster: compile, warm)"
     )
     assert speed.verdict({"compile": alike, "cold": r(0.5, 0.9), "warm": alike}) == "no: cold"
-    assert speed.verdict({"compile": alike, "cold": None, "warm": alike}) == "n/a"
+    assert speed.verdict({"compile": alike, "cold": None, "warm": alike}) == "yes"  # unmeasured
+    assert speed.verdict({"compile": alike, "cold": r(None, None), "warm": alike}) == "n/a"
+    assert speed.verdict({"compile": None, "cold": None}) == "n/a"
     assert speed.verdict({"compile": r(None, None), "cold": r(0.2, 0.5), "warm": alike}) == (
         "no: cold"
     )
@@ -132,14 +134,16 @@ def test_row_json_and_tables() -> None:
     assert row["ratios"]["compile"]["low"] > 1
     assert row["ratios"]["warm"]["estimate"] == pytest.approx(2.0)
     assert row["ratios"]["cold"]["estimate"] == pytest.approx(1.0)
-    assert row["verdict"] == "yes (faster: compile, warm)"
+    assert row["ratios"]["second"]["estimate"] == pytest.approx(40.5 / 20.5, rel=0.05)
+    assert row["verdict"] == "yes (faster: compile, second, warm)"
     json.dumps(row)  # JSON-ready
 
     markdown = speed.markdown_table([row]).splitlines()
     assert len(markdown) == 3 and markdown[1] == "|" + "---|" * len(speed.HEADERS)
     cells = [cell.strip() for cell in markdown[2].strip("|").split("|")]
     assert cells[:4] == ["t5 (fp32)", "3 (2) → 1 (0)", "40.5 [39.0-42.0]", "20.5 [19.0-22.0]"]
-    assert cells[4].startswith("**1.9") and cells[-1] == "yes (faster: compile, warm)"
+    assert cells[4].startswith("**1.9") and cells[-1] == "yes (faster: compile, second, warm)"
+    assert cells[8] == "405.0 [390.0-420.0]" and cells[10].startswith("**1.9")
     assert cells[-3] == "5.000 / 5.000" and cells[-2] == "yes / max diff 2.5e-07"
     assert row["outputs"]["eager_equal"] and not row["outputs"]["compiled_equal"]
     text = speed.text_table([row]).splitlines()
@@ -210,6 +214,7 @@ def test_speed_one_row_end_to_end(tmp_path: Path) -> None:
     for arm in (original, fixed):
         sample = arm["samples"][0]
         assert sample["compile_s"] > sample["cold_s"] > 0 and len(sample["warm_s"]) == 2
+        assert sample["second_s"] > 0
         assert 0 < sample["torch_compile_s"] < sample["compile_s"]
     for name in ("compile", "cold", "warm"):
         assert row["ratios"][name]["estimate"] > 0
