@@ -299,18 +299,32 @@ def row_json(raw: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def summary(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
-    """Over the rows: the compile-time ratios' median and spread, and the verdicts."""
+    """Over the rows: the compile-time ratios' median and spread, and the verdicts; and over the
+    rows whose fixed arm has fewer graphs (``fewer_graphs``), the mean, median and range of
+    each ratio (the paper's cold-start claim is a mean over the rows it fixed)."""
     ratios = [r["ratios"]["compile"]["estimate"] for r in rows if r["ratios"]["compile"]]
     compile_ratio: Dict[str, Any] = spread(ratios) or {}
     if ratios:
         quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
         compile_ratio.update(q1=quartiles[0], q3=quartiles[2])
+    fixed_rows = [r for r in rows if _fewer_graphs(r)]
+    fewer_graphs: Dict[str, Any] = {"rows": len(fixed_rows)}
+    for name in RATIOS:
+        estimates = [r["ratios"][name]["estimate"] for r in fixed_rows if r["ratios"][name]]
+        if estimates:
+            fewer_graphs[name] = {**(spread(estimates) or {}), "mean": statistics.mean(estimates)}
     return {
         "rows": len(rows),
         "compile_ratio": compile_ratio,
+        "fewer_graphs": fewer_graphs,
         "not_slower": sum(1 for r in rows if r["verdict"].startswith("yes")),
         "slower": sum(1 for r in rows if r["verdict"].startswith("no")),
     }
+
+
+def _fewer_graphs(row: Dict[str, Any]) -> bool:
+    original, fixed = (row["arms"][role]["graphs"] for role in (ORIGINAL, FIXED))
+    return original is not None and fixed is not None and fixed < original
 
 
 # Rendering ----------------------------------------------------------------------------------
@@ -395,12 +409,20 @@ def summary_line(totals: Dict[str, Any]) -> str:
     ratio = totals["compile_ratio"]
     if "median" not in ratio:
         return f"Summary: {totals['rows']} rows, no compile-time ratio measured."
-    return (
+    line = (
         f"Summary: compile time original/fixed over {ratio['n']} rows: median "
         f"{ratio['median']:.2f}x (quartiles {ratio['q1']:.2f}-{ratio['q3']:.2f}x, range "
         f"{ratio['min']:.2f}-{ratio['max']:.2f}x); fixed not slower at 95 % on "
         f"{totals['not_slower']}, slower on {totals['slower']} of {totals['rows']} rows."
     )
+    fewer = totals.get("fewer_graphs") or {}
+    means = [f"{name} mean {fewer[name]['mean']:.2f}x (median {fewer[name]['median']:.2f}x, "
+             f"range {fewer[name]['min']:.2f}-{fewer[name]['max']:.2f}x)"
+             for name in RATIOS if name in fewer]
+    if means:
+        line += (f"\nOver the {fewer['rows']} rows with fewer graphs after the fix, "
+                 f"original/fixed: {'; '.join(means)}.")
+    return line
 
 
 def speed_environment(rows: Sequence[Dict[str, Any]]) -> Dict[str, str]:
@@ -445,7 +467,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="write everything to this JSON file")
     parser.add_argument("--markdown", action="store_true", help="print the docs' table")
+    parser.add_argument(
+        "--report", type=Path, action="append", metavar="JSON",
+        help="measure nothing: print the table of these --json files (repeatable; a row's "
+        "samples from several files are pooled), with today's statistics",
+    )
     args = parser.parse_args(argv)
+    if args.report:
+        try:
+            rows = report_rows(args.report)
+        except (OSError, ValueError, KeyError) as error:
+            parser.error(f"--report: {error}")
+        print_tables(rows, args.markdown)
+        return 0
     names = row_names(parser, args)
     if names is None:
         return 0
@@ -471,9 +505,29 @@ def main(argv: Optional[List[str]] = None) -> int:
                 rows = [done[n] for n in names if n in done]
                 write_json(args.json, rows, settings, time.perf_counter() - started)
     rows = [done[name] for name in names]
-    print(markdown_table(rows) if args.markdown else text_table(rows))
-    print("\n" + summary_line(summary(rows)))
+    print_tables(rows, args.markdown)
     return 1 if any(row["error"] for row in rows) else 0
+
+
+def print_tables(rows: Sequence[Dict[str, Any]], markdown: bool) -> None:
+    print(markdown_table(rows) if markdown else text_table(rows))
+    print("\n" + summary_line(summary(rows)))
+
+
+def report_rows(paths: Sequence[Path]) -> List[Dict[str, Any]]:
+    """The rows of ``--json`` files, in their order, derived again from their samples; the
+    samples of a row found in several files are pooled (its first file gives the other fields)."""
+    raws: Dict[str, Dict[str, Any]] = {}
+    for path in paths:
+        for row in json.loads(path.read_text(encoding="utf-8"))["rows"]:
+            samples = {role: row["arms"][role]["samples"] for role in (ORIGINAL, FIXED)}
+            if row["name"] not in raws:
+                fields = {k: v for k, v in row.items() if k not in ("arms", "ratios", "verdict")}
+                raws[row["name"]] = {**fields, "samples": samples}
+                continue
+            for role, more in samples.items():
+                raws[row["name"]]["samples"][role].extend(more)
+    return [row_json(raw) for raw in raws.values()]
 
 
 def write_json(path: Path, rows: List[Dict[str, Any]], settings: Settings, elapsed: float) -> None:

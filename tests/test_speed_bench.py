@@ -171,6 +171,10 @@ def test_slower_row_error_row_and_summary() -> None:
     assert totals["compile_ratio"]["median"] == pytest.approx(1.0)
     assert (totals["rows"], totals["not_slower"], totals["slower"]) == (2, 0, 1)
     assert "over 1 rows: median 1.00x" in speed.summary_line(totals)
+    assert totals["fewer_graphs"]["rows"] == 1  # 3 -> 1; the failed row has no fixed graphs
+    assert totals["fewer_graphs"]["warm"]["mean"] == pytest.approx(0.5)
+    assert "Over the 1 rows with fewer graphs after the fix, original/fixed: compile mean 1.00x" \
+        in speed.summary_line(totals)
     assert "no compile-time ratio" in speed.summary_line(speed.summary([failed]))
 
 
@@ -191,6 +195,24 @@ def test_jobs_keep_the_rows_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert sorted(finished) == sorted(names)
     assert [row["name"] for row in report["rows"]] == names
     assert report["settings"]["jobs"] == 3
+
+
+def test_report_pools_the_samples_of_several_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = speed.row_json(raw_row([40.0, 41.0], [20.0, 21.0]))
+    second = speed.row_json(raw_row([39.0, 42.0], [19.0, 22.0]))
+    speed.write_json(tmp_path / "a.json", [first], speed.Settings(repeat=2), 9.0)
+    speed.write_json(tmp_path / "b.json", [second], speed.Settings(repeat=2), 9.0)
+    (row,) = speed.report_rows([tmp_path / "a.json", tmp_path / "b.json"])
+    assert row["arms"]["original"]["compile_s"] == {"median": 40.5, "min": 39.0, "max": 42.0,
+                                                    "n": 4}
+    assert row["ratios"]["compile"]["low"] is not None  # 4 repetitions: an interval
+    assert speed.main(["--report", str(tmp_path / "a.json"), "--markdown"]) == 0
+    assert "| t5 (fp32) | 3 (2) → 1 (0) | 40.5 [40.0-41.0] |" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        speed.main(["--report", str(tmp_path / "missing.json")])
+    assert "--report:" in capsys.readouterr().err
 
 
 @pytest.mark.slow
