@@ -438,6 +438,109 @@ def test_deferred_side_effects(tmp_path: Path) -> None:
     assert same(tuple(compiled_rest[:3]), tuple(rest[:3]))
 
 
+PADDING_SOURCE = """
+    import logging
+
+    import torch
+    from torch import nn
+
+    logger = logging.getLogger("graphmend.fixture.padding")
+
+
+    class Padder(nn.Module):
+        def __init__(self, window):
+            super().__init__()
+            self.window = window
+
+        def forward(self, input_ids, inputs_embeds=None):
+            window = self.window if isinstance(self.window, int) else max(self.window)
+            input_shape = input_ids.shape if input_ids is not None else inputs_embeds.shape
+            batch_size, seq_len = input_shape[:2]
+            padding_len = (window - seq_len % window) % window
+            if padding_len > 0:
+                logger.warning(
+                    f"padded from {seq_len} to {seq_len + padding_len}, a multiple of {window}"
+                )
+                input_ids = nn.functional.pad(input_ids, (0, padding_len), value=0)
+            return input_ids * 2
+"""
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_deferred_message_of_sizes_and_configuration(tmp_path: Path, dynamic: Any) -> None:
+    """Longformer's and LED's padding warning formats sizes plus configuration: deferred, its
+    text is the eager one for every length, also when the length is a symbolic size."""
+    original, fixed, _ = original_and_fixed(PADDING_SOURCE, tmp_path)
+    lengths = (5, 13, 16, 21)
+
+    def run(fn: Callable) -> Tuple[list, list]:
+        with side_effects() as (_, handler, _caught):
+            outputs = [fn(torch.ones(2, n, dtype=torch.long)) for n in lengths]
+        return outputs, [(r.levelname, r.getMessage()) for r in handler.records]
+
+    expected_outputs, expected_records = run(original.Padder([4, 8]))
+    assert [m for _, m in expected_records][0] == "padded from 5 to 8, a multiple of 8"
+    assert len(expected_records) == 3  # 16 needs no padding
+    torch._dynamo.reset()
+    compiled_fixed = torch.compile(fixed.Padder([4, 8]), backend="eager", dynamic=dynamic)
+    for fn in (fixed.Padder([4, 8]), compiled_fixed):
+        outputs, records = run(fn)
+        assert records == expected_records
+        assert all(same(a, b) for a, b in zip(outputs, expected_outputs))
+    with side_effects():
+        assert_breaks(original.Padder(8), torch.ones(2, 5, dtype=torch.long))
+        assert_one_graph(fixed.Padder(8), torch.ones(2, 5, dtype=torch.long))
+
+
+CAST_SOURCE = """
+    import torch
+    from torch import nn
+    from transformers.utils import logging as hf_logging
+
+    hf_logger = hf_logging.get_logger("graphmend.fixture.cast")
+
+
+    class FlashStyleAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q_proj = nn.Linear(4, 4)
+
+        def forward(self, x):
+            q = self.q_proj(x)
+            if q.dtype == torch.float32:
+                if torch.is_autocast_enabled():
+                    target_dtype = torch.get_autocast_gpu_dtype()
+                else:
+                    target_dtype = self.q_proj.weight.dtype
+                hf_logger.warning_once(f"casting the input back to {target_dtype}.")
+                q = q.to(target_dtype)
+            return q * 2
+"""
+
+
+def test_deferred_message_of_a_dtype_chosen_by_branches(tmp_path: Path) -> None:
+    """The flash-attention paths' warning formats a dtype that static branches choose."""
+    original, fixed, code = original_and_fixed(CAST_SOURCE, tmp_path)
+    assert "_graphmend_hf_logger_warning_once(" in code
+    x = torch.ones(2, 4)
+    seen = []
+    models = []
+    for module in (original, fixed, fixed):
+        torch.manual_seed(0)
+        models.append(module.FlashStyleAttention())
+    for fn in (models[0], models[1], compiled(models[2])):
+        fixed.hf_logger.warning_once.cache_clear()
+        with side_effects() as (_, handler, _caught):
+            outputs = [fn(x), fn(x)]
+        seen.append(([r.getMessage() for r in handler.records], outputs))
+    assert seen[0][0] == ["casting the input back to torch.float32."]
+    assert all(messages == seen[0][0] for messages, _ in seen)
+    assert all(same(tuple(outputs), tuple(seen[0][1])) for _, outputs in seen)
+    fixed.hf_logger.warning_once.cache_clear()
+    with side_effects():
+        assert_one_graph(fixed.FlashStyleAttention(), x)
+
+
 CONSTANT_WARNING_SOURCE = """
     import warnings
 

@@ -168,7 +168,7 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
                 kind = ctx.values.kind(piece.value)
                 if kind in (Kind.TENSOR, Kind.DATA):
                     return f"the message formats tensor `{ast.unparse(piece.value)}`"
-                plain = kind is Kind.STATIC or _configuration_value(piece.value, ctx)
+                plain = _configuration_value(piece.value, ctx)
                 if not plain or _is_exception(piece.value, ctx):
                     return (
                         f"the message formats `{ast.unparse(piece.value)}`, which is not known "
@@ -235,11 +235,12 @@ _SCALAR_BUILTINS = {"max", "min", "len", "int", "float", "str", "abs", "round", 
 
 
 def _configuration_value(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
-    """A Python value built from literals and ``self``'s (non-tensor) attributes, such as
-    ``self.config.window if ... else max(self.config.window)``, through local names."""
+    """A Python value built from literals, values known while tracing (``Kind.STATIC``: sizes,
+    dtypes) and ``self``'s (non-tensor) attributes, such as ``seq_len + self.config.window if
+    ... else max(self.config.window)``, through at most 3 local names (``depth``)."""
     if depth > 3:
         return False
-    if isinstance(node, ast.Constant):
+    if isinstance(node, ast.Constant) or ctx.values.kind(node) is Kind.STATIC:
         return True
     if isinstance(node, ast.Attribute):
         root: ast.expr = node
@@ -253,14 +254,14 @@ def _configuration_value(node: ast.expr, ctx: FunctionContext, depth: int = 0) -
             node.id, lambda value: _configuration_value(value, ctx, depth + 1)
         )
     if isinstance(node, ast.IfExp):
-        return all(_configuration_value(v, ctx, depth + 1) for v in (node.body, node.orelse))
+        return all(_configuration_value(v, ctx, depth) for v in (node.body, node.orelse))
     if isinstance(node, ast.BinOp):
-        return all(_configuration_value(v, ctx, depth + 1) for v in (node.left, node.right))
+        return all(_configuration_value(v, ctx, depth) for v in (node.left, node.right))
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         return (
             node.func.id in _SCALAR_BUILTINS
             and node.func.id not in ctx.symbols.defined_here()
-            and all(_configuration_value(a, ctx, depth + 1) for a in node.args)
+            and all(_configuration_value(a, ctx, depth) for a in node.args)
         )
     return False
 
