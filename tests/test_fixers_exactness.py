@@ -221,6 +221,64 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([4, 6]), torch.tensor([2, 0])),
         "fails on integer zeros",
     ),
+    "reduction of a tensor that may be empty, in a branch": (
+        """
+        class Model(nn.Module):
+            def forward(self, scores):
+                best = scores.sum()
+                if (scores > 0.5).any():
+                    best = scores.amax()
+                return best
+        """,
+        (torch.empty(0),),
+        "raises on an empty tensor",
+    ),
+    "reduction of a tensor that may be empty, logged in a branch": (
+        """
+        class Model(nn.Module):
+            def forward(self, y):
+                if (y > 0).all():
+                    print("all positive")
+                elif (y < 0).any():
+                    logger.info("min %s", y.amin())
+                return y + 1
+        """,
+        (torch.empty(0),),
+        "raises on an empty tensor",
+    ),
+    "range check by two extrema of one tensor, in range": (
+        """
+        class Model(nn.Module):
+            def forward(self, inputs):
+                if torch.min(inputs) < -1.0 or inputs.amax() > 1.0:
+                    raise ValueError("Input to a transform is not within its domain")
+                return inputs * 2
+        """,
+        (torch.tensor([0.5, -0.25]),),
+        None,
+    ),
+    "range check by two extrema of one tensor, out of range": (
+        """
+        class Model(nn.Module):
+            def forward(self, inputs):
+                if torch.min(inputs) < -1.0 or inputs.amax() > 1.0:
+                    raise ValueError("Input to a transform is not within its domain")
+                return inputs * 2
+        """,
+        (torch.tensor([0.5, 3.0]),),
+        None,
+    ),
+    "range check by extrema of two tensors": (
+        """
+        class Model(nn.Module):
+            def forward(self, a, b):
+                if a.min() < 0 or b.max() > 1:
+                    raise ValueError("out of range")
+                return a + b
+        """,
+        (torch.tensor([-1.0]), torch.empty(0)),
+        "`b.max()` raises on an empty tensor",
+    ),
     "positive-definiteness check before cholesky": (
         """
         class Model(nn.Module):
@@ -444,6 +502,21 @@ def test_fix_keeps_behaviour(name: str, tmp_path: Path) -> None:
     if decline is None and not isinstance(expected[0], tuple):
         report = probe(fixed.Model(), *(a.clone() for a in inputs))
         assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
+
+
+def test_range_check_on_an_empty_tensor_fails_where_it_failed(tmp_path: Path) -> None:
+    """The second extremum of ``x.min() < lo or x.max() > hi`` is computed on every call: on an
+    empty tensor the first one raises first, in the original and in the fixed code alike."""
+    body, _, _ = CASES["range check by two extrema of one tensor, in range"]
+    source = HEADER + dedent(body)
+    original = load(source, tmp_path / "original")
+    fixed = load(fixed_source(source), tmp_path / "fixed")
+    errors = []
+    for module in (original, fixed):
+        with pytest.raises(RuntimeError) as caught:
+            module.Model()(torch.empty(0))
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1] and errors[0].startswith("min():")
 
 
 # ------------------------------------------------------------- "fix:" means the break is gone

@@ -9,7 +9,7 @@ names the culprit when one does not.
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, List, Optional, Sequence, Set, Tuple
 
 from .symbols import ModuleSymbols
 from .values import Kind, ValueAnalysis
@@ -19,7 +19,9 @@ from .values import Kind, ValueAnalysis
 #: positive list: an operation that is not here is not speculated. Not here on purpose: ops
 #: that take sizes or indices (view, reshape, expand, narrow, split, gather, index_select,
 #: embedding, indexing), that fail on values (linalg decompositions and solvers, integer
-#: ``//`` and ``%``, ``div(rounding_mode=...)``), random ones, and data-dependent shapes.
+#: ``//`` and ``%``, ``div(rounding_mode=...)``), random ones, data-dependent shapes, and
+#: ``max``/``min``/``amax``/``amin``/``argmax``/``argmin``, which raise on an empty tensor (how
+#: many elements a tensor has is data: detections, masked rows).
 SAFE_OPERATIONS = frozenset({
     # elementwise arithmetic, comparisons and logic
     "abs", "absolute", "neg", "negative", "add", "sub", "subtract", "mul", "multiply", "div",
@@ -34,7 +36,7 @@ SAFE_OPERATIONS = frozenset({
     "relu", "gelu", "silu", "mish", "softplus", "elu", "leaky_relu", "hardtanh", "relu6",
     "hardsigmoid", "hardswish", "softmax", "log_softmax",
     # reductions
-    "sum", "mean", "nansum", "nanmean", "amax", "amin", "prod", "any", "all", "std", "var",
+    "sum", "mean", "nansum", "nanmean", "prod", "any", "all", "std", "var",
     "cumsum", "cumprod", "logsumexp", "norm",
     # products, layout and conversions
     "matmul", "mm", "bmm", "linear", "transpose", "permute", "t", "unsqueeze", "squeeze",
@@ -44,6 +46,8 @@ SAFE_OPERATIONS = frozenset({
     "zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "arange", "linspace",
     "tensor", "finfo", "iinfo",
 })
+#: Reductions left out of ``SAFE_OPERATIONS`` because they raise on an empty tensor.
+EMPTY_RAISING_REDUCTIONS = frozenset({"max", "min", "amax", "amin", "argmax", "argmin"})
 #: The modules whose functions ``SAFE_OPERATIONS`` names.
 _TORCH_NAMESPACES = ("torch", "torch.nn.functional", "torch.special")
 #: Operations that may return their input itself or a view of it, not a new tensor.
@@ -64,8 +68,18 @@ def is_slice_index(index: ast.expr) -> bool:
     )
 
 
-def impurity(node: ast.expr, values: ValueAnalysis, symbols: ModuleSymbols) -> Optional[str]:
-    """None when ``node`` is safe to evaluate unconditionally, else a short reason."""
+def impurity(
+    node: ast.expr,
+    values: ValueAnalysis,
+    symbols: ModuleSymbols,
+    nonempty: AbstractSet[str] = frozenset(),
+) -> Optional[str]:
+    """None when ``node`` is safe to evaluate unconditionally, else a short reason.
+
+    ``nonempty``: local names whose extremum (``extremum_of``) code that always runs before
+    ``node`` has already taken. The extrema fail only on an empty tensor, and all for the same
+    elements and dtypes, so another extremum of the same tensor cannot fail there: in
+    ``x.min() < lo or x.max() > hi``, ``x.max()`` may be computed on every call."""
     for sub in ast.walk(node):
         if isinstance(sub, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             return f"`{ast.unparse(sub)}` is not a plain expression"
@@ -79,11 +93,41 @@ def impurity(node: ast.expr, values: ValueAnalysis, symbols: ModuleSymbols) -> O
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod)):
             if values.kind(sub) is not Kind.STATIC:
                 return f"`{ast.unparse(sub)}` fails on integer zeros, which the other path may hold"
-        if isinstance(sub, ast.Call):
+        if isinstance(sub, ast.Call) and extremum_of(sub, symbols) not in nonempty:
             reason = _call_impurity(sub, values, symbols)
             if reason:
                 return reason
     return None
+
+
+_EXTREMA = frozenset({"max", "min", "amax", "amin"})
+
+
+def extremum_of(call: ast.Call, symbols: ModuleSymbols) -> Optional[str]:
+    """``x`` of a whole-tensor extremum of a local name: ``x.max()``, ``x.amin()``,
+    ``torch.min(x)``; None for anything else (a ``dim``, ``torch.max(a, b)``)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in _EXTREMA or call.keywords:
+        return None
+    if symbols.qualified_name(func.value) in _TORCH_NAMESPACES:
+        operands = call.args
+    else:
+        operands = [func.value] if not call.args else []
+    return operands[0].id if len(operands) == 1 and isinstance(operands[0], ast.Name) else None
+
+
+def extrema_taken(node: ast.expr, symbols: ModuleSymbols) -> Set[str]:
+    """The names whose extremum evaluating ``node`` always takes (``extremum_of``): none where a
+    part of ``node`` may be skipped (``and``/``or``, ``if``-expressions, chained comparisons,
+    comprehensions, lambdas), or where a name is rebound (``:=``)."""
+    skipping = (ast.BoolOp, ast.IfExp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                ast.GeneratorExp, ast.NamedExpr)
+    parts = list(ast.walk(node))
+    if any(isinstance(p, skipping) or (isinstance(p, ast.Compare) and len(p.ops) > 1)
+           for p in parts):
+        return set()
+    names = {extremum_of(p, symbols) for p in parts if isinstance(p, ast.Call)}
+    return {name for name in names if name is not None}
 
 
 def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
@@ -97,6 +141,15 @@ def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
     if receiver is not None and receiver.split(".")[0] == "torch":
         return receiver in _TORCH_NAMESPACES
     return receiver != "self"  # `self.norm(x)` calls a submodule, not Tensor.norm
+
+
+def _empty_raising_reduction(call: ast.Call, symbols: ModuleSymbols) -> bool:
+    """``x.max()``, ``x.amin(dim=1)``, ``torch.argmax(x)``: not ``torch.max(a, b)``, which is
+    elementwise."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in EMPTY_RAISING_REDUCTIONS:
+        return False
+    return symbols.qualified_name(func.value) not in _TORCH_NAMESPACES or len(call.args) < 2
 
 
 def _call_impurity(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols) -> Optional[str]:
@@ -116,6 +169,11 @@ def _call_impurity(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols
     ):
         if all(values.kind(a) is Kind.STATIC for a in call.args):
             return None
+    if _empty_raising_reduction(call, symbols):
+        return (
+            f"`{ast.unparse(call)}` raises on an empty tensor, which the path that did not "
+            "run it may hold"
+        )
     return (
         f"it calls `{ast.unparse(func)}()`, which is not known to be free of effects and errors "
         "on the path that did not run it"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, AbstractSet, List, Optional, Sequence, Tuple
 
-from ..analysis.purity import impurity
+from ..analysis.purity import extrema_taken, impurity
 from ..analysis.values import Kind
 
 if TYPE_CHECKING:
@@ -32,29 +32,40 @@ def is_elif(node: ast.If, ctx: FunctionContext) -> bool:
 
 def tensor_condition_problem(operands: Sequence[ast.expr], ctx: FunctionContext) -> Optional[str]:
     """Why the tensor conjuncts of a test (those after the static prefix) cannot be lowered."""
+    nonempty = extrema_taken(_first_operand(operands[0]), ctx.symbols) if operands else set()
     for position, operand in enumerate(operands):
-        problem = _lowering_problem(operand, ctx, always_evaluated=position == 0)
+        problem = _lowering_problem(operand, ctx, position == 0, nonempty)
         if problem:
             return problem
     return None
 
 
+def _first_operand(node: ast.expr) -> ast.expr:
+    """The part of a test that Python always evaluates first: ``a`` of ``a or b``, ``not a``."""
+    while isinstance(node, ast.BoolOp) or (
+        isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+    ):
+        node = node.values[0] if isinstance(node, ast.BoolOp) else node.operand
+    return node
+
+
 def _lowering_problem(
-    node: ast.expr, ctx: FunctionContext, always_evaluated: bool
+    node: ast.expr, ctx: FunctionContext, always_evaluated: bool, nonempty: AbstractSet[str]
 ) -> Optional[str]:
     """Why ``and``/``or``/``not`` in a tensor condition cannot become ``torch.logical_*``.
 
     Every operand must be a tensor. Lowering evaluates all of them, so an operand that Python
-    might have skipped by short-circuiting must also be pure.
+    might have skipped by short-circuiting must also be pure (``impurity``; ``nonempty``: the
+    names whose extremum the first operand takes).
     """
     if isinstance(node, ast.BoolOp):
         for position, value in enumerate(node.values):
-            problem = _lowering_problem(value, ctx, always_evaluated and position == 0)
+            problem = _lowering_problem(value, ctx, always_evaluated and position == 0, nonempty)
             if problem:
                 return problem
         return None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return _lowering_problem(node.operand, ctx, always_evaluated)
+        return _lowering_problem(node.operand, ctx, always_evaluated, nonempty)
     kind = ctx.values.kind(node)
     if kind is Kind.DATA:
         return (
@@ -66,7 +77,7 @@ def _lowering_problem(
             f"`{ast.unparse(node)}` is not a tensor, "
             "so it cannot be combined with torch.logical_*"
         )
-    return None if always_evaluated else impurity(node, ctx.values, ctx.symbols)
+    return None if always_evaluated else impurity(node, ctx.values, ctx.symbols, nonempty)
 
 
 def shared_line_problem(
