@@ -279,6 +279,42 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([-1.0]), torch.empty(0)),
         "`b.max()` raises on an empty tensor",
     ),
+    "spread of a batch of one, in a branch": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                scale = torch.ones_like(x)
+                if (x > 0).all():
+                    scale = x.std() * scale
+                return x * scale
+        """,
+        (torch.tensor([-1.0]),),
+        "it calls `x.std()`",
+    ),
+    "tensor copied with torch.tensor, in a branch": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                y = x * 2
+                if (x > 0).all():
+                    y = torch.tensor(x) + 1
+                return y
+        """,
+        (torch.tensor([-1.0, 2.0]),),
+        "it calls `torch.tensor()`",
+    ),
+    "constant tensor in a branch": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                y = x * 2
+                if (x > 0).all():
+                    y = x + torch.tensor(-1.5, dtype=x.dtype)
+                return y
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        None,
+    ),
     "positive-definiteness check before cholesky": (
         """
         class Model(nn.Module):

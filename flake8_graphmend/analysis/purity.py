@@ -21,7 +21,9 @@ from .values import Kind, ValueAnalysis
 #: embedding, indexing), that fail on values (linalg decompositions and solvers, integer
 #: ``//`` and ``%``, ``div(rounding_mode=...)``), random ones, data-dependent shapes, and
 #: ``max``/``min``/``amax``/``amin``/``argmax``/``argmin``, which raise on an empty tensor (how
-#: many elements a tensor has is data: detections, masked rows).
+#: many elements a tensor has is data: detections, masked rows), ``std``/``var``, which warn
+#: when there are no more elements than the correction (a batch of one), and ``torch.tensor``
+#: of anything but number literals (of a tensor it warns; of a list it fails on ragged rows).
 SAFE_OPERATIONS = frozenset({
     # elementwise arithmetic, comparisons and logic
     "abs", "absolute", "neg", "negative", "add", "sub", "subtract", "mul", "multiply", "div",
@@ -36,7 +38,7 @@ SAFE_OPERATIONS = frozenset({
     "relu", "gelu", "silu", "mish", "softplus", "elu", "leaky_relu", "hardtanh", "relu6",
     "hardsigmoid", "hardswish", "softmax", "log_softmax",
     # reductions
-    "sum", "mean", "nansum", "nanmean", "prod", "any", "all", "std", "var",
+    "sum", "mean", "nansum", "nanmean", "prod", "any", "all",
     "cumsum", "cumprod", "logsumexp", "norm",
     # products, layout and conversions
     "matmul", "mm", "bmm", "linear", "transpose", "permute", "t", "unsqueeze", "squeeze",
@@ -44,7 +46,7 @@ SAFE_OPERATIONS = frozenset({
     "bfloat16", "bool", "long", "int", "short", "size", "dim", "numel",
     # new tensors from static arguments
     "zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "arange", "linspace",
-    "tensor", "finfo", "iinfo",
+    "finfo", "iinfo",
 })
 #: Reductions left out of ``SAFE_OPERATIONS`` because they raise on an empty tensor.
 EMPTY_RAISING_REDUCTIONS = frozenset({"max", "min", "amax", "amin", "argmax", "argmin"})
@@ -131,8 +133,13 @@ def extrema_taken(node: ast.expr, symbols: ModuleSymbols) -> Set[str]:
 
 
 def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
-    """Whether ``call`` is one of ``SAFE_OPERATIONS``: a torch function or a method by that name."""
+    """Whether ``call`` is one of ``SAFE_OPERATIONS``, a torch function or a method by that name,
+    or ``torch.tensor`` of a number literal."""
     func = call.func
+    if symbols.qualified_name(func) == "torch.tensor":
+        return len(call.args) == 1 and _number_literal(call.args[0]) and all(
+            k.arg in ("dtype", "device") for k in call.keywords
+        )
     if not isinstance(func, ast.Attribute) or func.attr not in SAFE_OPERATIONS:
         return False
     if any(k.arg in ("out", "rounding_mode", "inplace") for k in call.keywords):
@@ -141,6 +148,13 @@ def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
     if receiver is not None and receiver.split(".")[0] == "torch":
         return receiver in _TORCH_NAMESPACES
     return receiver != "self"  # `self.norm(x)` calls a submodule, not Tensor.norm
+
+
+def _number_literal(node: ast.expr) -> bool:
+    """``2``, ``-1.5``, ``True``: a literal number, maybe negated."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex))
 
 
 def _empty_raising_reduction(call: ast.Call, symbols: ModuleSymbols) -> bool:
@@ -380,6 +394,8 @@ class _SpeculationChecker:
         if qualified.startswith("math."):
             return None
         if safe_operation(call, self.symbols):
+            return None
+        if qualified == "torch.tensor":  # of configuration (lists of numbers), assumed well-formed
             return None
         if isinstance(func, ast.Attribute) and func.attr == "get":
             return None
