@@ -315,6 +315,42 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, 2.0]),),
         None,
     ),
+    "softmax without a dim, in a branch": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                y = x * 2
+                if (x > 0).all():
+                    y = torch.nn.functional.softmax(x)
+                return y
+        """,
+        (torch.tensor([[-1.0, 2.0]]),),
+        "not known to be free of effects",
+    ),
+    "x.T of a 3-D tensor, in a branch": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                y = x * 2
+                if (x > 0).all():
+                    y = x.T.sum() + y
+                return y
+        """,
+        (torch.full((2, 1, 2), -1.0),),
+        "warns on a tensor that is not 2-D",
+    ),
+    "softmax over a dim, in a branch": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                y = x * 2
+                if (x > 0).all():
+                    y = x.softmax(-1) + torch.nn.functional.log_softmax(x, dim=0)
+                return y
+        """,
+        (torch.tensor([[1.0, 2.0]]),),
+        None,
+    ),
     "positive-definiteness check before cholesky": (
         """
         class Model(nn.Module):

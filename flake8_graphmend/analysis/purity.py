@@ -50,6 +50,8 @@ SAFE_OPERATIONS = frozenset({
 })
 #: Reductions left out of ``SAFE_OPERATIONS`` because they raise on an empty tensor.
 EMPTY_RAISING_REDUCTIONS = frozenset({"max", "min", "amax", "amin", "argmax", "argmin"})
+#: Operations of ``SAFE_OPERATIONS`` that warn when called without a ``dim``.
+_NEEDS_DIM = frozenset({"softmax", "log_softmax"})
 #: The modules whose functions ``SAFE_OPERATIONS`` names.
 _TORCH_NAMESPACES = ("torch", "torch.nn.functional", "torch.special")
 #: Operations that may return their input itself or a view of it, not a new tensor.
@@ -92,6 +94,9 @@ def impurity(
                 return (
                     f"the indexing `{ast.unparse(sub)}` could fail on the branch that did not run"
                 )
+        if isinstance(sub, ast.Attribute) and sub.attr == "T" and isinstance(sub.ctx, ast.Load):
+            if values.kind(sub.value) is not Kind.STATIC:
+                return f"`{ast.unparse(sub)}` warns on a tensor that is not 2-D"
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod)):
             if values.kind(sub) is not Kind.STATIC:
                 return f"`{ast.unparse(sub)}` fails on integer zeros, which the other path may hold"
@@ -145,6 +150,11 @@ def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
     if any(k.arg in ("out", "rounding_mode", "inplace") for k in call.keywords):
         return False
     receiver = symbols.qualified_name(func.value)
+    dim_position = 1 if receiver in _TORCH_NAMESPACES else 0  # F.softmax(x, dim) / x.softmax(dim)
+    if func.attr in _NEEDS_DIM and len(call.args) <= dim_position and not any(
+        k.arg == "dim" for k in call.keywords
+    ):
+        return False  # `F.softmax(x)` warns: "Implicit dimension choice ... deprecated"
     if receiver is not None and receiver.split(".")[0] == "torch":
         return receiver in _TORCH_NAMESPACES
     return receiver != "self"  # `self.norm(x)` calls a submodule, not Tensor.norm
