@@ -339,6 +339,22 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.full((2, 1, 2), -1.0),),
         "warns on a tensor that is not 2-D",
     ),
+    "a module attribute named T (a temperature), in a branch": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.T = 2.0
+
+            def forward(self, x):
+                y = x * 2
+                if (x > 0).all():
+                    y = x / self.T
+                return y
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        None,
+    ),
     "softmax over a dim, in a branch": (
         """
         class Model(nn.Module):

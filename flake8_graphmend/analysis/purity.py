@@ -48,8 +48,10 @@ SAFE_OPERATIONS = frozenset({
     "zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "arange", "linspace",
     "finfo", "iinfo",
 })
+#: Whole-tensor extrema: left out of ``SAFE_OPERATIONS``, they raise on an empty tensor only.
+_EXTREMA = frozenset({"max", "min", "amax", "amin"})
 #: Reductions left out of ``SAFE_OPERATIONS`` because they raise on an empty tensor.
-EMPTY_RAISING_REDUCTIONS = frozenset({"max", "min", "amax", "amin", "argmax", "argmin"})
+_EMPTY_RAISING_REDUCTIONS = _EXTREMA | {"argmax", "argmin"}
 #: Operations of ``SAFE_OPERATIONS`` that warn when called without a ``dim``.
 _NEEDS_DIM = frozenset({"softmax", "log_softmax"})
 #: The modules whose functions ``SAFE_OPERATIONS`` names.
@@ -95,7 +97,9 @@ def impurity(
                     f"the indexing `{ast.unparse(sub)}` could fail on the branch that did not run"
                 )
         if isinstance(sub, ast.Attribute) and sub.attr == "T" and isinstance(sub.ctx, ast.Load):
-            if values.kind(sub.value) is not Kind.STATIC:
+            receiver = sub.value  # `self.T` is the module's own attribute (a temperature, say)
+            module_attribute = isinstance(receiver, ast.Name) and receiver.id == "self"
+            if not module_attribute and values.kind(receiver) is not Kind.STATIC:
                 return f"`{ast.unparse(sub)}` warns on a tensor that is not 2-D"
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod)):
             if values.kind(sub) is not Kind.STATIC:
@@ -105,9 +109,6 @@ def impurity(
             if reason:
                 return reason
     return None
-
-
-_EXTREMA = frozenset({"max", "min", "amax", "amin"})
 
 
 def extremum_of(call: ast.Call, symbols: ModuleSymbols) -> Optional[str]:
@@ -171,7 +172,7 @@ def _empty_raising_reduction(call: ast.Call, symbols: ModuleSymbols) -> bool:
     """``x.max()``, ``x.amin(dim=1)``, ``torch.argmax(x)``: not ``torch.max(a, b)``, which is
     elementwise."""
     func = call.func
-    if not isinstance(func, ast.Attribute) or func.attr not in EMPTY_RAISING_REDUCTIONS:
+    if not isinstance(func, ast.Attribute) or func.attr not in _EMPTY_RAISING_REDUCTIONS:
         return False
     return symbols.qualified_name(func.value) not in _TORCH_NAMESPACES or len(call.args) < 2
 
