@@ -110,14 +110,14 @@ def measure(spec: ProcessSpec) -> Sample:
         before = _compile_counters()
         compiled_output, compile_s = timed(compiled, device)
         after_first = _compile_counters()
-        # copied now: a CUDA graph replay may overwrite the tensors of an earlier output
-        compiled_flat = flatten_output(compiled_output)
+        # copied now, when probing: a CUDA graph replay may overwrite an earlier output's tensors
+        compiled_flat = flatten_output(compiled_output) if spec.probe else None
         second_s = timed(compiled, device)[1]  # reduce-overhead: the CUDA graphs' recording
         warm_s = _timed_calls(compiled, device, spec.warm_calls)[1]
         recompiled = _difference(_compile_counters(), after_first)
         report = probe(model, *args, **kwargs) if spec.probe else None
     outputs = None
-    if spec.probe:
+    if compiled_flat is not None:
         outputs = check_outputs(
             arm, Path(arm.handover_dir), flatten_output(eager_output), compiled_flat
         )
