@@ -5,7 +5,7 @@ The commands live in ``fixers.graphmend`` (``graphmend.FixAll`` with ``modules: 
 Nothing here imports torch: the fixed code carries its own small helpers.
 
 Every module of the package is imported with it, so that the rewrites each one registers
-(``@rewrites_if``, ``@rewrites_call``) and the commands it defines are known whichever
+(``@rewrites_statement``, ``@rewrites_call``) and the commands it defines are known whichever
 command runs.
 """
 

@@ -2,7 +2,7 @@
 
 The engine analyses the module once. The command visits it once and hands each site whose
 finding carries a plan to the rewrite registered for that plan's type (``@rewrites_call``,
-``@rewrites_if`` in ``trap.py``, ``where.py``, ``defer.py``); a command fixes the codes the
+``@rewrites_statement`` in ``trap.py``, ``where.py``, ``defer.py``); a command fixes the codes the
 registry assigns to it (``FixAll``: all of them). The rewrites apply the plan; they do not
 decide legality again (``flake8_graphmend/planning/`` did). They share the services here:
 node lookup, emitted helpers, fresh names, and code emitted in the file's own style.
@@ -55,13 +55,14 @@ Branch = List[Tuple[cst.BaseSmallStatement, Optional[cst.SimpleStatementLine]]]
 #: ``rewrite(command, call, plan) -> replacement`` for a call site.
 CallRewrite = Callable[["GraphMendCommand", cst.Call, Any], cst.BaseExpression]
 #: ``rewrite(command, original, updated, plan, following) -> (statements, consumed)`` for an
-#: ``if``: the statements that replace it, and whether they replace ``following`` too.
-IfRewrite = Callable[
-    ["GraphMendCommand", cst.If, cst.If, Any, Optional[cst.BaseStatement]],
+#: ``if`` (or a line holding one ``assert``): the statements that replace it, and whether they
+#: replace ``following`` too.
+StatementRewrite = Callable[
+    ["GraphMendCommand", Any, Any, Any, Optional[cst.BaseStatement]],
     Tuple[List[cst.BaseStatement], bool],
 ]
 _CALL_REWRITES: Dict[Type[Plan], CallRewrite] = {}
-_IF_REWRITES: Dict[Type[Plan], IfRewrite] = {}
+_STATEMENT_REWRITES: Dict[Type[Plan], StatementRewrite] = {}
 RewriteT = TypeVar("RewriteT", bound=Callable[..., Any])
 
 
@@ -75,11 +76,11 @@ def rewrites_call(*plan_types: Type[Plan]) -> Callable[[RewriteT], RewriteT]:
     return register
 
 
-def rewrites_if(*plan_types: Type[Plan]) -> Callable[[RewriteT], RewriteT]:
-    """Register the rewrite of ``if`` statements planned as ``plan_types``."""
+def rewrites_statement(*plan_types: Type[Plan]) -> Callable[[RewriteT], RewriteT]:
+    """Register the rewrite of statements (``if``, ``assert``) planned as ``plan_types``."""
 
     def register(rewrite: RewriteT) -> RewriteT:
-        _IF_REWRITES.update(dict.fromkeys(plan_types, rewrite))
+        _STATEMENT_REWRITES.update(dict.fromkeys(plan_types, rewrite))
         return rewrite
 
     return register
@@ -185,8 +186,9 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         self._positions: Dict[cst.CSTNode, CodeRange] = {}
         #: Functions and classes whose bodies the pass does not enter.
         self._skipped: Set[int] = set()
-        #: ``if`` statements to rewrite, by the identity of their updated node.
-        self._pending: Dict[int, Tuple[cst.If, Finding]] = {}
+        #: Statements to rewrite (``if``, a line of one ``assert``), by the identity of their
+        #: updated node.
+        self._pending: Dict[int, Tuple[cst.BaseStatement, Finding]] = {}
         #: Names used in each enclosing function (innermost last), for fresh temporaries.
         self._function_names: List[Set[str]] = []
 
@@ -379,11 +381,20 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
             self._pending[id(updated_node)] = (original_node, finding)
         return updated_node
 
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
+        if len(original_node.body) == 1 and isinstance(original_node.body[0], cst.Assert):
+            finding = self.target(original_node.body[0])
+            if finding is not None:
+                self._pending[id(updated_node)] = (original_node, finding)
+        return updated_node
+
     def leave_IndentedBlock(
         self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
     ) -> cst.IndentedBlock:
-        """Replace the pending ``if`` statements of the block (a rewrite may take the statement
-        after an ``if`` along, a trailing ``return``)."""
+        """Replace the pending statements of the block (a rewrite may take the statement after
+        an ``if`` along, a trailing ``return``)."""
         body = list(updated_node.body)
         if not any(id(statement) in self._pending for statement in body):
             return updated_node
@@ -397,12 +408,11 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
                 new_body.append(statement)
                 continue
             original, finding = entry
-            updated = expect(statement, cst.If, "the `if` statement")
             following = body[index] if index < len(body) else None
             assert finding.plan is not None  # the targets are the findings with a plan (_select)
-            rewrite = _IF_REWRITES[type(finding.plan)]
+            rewrite = _STATEMENT_REWRITES[type(finding.plan)]
             try:
-                statements, consumed = rewrite(self, original, updated, finding.plan, following)
+                statements, consumed = rewrite(self, original, statement, finding.plan, following)
             except Decline as reason:
                 self.declined(finding, str(reason))
                 new_body.append(statement)

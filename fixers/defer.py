@@ -21,7 +21,7 @@ from .base import (
     conjuncts,
     expect,
     rewrites_call,
-    rewrites_if,
+    rewrites_statement,
     with_static_prefix,
 )
 from .base import _shifted as shifted
@@ -94,7 +94,7 @@ def _helper_arguments(
     return parameters, inner, kept
 
 
-@rewrites_if(DeferIfPlan)
+@rewrites_statement(DeferIfPlan)
 def rewrite_if(
     command: GraphMendCommand,
     original: cst.If,

@@ -21,6 +21,8 @@ WHERE_GRAD = f"{PREFIX}where_grad"
 CHECK = f"{PREFIX}check"
 RAISE = f"{PREFIX}raise"
 DIFFER = f"{PREFIX}differ"
+ITEM = f"{PREFIX}item"
+ASSERT = f"{PREFIX}assert"
 
 #: The longest line of the emitted helpers (they fit any file's line length).
 HELPER_LINE_LENGTH = 79
@@ -182,14 +184,54 @@ def {DIFFER}(a, b):
     return (a != b).any()
 '''
 
+_ITEM_SOURCE = f'''\
+def {ITEM}(value):
+    """`value.item()` kept as a tensor that compares with an int exactly as the
+    number does (graphmend [Trap]).
+
+    Python compares the float or int that `.item()` gives with an int exactly;
+    so does a 0-d tensor promoted to float64 (floating dtypes) or to int64
+    (bool and integer dtypes), for ints below 2**53. Anything else gives
+    `value.item()` itself: complex, unsigned 64-bit and quantized tensors,
+    meta tensors, floating tensors on MPS (no float64), tensors not 0-d, and
+    values that are not tensors.
+    """
+    if not isinstance(value, torch.Tensor) or value.dim() != 0 or value.is_meta:
+        return value.item()
+    if value.is_floating_point() and value.device.type != "mps":
+        return value.to(torch.float64)
+    integers = (
+        torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64
+    )
+    if value.dtype in integers:
+        return value.to(torch.int64)
+    return value.item()
+'''
+
+_ASSERT_SOURCE = f'''\
+@{DEFERRED}
+def {ASSERT}(holds, *message):
+    """`assert holds, *message` as a deferred call (graphmend [Trap]).
+
+    Inside the graph when compiled (see {DEFERRED}): eager and compiled,
+    a failing test raises AssertionError with the same message at the same
+    point. The fixed code calls it under `if __debug__:`, so `python -O`
+    skips it as it skips the `assert`.
+    """
+    if not holds:
+        raise AssertionError(*message)
+'''
+
 #: Fixed helpers that call other fixed helpers.
-_NEEDS: Dict[str, str] = {CHECK: DEFERRED}
+_NEEDS: Dict[str, str] = {CHECK: DEFERRED, ASSERT: DEFERRED}
 
 #: The fixed helpers, in the order they are emitted.
 FIXED_HELPERS: Dict[str, str] = {
     DEFERRED: _DEFERRED_SOURCE,
     CHECK: _CHECK_SOURCE,
     DIFFER: _DIFFER_SOURCE,
+    ITEM: _ITEM_SOURCE,
+    ASSERT: _ASSERT_SOURCE,
     WHERE: _WHERE_SOURCE,
     WHERE_GRAD: _WHERE_GRAD_SOURCE,
 }

@@ -1,6 +1,7 @@
-"""[Trap]: `if <tensor condition>: raise E("...")` becomes a graph-native check.
+"""[Trap]: `if <tensor condition>: raise E("...")` becomes a graph-native check, and so does
+`assert <reduction>.item() <op> <int>`.
 
-Applies the ``TrapPlan`` of ``flake8_graphmend/planning/trap.py``.
+Applies the ``TrapPlan`` and ``AssertPlan`` of ``flake8_graphmend/planning/trap.py``.
 """
 
 from __future__ import annotations
@@ -9,18 +10,19 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from flake8_graphmend.planning.trap import TrapPlan
+from flake8_graphmend.planning.trap import AssertPlan, TrapPlan
 
 from .base import (
     GraphMendCommand,
+    PlanMismatch,
     comment_lines,
     conjuncts,
     expect,
-    rewrites_if,
+    rewrites_statement,
     tensor_condition,
     with_static_prefix,
 )
-from .helpers import CHECK, DIFFER
+from .helpers import ASSERT, CHECK, DIFFER, ITEM
 
 
 class TrapGuards(GraphMendCommand):
@@ -34,7 +36,7 @@ class TrapGuards(GraphMendCommand):
     DESCRIPTION = __doc__.splitlines()[0]
 
 
-@rewrites_if(TrapPlan)
+@rewrites_statement(TrapPlan)
 def rewrite_guard(
     command: GraphMendCommand,
     original: cst.If,
@@ -53,6 +55,8 @@ def rewrite_guard(
         indent += block.indent or command.module.default_indent
     if plan.torch_equal:
         failed = _differ(command, conjuncts(updated.test)[static], plan.negated, indent)
+    elif plan.item_compared:
+        failed = command.code(_item_kept(command, conjuncts(updated.test)[static]))
     else:
         failed = command.condition_text(tensor_condition(updated.test, static), "", indent)
     arguments = [failed, command.code(exception.func), command.code(exception.args[0].value)]
@@ -63,6 +67,58 @@ def rewrite_guard(
         return [guard.with_changes(body=block.with_changes(body=[check]))], False
     comments = comment_lines([node for node in (updated.body, line) if node is not None])
     return [check.with_changes(leading_lines=(*updated.leading_lines, *comments))], False
+
+
+@rewrites_statement(AssertPlan)
+def rewrite_assert(
+    command: GraphMendCommand,
+    original: cst.SimpleStatementLine,
+    updated: cst.SimpleStatementLine,
+    plan: AssertPlan,
+    following: Optional[cst.BaseStatement],
+) -> Tuple[List[cst.BaseStatement], bool]:
+    """``if __debug__: _graphmend_assert(<test>[, message])`` in place of the ``assert``."""
+    (small,) = updated.body
+    statement = expect(small, cst.Assert, "the `assert`")
+    indent = command.indentation(original) + command.module.default_indent
+    arguments = [command.code(_item_kept(command, statement.test))]
+    if statement.msg is not None:
+        arguments.append(command.code(statement.msg))
+    check = command.call_text("", command.helper(ASSERT), arguments, indent)
+    unit = command.module.default_indent
+    text = f"if __debug__:{command.module.default_newline}{unit}" + check.replace(
+        command.module.default_newline, command.module.default_newline + unit
+    )
+    guard = expect(command.statement(text), cst.If, "the emitted `if __debug__:`")
+    block = expect(guard.body, cst.IndentedBlock, "the emitted block")
+    # `assert ...  # why`: the comment ends the `if __debug__:` line
+    block = block.with_changes(header=updated.trailing_whitespace)
+    return [guard.with_changes(body=block, leading_lines=updated.leading_lines)], False
+
+
+def _item_kept(command: GraphMendCommand, test: cst.BaseExpression) -> cst.BaseExpression:
+    """``test``, a comparison of ``<reduction>.item()``, with the number kept a tensor:
+    ``_graphmend_item(<reduction>)`` in place of the ``.item()`` call."""
+    comparison = expect(test, cst.Comparison, "the `.item()` comparison")
+    sides = [comparison.left, comparison.comparisons[0].comparator]
+    for position, side in enumerate(sides):
+        if (
+            isinstance(side, cst.Call)
+            and isinstance(side.func, cst.Attribute)
+            and side.func.attr.value == "item"
+            and not side.args
+        ):
+            kept = cst.Call(
+                func=cst.Name(command.helper(ITEM)),
+                args=[cst.Arg(value=side.func.value)],
+                lpar=side.lpar,
+                rpar=side.rpar,
+            )
+            if position == 0:
+                return comparison.with_changes(left=kept)
+            target = comparison.comparisons[0].with_changes(comparator=kept)
+            return comparison.with_changes(comparisons=[target])
+    raise PlanMismatch("the `.item()` call")
 
 
 def _differ(

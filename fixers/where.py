@@ -25,7 +25,7 @@ from .base import (
     comment_lines,
     conjuncts,
     expect,
-    rewrites_if,
+    rewrites_statement,
     tensor_condition,
     with_static_prefix,
 )
@@ -46,7 +46,7 @@ class PredicateControlFlow(GraphMendCommand):
     DESCRIPTION = __doc__.splitlines()[0]
 
 
-@rewrites_if(ReturnSelection)
+@rewrites_statement(ReturnSelection)
 def rewrite_return(
     command: GraphMendCommand,
     original: cst.If,
@@ -70,7 +70,7 @@ def rewrite_return(
     return _replace(updated, plan.static_conjuncts, selection, removed), plan.trailing_return
 
 
-@rewrites_if(AssignSelection)
+@rewrites_statement(AssignSelection)
 def rewrite_assignments(
     command: GraphMendCommand,
     original: cst.If,
@@ -111,7 +111,7 @@ def rewrite_assignments(
     return _replace(updated, plan.static_conjuncts, statements, removed), False
 
 
-@rewrites_if(CallSelection)
+@rewrites_statement(CallSelection)
 def rewrite_common_call(
     command: GraphMendCommand,
     original: cst.If,
@@ -152,7 +152,7 @@ def rewrite_common_call(
     return statements, False
 
 
-@rewrites_if(DrawGuard)
+@rewrites_statement(DrawGuard)
 def rewrite_draw_guard(
     command: GraphMendCommand,
     original: cst.If,

@@ -144,6 +144,8 @@ def _check_block(block: List[ast.stmt], ctx: FunctionContext) -> Iterator[Findin
                 yield from control_flow.check_if(statement, block, ctx)
         elif isinstance(statement, ast.While):
             yield from control_flow.check_while(statement, ctx)
+        elif isinstance(statement, ast.Assert):
+            yield from control_flow.check_assert(statement, ctx)
         for expression in expressions:
             for node in _walk_expression(expression, values):
                 if isinstance(node, ast.Call):

@@ -426,7 +426,9 @@ RULES: Tuple[Rule, ...] = (
             "only purpose is to fail. The fix turns it into a graph-native check: an emitted "
             "helper makes the test as a deferred call (the ordered custom op of GM101): "
             "eager it raises as before, and under compile the op tests the condition inside "
-            "the graph and raises the same exception."
+            "the graph and raises the same exception. A guard whose test is the number of a "
+            "whole reduction compared with an int (`.item()`, GM401) is reported here too, "
+            "`assert lengths.max().item() <= seq_len` included."
         ),
         fix_note=(
             "Eager and compiled, a failing check raises the same exception type with the same "
@@ -440,9 +442,21 @@ RULES: Tuple[Rule, ...] = (
             "lose. A range check `x.min() < lo or x.max() > hi` is fixed: `max`, `min`, `amax` "
             "and `amin` fail only on an empty tensor, so once the first extremum of `x` has been "
             "taken, another one of the same `x` cannot fail; extrema of two tensors are "
-            "declined (`b.max()` raises on an empty `b`). Known problem: such a change made by "
-            "a calling frame in the same graph is not seen by the analysis and is lost the same "
-            "way."
+            "declined (`b.max()` raises on an empty `b`). A test `<reduction>.item() <op> <int>` "
+            "(the int a literal below 2**53 or a size such as `x.size(0)` or a name unpacked from "
+            "`x.size()`) keeps the number a 0-d tensor: the emitted `_graphmend_item` promotes it "
+            "to float64 or int64, where it compares with the int exactly as Python compares the "
+            "number, and gives `.item()` itself where that is not so (complex, unsigned 64-bit, "
+            "MPS, meta). Such an `assert` becomes `if __debug__: _graphmend_assert(...)`, "
+            "skipped by `python -O` as the `assert` was, raising AssertionError with the same "
+            "message eager and compiled. Comparisons with floats or unknown values, and inside "
+            "larger tests, are declined. Known problems: such a change made by a calling frame "
+            "in the same graph is not seen by the analysis and is lost the same way; on an input "
+            "that makes the original raise (`lengths.max()` of an empty tensor), the fixed code "
+            "lets Dynamo trace further, and an operation after the check that fails while "
+            "tracing (`x.amax()` of the same empty tensor) then raises Dynamo's "
+            "TorchRuntimeError (a RuntimeError) where the compiled original raised the first "
+            "operation's RuntimeError."
         ),
         failing=_example(
             """
@@ -521,7 +535,10 @@ RULES: Tuple[Rule, ...] = (
             "`.item()` copies a tensor value into a Python number, which forces the graph to "
             "end (and a device sync on GPU). Arithmetic with the 0-d tensor itself stays in the "
             "graph. `capture_scalar_outputs=True` (or `fullgraph=True`) traces it as an unbacked "
-            "symbol instead, which some models do not survive."
+            "symbol instead, which some models do not survive. In a guard whose whole test "
+            "compares the number of a whole reduction with an int (`if mask.sum().item() != n: "
+            "raise ...`, `assert lengths.max().item() <= seq_len`), the guard's fix (GM301) "
+            "keeps the number a tensor."
         ),
         failing=_example(
             """

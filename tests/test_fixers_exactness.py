@@ -525,6 +525,64 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(3), torch.zeros(3)),
         None,
     ),
+    # `.item()` compared with an int in a guard: the number stays a tensor (float64 or int64)
+    "assert of a length against a size, in range": (
+        """
+        class Model(nn.Module):
+            def forward(self, input_ids, lengths):
+                bs, slen = input_ids.size()
+                assert lengths.max().item() <= slen
+                return input_ids * lengths[:, None]
+        """,
+        (torch.ones(2, 4, dtype=torch.long), torch.tensor([4, 3])),
+        None,
+    ),
+    "assert of a length against a size, failing with its message": (
+        """
+        class Model(nn.Module):
+            def forward(self, input_ids, lengths):
+                print("lengths", lengths.shape[0])
+                assert lengths.max().item() <= input_ids.shape[-1], f"{input_ids.shape[-1]} max"
+                return input_ids * 2
+        """,
+        (torch.ones(2, 4), torch.tensor([5.0, 3.0])),
+        None,
+    ),
+    "float32 number beyond 2**24 against an int literal": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if x.sum().item() < 16777217:
+                    raise ValueError("below the limit")
+                return x * 2
+        """,
+        (torch.tensor([16777216.0]),),
+        None,
+    ),
+    "right padding guard on a mask sum against the batch size": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, attention_mask):
+                if attention_mask is not None and (
+                    attention_mask[:, -1].sum().item() != x.size()[0]
+                ):
+                    raise ValueError("padding_side='right' is not supported")
+                return x * 2
+        """,
+        (torch.ones(2, 3), torch.tensor([[1, 1, 1], [1, 1, 0]])),
+        None,
+    ),
+    "number of a reduction compared with a float": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if x.abs().max().item() > 0.5:
+                    raise ValueError("too large")
+                return x * 2
+        """,
+        (torch.tensor([0.25]),),
+        "which is not known to be an int literal below 2**53 or a size",
+    ),
 }
 
 
@@ -605,6 +663,61 @@ def test_range_check_on_an_empty_tensor_fails_where_it_failed(tmp_path: Path) ->
             module.Model()(torch.empty(0))
         errors.append(str(caught.value))
     assert errors[0] == errors[1] and errors[0].startswith("min():")
+
+
+ITEM_GUARDS = """
+class Model(nn.Module):
+    def forward(self, x):
+        assert x.sum().item() != 7, "seven"
+        if x.max().item() >= 16777217:
+            raise ValueError("large")
+        return x + 0
+"""
+#: Numbers of every kind against the guards above: each dtype's promotion (or `.item()` itself).
+ITEM_INPUTS = {
+    "int64 failing assert": torch.tensor([3, 4]),
+    "int32 in range": torch.tensor([1, 2], dtype=torch.int32),
+    "int64 beyond 2**53": torch.tensor([2**53 + 1]),
+    "uint8 failing assert": torch.tensor([7], dtype=torch.uint8),
+    "bool": torch.tensor([True, False]),
+    "float32 just below the int": torch.tensor([16777216.0]),
+    "float16": torch.tensor([3.5], dtype=torch.float16),
+    "bfloat16 failing guard": torch.tensor([2.0**25], dtype=torch.bfloat16),
+    "float64 NaN": torch.tensor([float("nan")], dtype=torch.float64),
+    "complex (no promotion: the number itself)": torch.tensor([7 + 0j]),
+}
+
+
+@pytest.mark.parametrize("name", ITEM_INPUTS)
+def test_item_kept_a_tensor_compares_as_the_number(name: str, tmp_path: Path) -> None:
+    """`_graphmend_item` promotes to float64 or int64, which compare with an int as Python
+    compares the number, or gives `.item()` itself (complex): the same outcome eager and
+    compiled, for every dtype."""
+    source = HEADER + ITEM_GUARDS
+    original = load(source, tmp_path / "original")
+    fixed = load(fixed_source(source), tmp_path / "fixed")
+    inputs = (ITEM_INPUTS[name],)
+    expected = behaviour(original.Model(), original.Model(), inputs)
+    eager = behaviour(fixed.Model(), fixed.Model(), inputs)
+    assert same(eager[0], expected[0]) and eager[1:4] == expected[1:4], (eager, expected)
+    torch._dynamo.reset()
+    compiled = torch.compile(fixed.Model(), backend="eager")
+    got = behaviour(compiled, compiled, inputs)
+    assert same(got[0], expected[0]) and got[1:4] == expected[1:4], (got[:4], expected[:4])
+
+
+def test_assert_fix_is_skipped_by_python_optimize(tmp_path: Path) -> None:
+    """`python -O` strips an `assert`; the fixed check sits under `if __debug__:`, which -O
+    strips alike."""
+    source = HEADER + ITEM_GUARDS.replace("x.max().item() >= 16777217", "x.dim() > 1")
+    code = fixed_source(source)
+    assert "if __debug__:" in code and "        assert " not in code
+    results = []
+    for text in (source, code):
+        namespace: Dict[str, Any] = {"__name__": f"graphmend_optimized_{len(results)}"}
+        exec(compile(text, "model.py", "exec", optimize=1), namespace)
+        results.append(namespace["Model"]()(torch.tensor([7])))
+    assert same(results[0], results[1])
 
 
 # ------------------------------------------------------------- "fix:" means the break is gone

@@ -170,6 +170,35 @@ def parameter_defaults(arguments: ast.arguments) -> Dict[str, ast.expr]:
     return defaults
 
 
+def is_size(node: ast.expr) -> bool:
+    """An int from a tensor's shape: ``x.shape[0]``, ``x.size()[0]``, ``x.size(1)``, ``x.dim()``,
+    ``len(x)``."""
+    if isinstance(node, ast.Subscript):
+        index = node.slice
+        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+            index = index.operand
+        if not (isinstance(index, ast.Constant) and type(index.value) is int):
+            return False
+        node = node.value
+        if isinstance(node, ast.Call):
+            return (
+                isinstance(node.func, ast.Attribute)
+                and node.func.attr == "size"
+                and not node.args
+                and not node.keywords
+            )
+        return isinstance(node, ast.Attribute) and node.attr == "shape"
+    if isinstance(node, ast.Attribute):
+        return node.attr == "ndim"
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Name):
+        return node.func.id == "len" and len(node.args) == 1
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "size":
+        return len(node.args) == 1  # `x.size()` alone is a torch.Size
+    return isinstance(node.func, ast.Attribute) and node.func.attr in ("dim", "numel")
+
+
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 

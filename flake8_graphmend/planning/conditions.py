@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, AbstractSet, List, Optional, Sequence, Tuple
 
 from ..analysis.purity import extrema_taken, impurity
 from ..analysis.values import Kind
+from .items import item_comparison_problem
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -68,7 +69,7 @@ def _lowering_problem(
         return _lowering_problem(node.operand, ctx, always_evaluated, nonempty)
     kind = ctx.values.kind(node)
     if kind is Kind.DATA:
-        return (
+        return item_comparison_problem(node, ctx) or (
             f"`{ast.unparse(node)}` turns tensor data into a Python value; "
             "that is the break to fix first"
         )

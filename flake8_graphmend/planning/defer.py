@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from ..analysis.purity import impurity
-from ..analysis.values import Kind
+from ..analysis.values import Kind, is_size
 from . import Plan, Planned, Position, declined
 from .conditions import is_elif, shared_line_problem, split_condition
 
@@ -192,7 +192,7 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
         )
     if isinstance(node, ast.Constant) or ctx.values.kind(node) in (Kind.TENSOR, Kind.UNKNOWN):
         return None
-    if _is_size(node):
+    if is_size(node):
         return None
     if isinstance(node, ast.Name):
         bound = ctx.values.assignments_of(node.id)
@@ -204,22 +204,6 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
         f"`{ast.unparse(node)}` is a Python value that is neither a str, int, float nor bool "
         "as far as the analysis can tell; the deferred call carries only those and tensors"
     )
-
-
-def _is_size(node: ast.expr) -> bool:
-    """An int from a tensor's shape: ``x.shape[0]``, ``x.size(1)``, ``x.dim()``, ``len(x)``."""
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-        node = node.value
-        return isinstance(node, ast.Attribute) and node.attr == "shape"
-    if isinstance(node, ast.Attribute):
-        return node.attr == "ndim"
-    if not isinstance(node, ast.Call):
-        return False
-    if isinstance(node.func, ast.Name):
-        return node.func.id == "len" and len(node.args) == 1
-    if isinstance(node.func, ast.Attribute) and node.func.attr == "size":
-        return len(node.args) == 1  # `x.size()` alone is a torch.Size
-    return isinstance(node.func, ast.Attribute) and node.func.attr in ("dim", "numel")
 
 
 def _tensor_metadata(node: ast.expr) -> bool:

@@ -1,4 +1,5 @@
-"""[Trap]: may ``if <tensor test>: raise E(message)`` become a graph-native check?"""
+"""[Trap]: may ``if <tensor test>: raise E(message)`` (or an ``assert`` on ``.item()``) become a
+graph-native check?"""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ..analysis.purity import impurity
 from ..analysis.values import Kind
 from . import Plan, Planned, declined
 from .conditions import split_condition, tensor_condition_problem
+from .items import compared_item
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -40,6 +42,16 @@ class TrapPlan(Plan):
     torch_equal: bool = False
     #: ... written ``not torch.equal(a, b)``: the guard raises when they differ.
     negated: bool = False
+    #: The tensor part is ``<whole reduction>.item() <op> <int>`` (``planning/items.py``): its
+    #: ``.item()`` call becomes ``_graphmend_item(<reduction>)``.
+    item_compared: bool = False
+
+
+@dataclass(frozen=True)
+class AssertPlan(Plan):
+    """``assert <reduction>.item() <op> <int>[, message]`` becomes ``if __debug__:
+    _graphmend_assert(<the test, the number kept a tensor>[, message])`` (``python -O`` strips
+    it as it strips the ``assert``)."""
 
 
 def trap_plan(node: ast.If, code: str, ctx: FunctionContext) -> Planned[TrapPlan]:
@@ -49,20 +61,37 @@ def trap_plan(node: ast.If, code: str, ctx: FunctionContext) -> Planned[TrapPlan
     problem = _exception_problem(raise_stmt, ctx)
     if problem:
         return declined(problem)
-    change = _state_change_before(node, ctx)
-    if change is not None:
-        return declined(
-            f"`{ast.unparse(change).splitlines()[0]}` (line {change.lineno}) changes Python state "
-            "before the guard; under compile that is applied after the graph, so a failing check "
-            "would lose it"
-        )
+    problem = _state_change_problem(node, ctx)
+    if problem:
+        return declined(problem)
     static, tensor_part = split_condition(node.test, ctx)
     if code == "GM302":
         return _equal_plan(tensor_part, len(static), ctx)
+    if len(tensor_part) == 1 and compared_item(tensor_part[0], ctx):
+        return TrapPlan(static_conjuncts=len(static), item_compared=True), None
     problem = tensor_condition_problem(tensor_part, ctx)
     if problem:
         return declined(problem)
     return TrapPlan(static_conjuncts=len(static)), None
+
+
+def assert_plan(node: ast.Assert, ctx: FunctionContext) -> Planned[AssertPlan]:
+    """Whether ``assert <test>[, message]``, a test of ``compared_item``, may become a check."""
+    problem = (
+        _message_problem(node.msg, ctx) if node.msg is not None else None
+    ) or _state_change_problem(node, ctx)
+    return declined(problem) if problem else (AssertPlan(), None)
+
+
+def _state_change_problem(node: ast.stmt, ctx: FunctionContext) -> Optional[str]:
+    change = _state_change_before(node, ctx)
+    if change is None:
+        return None
+    return (
+        f"`{ast.unparse(change).splitlines()[0]}` (line {change.lineno}) changes Python state "
+        "before the guard; under compile that is applied after the graph, so a failing check "
+        "would lose it"
+    )
 
 
 def _exception_problem(raise_stmt: ast.Raise, ctx: FunctionContext) -> Optional[str]:
@@ -125,7 +154,7 @@ def _equal_plan(
 
 
 def _state_change_before(
-    node: ast.If, ctx: FunctionContext
+    node: ast.stmt, ctx: FunctionContext
 ) -> Optional[Union[ast.stmt, ast.expr]]:
     """A statement or call before ``node`` in its function that changes Python (not tensor) state.
 

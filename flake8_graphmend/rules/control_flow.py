@@ -10,7 +10,8 @@ from ..analysis.values import Kind
 from ..planning import Plan
 from ..planning.conditions import is_elif
 from ..planning.defer import DeferIfPlan, deferred_if
-from ..planning.trap import trap_plan
+from ..planning.items import compared_item
+from ..planning.trap import assert_plan, trap_plan
 from ..planning.where import where_plan
 from .base import Finding, FunctionContext
 from .side_effects import classify_call
@@ -58,6 +59,16 @@ def check_if(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> I
     if plan is not None and not isinstance(plan, DeferIfPlan) and is_elif(node, ctx):
         plan, decline = None, ELIF_DECLINE
     yield ctx.finding(code, node, plan=plan, decline=decline, end_node=node.test)
+
+
+def check_assert(node: ast.Assert, ctx: FunctionContext) -> Iterator[Finding]:
+    """``assert x.max().item() <= n``: a validation guard whose ``.item()`` breaks the graph,
+    reported as a guard when [Trap] can keep the number a tensor (otherwise the ``.item()``
+    alone is reported, GM401). An ``assert`` on a tensor (``assert mask.all()``) does not break:
+    Dynamo turns it into ``torch._assert_async``."""
+    if compared_item(node.test, ctx) is not None:
+        plan, decline = assert_plan(node, ctx)
+        yield ctx.finding("GM301", node, plan=plan, decline=decline, end_node=node.test)
 
 
 def check_while(node: ast.While, ctx: FunctionContext) -> Iterator[Finding]:

@@ -1,0 +1,171 @@
+"""``.item()`` compared with an int: the number may stay a tensor in a guard's test.
+
+``lengths.max().item() <= seq_len`` is a Python bool made from tensor data, which breaks the
+graph. Python compares the float or int that ``.item()`` gives exactly with an int; so does a
+0-d tensor promoted to float64 (a floating dtype) or int64 (bool, integer), as long as the int
+is exactly a float64 (below 2**53). The emitted helper (``_graphmend_item``, in
+``fixers/helpers.py``) makes that promotion, and gives ``value.item()`` itself for the values
+where it would not be exact (complex, unsigned 64-bit, MPS, meta, not 0-d), so the test then
+holds either a 0-d bool tensor or the original Python bool. Only a test whose value is used as
+a truth value by a check that takes both (a [Trap] guard, an ``assert``) is rewritten.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Optional
+
+from ..analysis.values import Kind, is_size
+
+if TYPE_CHECKING:
+    from ..rules.base import FunctionContext
+
+#: Reductions that, called without arguments, always make a 0-d tensor.
+WHOLE_REDUCTIONS = {
+    "sum", "max", "min", "amax", "amin", "any", "all", "mean", "prod", "count_nonzero",
+    "argmax", "argmin", "nansum", "nanmean", "norm",
+}
+_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+#: Ints up to this magnitude are exact float64 values.
+_EXACT_FLOAT_INT = 2**53
+
+
+def compared_item(test: ast.expr, ctx: FunctionContext) -> Optional[ast.Call]:
+    """The ``.item()`` call of ``test`` when ``test`` is ``<whole reduction>.item() <op> <int>``
+    (either side, one comparison) and the comparison keeps its result as a 0-d tensor; else
+    None. The int is a literal below 2**53 or a size (``x.size(0)``, ``x.shape[-1]``,
+    ``len(x)``, a local unpacked from ``x.size()``)."""
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], _COMPARISONS)
+    ):
+        return None
+    left, right = test.left, test.comparators[0]
+    for item, other in ((left, right), (right, left)):
+        if _is_whole_item(item, ctx) and _exact_int(other, ctx):
+            assert isinstance(item, ast.Call)
+            return item
+    return None
+
+
+def item_comparison_problem(test: ast.expr, ctx: FunctionContext) -> Optional[str]:
+    """Why a comparison of an ``.item()`` number, inside a test, cannot stay a tensor (None:
+    ``test`` is not such a comparison). A comparison that ``compared_item`` takes can, but only
+    as the whole tensor test of a guard."""
+    if not isinstance(test, ast.Compare):
+        return None
+    if compared_item(test, ctx) is not None:
+        return (
+            f"`{ast.unparse(test)}` stays a tensor only as the whole test of a guard (`raise`, "
+            "`assert`): its number may remain a Python value (a complex one, say), which "
+            "torch.logical_* and torch.where do not take"
+        )
+    operands = [test.left, *test.comparators]
+    items = [operand for operand in operands if _is_item(operand)]
+    if not items:
+        return None
+    shown = ast.unparse(items[0])
+    if len(operands) != 2 or not isinstance(test.ops[0], _COMPARISONS):
+        return f"`{shown}` is compared in a chain or by identity; only one `<`, `==`, ... is kept"
+    if not _is_whole_item(items[0], ctx):
+        return (
+            f"`{shown}` is not the number of a whole reduction (`x.sum().item()`), "
+            "which is 0-d whatever `x` is"
+        )
+    other = operands[1] if operands[0] is items[0] else operands[0]
+    return (
+        f"`{shown}` is compared with `{ast.unparse(other)}`, which is not known to be an int "
+        "literal below 2**53 or a size; a tensor compares with anything else in another "
+        "precision than Python does"
+    )
+
+
+def _is_item(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "item"
+        and not node.args
+        and not node.keywords
+    )
+
+
+def _is_whole_item(node: ast.expr, ctx: FunctionContext) -> bool:
+    """``x.sum().item()`` or ``torch.sum(x).item()``: the number of a 0-d reduction (of a tensor,
+    unless the analysis knows ``x`` to be a Python value; the helper gives ``value.item()``
+    itself for anything that turns out not to be a 0-d tensor)."""
+    if not _is_item(node):
+        return False
+    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+    reduction = node.func.value
+    if not (isinstance(reduction, ast.Call) and not reduction.keywords):
+        return False
+    name = ctx.symbols.qualified_name(reduction.func) or ""
+    if name.startswith("torch.") and name[len("torch."):] in WHOLE_REDUCTIONS:
+        return len(reduction.args) == 1 and ctx.values.kind(reduction.args[0]) is not Kind.STATIC
+    func = reduction.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr in WHOLE_REDUCTIONS
+        and not reduction.args
+        and ctx.values.kind(func.value) is not Kind.STATIC
+    )
+
+
+def _exact_int(node: ast.expr, ctx: FunctionContext) -> bool:
+    """An int that a float64 holds exactly: a literal below 2**53, or a size."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    if isinstance(node, ast.Constant):
+        value = node.value
+        return type(value) is int and abs(value) < _EXACT_FLOAT_INT
+    if is_size(node):
+        return True
+    return isinstance(node, ast.Name) and _unpacked_size(node.id, ctx)
+
+
+def _unpacked_size(name: str, ctx: FunctionContext) -> bool:
+    """A local whose every binding is a size, or a part of ``x.size()``/``x.shape`` (or of a
+    slice of one) unpacked into names: ``bs, seq_len = input_ids.size()``."""
+    values = ctx.values
+    if values.is_parameter(name):
+        return False
+    found = 0
+    for node in ast.walk(ctx.region.function):
+        if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and any(
+            isinstance(target, ast.Name) and target.id == name
+            for target in ast.walk(node.target)
+        ):
+            return False
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+                continue
+            found += 1
+            if isinstance(target, ast.Name):
+                if not is_size(node.value):
+                    return False
+            elif not (
+                isinstance(target, (ast.Tuple, ast.List))
+                and all(isinstance(part, ast.Name) for part in target.elts)
+                and _is_shape(node.value)
+            ):
+                return False
+    # every binding the analysis knows of (loops, `with`, comprehensions too) was seen here
+    return found > 0 and found == len(values.assignments_of(name))
+
+
+def _is_shape(node: ast.expr) -> bool:
+    """``x.size()``, ``x.shape``, or a slice of one (``x.size()[:-1]``): a tuple of ints."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+        node = node.value
+    if isinstance(node, ast.Call):
+        return (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr == "size"
+            and not node.args
+            and not node.keywords
+        )
+    return isinstance(node, ast.Attribute) and node.attr == "shape"
