@@ -423,14 +423,7 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         return updated_node.with_changes(body=new_body)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        names: Set[str] = set()
-
-        class Names(cst.CSTVisitor):
-            def visit_Name(self, name: cst.Name) -> None:
-                names.add(name.value)
-
-        node.visit(Names())
-        self._function_names.append(names)
+        self._function_names.append(names_in(node))
 
     def leave_FunctionDef(
         self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
@@ -539,6 +532,18 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
             return body
         assert isinstance(body, cst.SimpleStatementSuite)
         return cst.IndentedBlock(body=[], header=body.trailing_whitespace)
+
+
+def names_in(node: cst.CSTNode) -> Set[str]:
+    """Every identifier in ``node``."""
+    names: Set[str] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            names.add(name.value)
+
+    node.visit(Names())
+    return names
 
 
 def _shifted(text: str, unit: str) -> str:

@@ -8,7 +8,7 @@ the whole ``if`` (GM201, applied by ``PredicateControlFlow`` and ``FixAll``).
 from __future__ import annotations
 
 import re
-from typing import Callable, List, Optional, Set, Tuple
+from typing import AbstractSet, Callable, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -20,6 +20,7 @@ from .base import (
     comment_lines,
     conjuncts,
     expect,
+    names_in,
     rewrites_call,
     rewrites_statement,
     with_static_prefix,
@@ -50,7 +51,11 @@ class DeferSideEffects(GraphMendCommand):
 @rewrites_call(DeferPlan)
 def rewrite_call(command: GraphMendCommand, call: cst.Call, plan: DeferPlan) -> cst.Call:
     """The call of the helper, which makes ``call`` with the baked arguments built in."""
-    parameters, inner, kept = _helper_arguments(command, call, plan, lambda name: name)
+    taken: List[str] = []
+    reserved = names_in(call)
+    parameters, inner, kept = _helper_arguments(
+        command, call, plan, lambda name: _fresh(name, taken, reserved)
+    )
     name = command.deferred_helper(
         PREFIX + plan.callee.replace(".", "_"), parameters, plan.callee, inner
     )
@@ -109,6 +114,7 @@ def rewrite_if(
     """
     static = plan.static_conjuncts
     taken: List[str] = []  # the helper's parameters, in order
+    reserved = names_in(updated)  # what the helper's body may read by name
     passed: List[str] = []
     moved: Set[int] = set()  # the indices in `passed` of the calls' arguments
     body: List[str] = []
@@ -117,7 +123,9 @@ def rewrite_if(
     for keyword, tests, suite, commented in _clauses(updated, static):
         removed += commented
         if tests:
-            skeleton = " and ".join(_skeleton(test, command, taken, passed) for test in tests)
+            skeleton = " and ".join(
+                _skeleton(test, command, taken, passed, reserved) for test in tests
+            )
             body.append(f"    {keyword} {skeleton}:\n")
         else:
             body.append("    else:\n")
@@ -126,7 +134,7 @@ def rewrite_if(
             call = expect(statement.value, cst.Call, "a branch's call")
             call_plan = next(calls)
             _, inner, kept = _helper_arguments(
-                command, call, call_plan, lambda name: _fresh(name, taken)
+                command, call, call_plan, lambda name: _fresh(name, taken, reserved)
             )
             body.append(call_source(call_plan.callee, inner, "        "))
             moved.update(range(len(passed), len(passed) + len(kept)))
@@ -171,22 +179,26 @@ def _clauses(node: cst.If, static: int) -> List[Clause]:
 
 
 def _skeleton(
-    test: cst.BaseExpression, command: GraphMendCommand, taken: List[str], passed: List[str]
+    test: cst.BaseExpression,
+    command: GraphMendCommand,
+    taken: List[str],
+    passed: List[str],
+    reserved: AbstractSet[str],
 ) -> str:
     """``test`` with each operand of its ``and``/``or``/``not`` replaced by a new parameter,
     whose argument (the operand) is added to ``passed``."""
     if isinstance(test, cst.BooleanOperation):
         word = "and" if isinstance(test.operator, cst.And) else "or"
-        left = _skeleton(test.left, command, taken, passed)
-        text = f"{left} {word} {_skeleton(test.right, command, taken, passed)}"
+        left = _skeleton(test.left, command, taken, passed, reserved)
+        text = f"{left} {word} {_skeleton(test.right, command, taken, passed, reserved)}"
     elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        text = f"not {_skeleton(test.expression, command, taken, passed)}"
+        text = f"not {_skeleton(test.expression, command, taken, passed, reserved)}"
     else:
         bare = test if isinstance(test, (cst.Tuple, cst.GeneratorExp)) else test.with_changes(
             lpar=[], rpar=[]
         )
         passed.append(command.code(bare))
-        return _fresh("condition", taken)
+        return _fresh("condition", taken, reserved)
     return f"({text})" if getattr(test, "lpar", None) else text
 
 
@@ -199,10 +211,11 @@ def _parameter_name(callee: str, index: int) -> str:
     return "message" if index == 0 and _MESSAGE_FIRST.search(callee) else f"arg{index}"
 
 
-def _fresh(name: str, taken: List[str]) -> str:
-    """``name``, or ``name_2``, ``name_3``... if taken; the result is taken from now on."""
+def _fresh(name: str, taken: List[str], reserved: AbstractSet[str] = frozenset()) -> str:
+    """``name``, or ``name_2``, ``name_3``... if taken or ``reserved`` (a name the helper's
+    body reads: a module-level name written into it); the result is taken from now on."""
     number, fresh = 1, name
-    while fresh in taken:
+    while fresh in taken or fresh in reserved:
         number += 1
         fresh = f"{name}_{number}"
     taken.append(fresh)

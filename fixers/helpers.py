@@ -73,12 +73,18 @@ def {DEFERRED}(function):
             deferred.register_effect(torch.library.EffectType.ORDERED)
             runtime.op = deferred
         sys.modules[runtime.__name__] = runtime
-    name = function.__module__ + "." + function.__qualname__
+    # two files loaded under one module name must not share a name
+    code = function.__code__.co_filename
+    name = f"{{function.__module__}}.{{function.__qualname__}}@{{code}}"
     runtime.functions[name] = function
 
-    def kind_of(value):
-        matches = (kind for kind, type_ in groups if isinstance(value, type_))
-        return next(matches, "?")
+    def kind_of(value):  # an Enum or a numpy scalar prints otherwise: "?"
+        if isinstance(value, torch.Tensor):
+            return "t"
+        kind = next((k for k, type_ in groups if type(value) is type_), "?")
+        if kind == "i" and not -(2**63) <= value < 2**63:
+            return "?"  # beyond int64: SymInt[] cannot hold it
+        return kind
 
     def call(*args):
         if runtime.op is None or not torch.compiler.is_compiling():
@@ -106,7 +112,7 @@ def {name}(condition, if_true, if_false):
     """{summary}
 
     torch.where is used only where it is exact: a 0-d bool tensor condition,
-    two tensors of the same shape, dtype, device and strides (the selection
+    two dense tensors of one shape, dtype, device and strides (the selection
     {exactness}
     """
     if (
@@ -115,6 +121,7 @@ def {name}(condition, if_true, if_false):
         and condition.dtype == torch.bool
         and isinstance(if_true, torch.Tensor)
         and isinstance(if_false, torch.Tensor)
+        and if_true.layout == if_false.layout == torch.strided
         and if_true.shape == if_false.shape
         and if_true.dtype == if_false.dtype
         and if_true.device == if_false.device

@@ -191,25 +191,6 @@ CASES: Dict[str, Tuple[str, Optional[str]]] = {
         """,
         "only one path reads `self.gate`",
     ),
-    "a property read on one path": (
-        """
-        class Model(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.w = nn.Parameter(torch.tensor([1.0, 0.0, 2.0, 4.0]))
-
-            @property
-            def log_w(self):
-                return self.w.log()
-
-            def forward(self, x):
-                h = x * 1
-                if h.sum() > 0:
-                    h = h + self.log_w
-                return h
-        """,
-        "`self.log_w` runs a property",
-    ),
     "a mask that the module holds": (
         """
         class Model(nn.Module):
@@ -236,6 +217,23 @@ CASES: Dict[str, Tuple[str, Optional[str]]] = {
                 return y
         """,
         "keeps `x`, a tensor the caller can hold",
+    ),
+    "a product with a literal that overflows float32": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.ones(4))
+
+            def forward(self, x):
+                h = x * self.w
+                if h.sum() > 0:
+                    y = h + 1
+                else:
+                    y = h * 1e39
+                return y
+        """,
+        "the backward of `h * 1e+39`",
     ),
 }
 
@@ -504,3 +502,46 @@ def test_layerdrop_guard_keeps_the_draws_and_the_skips(
     else:
         assert report.breaks > 0
     assert probe(before, torch.tensor(INPUTS["mixed"])).breaks > 0
+
+
+IN_PLACE_AFTER = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(4))
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        h = x * self.w
+        if h.sum() < 100:
+            y = h + 1
+        else:
+            y = h.clamp(min=-1.0)
+        out = self.act(h)
+        return y * 2 + out
+"""
+
+
+def test_a_tensor_updated_in_place_later_is_not_saved_by_the_path_not_taken(
+    tmp_path: Path,
+) -> None:
+    """`h.clamp(...)` keeps `h` for backward; an in-place ReLU of `h` after the `if` makes that
+    backward fail. The original runs the clamp only when it takes that path; the selection
+    would run it always, so the analysis keeps the Python branch under autograd."""
+    source = HEADER + IN_PLACE_AFTER
+    (problem,) = [
+        f.plan.gradient_problem
+        for f in analyze_source(source, "model.py")
+        if isinstance(f.plan, Selection)
+    ]
+    assert problem and "keeps `h` for backward" in problem and "updates it in place" in problem
+    code = transform_module(FixAll(CodemodContext(filename="model.py")), source)
+    assert isinstance(code, TransformSuccess)
+    original, fixed = load(source, tmp_path / "original"), load(code.code, tmp_path / "fixed")
+    before, after = original.Model(), fixed.Model()
+    torch._dynamo.reset()
+    compiled = torch.compile(after, backend="eager")
+    values = INPUTS["mixed"]  # the `h + 1` path: the original's backward runs
+    expected = _run(before, before, values)
+    assert _same_outcome(expected, _run(after, after, values))
+    assert _same_outcome(expected, _run(after, compiled, values))

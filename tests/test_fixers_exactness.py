@@ -30,6 +30,7 @@ from libcst.codemod import CodemodContext, TransformSuccess, transform_module  #
 from test_fixers_dynamo import Capture, load, same  # noqa: E402
 
 from fixers.fix_all import FixAll  # noqa: E402
+from fixers.helpers import FIXED_HELPERS, WHERE  # noqa: E402
 from flake8_graphmend.engine import analyze_source  # noqa: E402
 from flake8_graphmend.registry import RULES  # noqa: E402
 from flake8_graphmend.verify.dynamo import probe  # noqa: E402
@@ -244,7 +245,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y + 1
         """,
         (torch.empty(0),),
-        "raises on an empty tensor",
+        "a tensor operation may fail for some dtypes or shapes",
     ),
     "range check by two extrema of one tensor, in range": (
         """
@@ -519,11 +520,281 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
             def forward(self, x, mask):
                 print("checking", mask.sum())
                 if (mask == 0).all():
-                    raise ValueError(f"mask of {mask.shape[0]} must keep one position")
+                    raise ValueError(f"mask of {mask.shape} must keep one position")
                 return x * mask
         """,
         (torch.ones(3), torch.zeros(3)),
         None,
+    ),
+    # [Defer]: what the helper reads, and what may raise inside the graph
+    "global message named like the helper's parameter": (
+        """
+        message = "use the fused kernel instead"
+
+        class Model(nn.Module):
+            def forward(self, x):
+                logger.warning("slow path taken (%s)", message)
+                return x + 1
+        """,
+        (torch.ones(2),),
+        None,
+    ),
+    "warning after a state change": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.calls = 0
+
+            def forward(self, x):
+                self.calls += 1
+                warnings.warn("Scaler is deprecated", FutureWarning)
+                return x * 2
+        """,
+        (torch.ones(2),),
+        "changes Python state before the warning",
+    ),
+    "warning after popping its own keyword arguments": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, **deprecated):
+                if deprecated.pop("position_ids", False) is not False:
+                    warnings.warn("position_ids is ignored", FutureWarning)
+                if len(deprecated) > 0:
+                    raise ValueError(f"unexpected arguments: {deprecated}")
+                return x * 2
+        """,
+        (torch.ones(2),),
+        None,
+    ),
+    "deferred if computing a mean of token ids": (
+        """
+        class Model(nn.Module):
+            def forward(self, input_ids):
+                if (input_ids >= 10).any():
+                    logger.warning("out-of-vocabulary ids, mean id %s", input_ids.mean())
+                return input_ids.clamp(max=9)
+        """,
+        (torch.tensor([[1, 2, 3]]),),
+        "a tensor operation may fail for some dtypes or shapes",
+    ),
+    "logger that is not a logging.Logger": (
+        """
+        class EventLog:
+            def __init__(self):
+                self.events = []
+
+            def info(self, event, **fields):
+                self.events.append((event, fields))
+
+        event_log = EventLog()
+
+        class Model(nn.Module):
+            def forward(self, x):
+                event_log.info("forward")
+                return x + 1
+        """,
+        (torch.ones(2),),
+        "is not known to be a `logging.Logger`",
+    ),
+    # a check failing inside the graph, seen from code around it or from state changed first
+    "guard in a helper called inside try": (
+        """
+        def check_finite(x):
+            if not torch.isfinite(x).all():
+                raise ValueError("non-finite values")
+            return x
+
+        class Model(nn.Module):
+            def forward(self, x):
+                try:
+                    y = check_finite(x) * 2
+                except ValueError:
+                    y = torch.nan_to_num(x) * 2
+                return y + 1
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "is inside the `try` of line",
+    ),
+    "guard inside torch.no_grad()": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                with torch.no_grad():
+                    y = x * 2
+                    if (x < 0).any():
+                        raise ValueError("negative input")
+                return y
+        """,
+        (torch.ones(3),),
+        "skips the block's exit",
+    ),
+    "guard in a loop whose body changes state after it": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Identity(), nn.Identity()])
+                self.seen = []
+
+            def forward(self, x):
+                h = x
+                for layer in self.layers:
+                    if not torch.isfinite(h).all():
+                        raise ValueError("non-finite hidden states")
+                    h = layer(h) * 1e30
+                    self.seen.append(h.shape[0])
+                return h
+        """,
+        (torch.ones(2) * 1e10,),
+        "changes Python state before the guard",
+    ),
+    "state changed by a method of self before a guard": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.seen = 0
+
+            def _track(self, x):
+                self.seen += x.shape[0]
+
+            def forward(self, x):
+                self._track(x)
+                if torch.isnan(x).any():
+                    raise ValueError("NaN in input")
+                return x * 2
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "changes Python state before the guard",
+    ),
+    "guard message with a format spec": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, scale=None):
+                if torch.isnan(x).any():
+                    raise ValueError(f"NaN in input with scale {scale:.2f}")
+                return x * 2
+        """,
+        (torch.ones(2),),
+        "with a format spec fails for some values",
+    ),
+    "guard message indexing a shape": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if torch.isnan(x).any():
+                    raise ValueError(f"NaN in a row of {x.shape[1]}")
+                return x * 2
+        """,
+        (torch.ones(2),),
+        "the indexing `x.shape[1]` could fail",
+    ),
+    "guard message reading a property": (
+        """
+        class Model(nn.Module):
+            @property
+            def heads(self):
+                warnings.warn("heads is deprecated", FutureWarning)
+                return 4
+
+            def forward(self, x):
+                if torch.isinf(x).any():
+                    raise ValueError(f"overflow in attention with {self.heads} heads")
+                return x * 2
+        """,
+        (torch.ones(2),),
+        "may be a property, which runs code",
+    ),
+    # [Where]: the condition's effects, the identity of what is returned or kept
+    "walrus in a condition read by a moved setup": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if (total := x.sum()) > 0:
+                    scale = total * 2
+                    y = x / scale
+                else:
+                    y = x - 1
+                return y
+        """,
+        (torch.arange(1.0, 4.0),),
+        None,
+    ),
+    "in-place update in a condition read by a moved setup": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("steps", torch.full((), 5.0))
+
+            def forward(self, x):
+                if self.steps.add_(1) > 1:
+                    factor = 1.0 / self.steps
+                    y = x * factor
+                else:
+                    y = x + 0
+                return y
+        """,
+        (torch.ones(3),),
+        None,
+    ),
+    "input returned as it is on one path": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if x.abs().sum() > 1000:
+                    return x / 1000
+                return x
+        """,
+        (torch.ones(3),),
+        "may be an existing tensor the caller",
+    ),
+    "input kept in a tuple of states": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                all_states = ()
+                if x.abs().sum() > 1000:
+                    h = x.clamp(-10, 10)
+                else:
+                    h = x
+                all_states = all_states + (h,)
+                return h * 2, all_states
+        """,
+        (torch.ones(3),),
+        "hands the result on",
+    ),
+    "input appended on one path": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                states = []
+                if x.abs().sum() > 1000:
+                    states.append(x / 1000)
+                else:
+                    states.append(x)
+                return torch.stack(states)
+        """,
+        (torch.ones(3),),
+        "may keep `x`, an existing tensor",
+    ),
+    "property read on one path": (
+        """
+        class Model(nn.Module):
+            @property
+            def offset(self):
+                warnings.warn("offset is deprecated", FutureWarning)
+                return 1.0
+
+            def forward(self, x):
+                h = x * 1
+                if h.sum() > 0:
+                    h = h + self.offset
+                return h
+        """,
+        (-torch.ones(3),),
+        "may be a property, which runs code",
     ),
     # `.item()` compared with an int in a guard: the number stays a tensor (float64 or int64)
     "assert of a length against a size, in range": (
@@ -542,7 +813,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         class Model(nn.Module):
             def forward(self, input_ids, lengths):
                 print("lengths", lengths.shape[0])
-                assert lengths.max().item() <= input_ids.shape[-1], f"{input_ids.shape[-1]} max"
+                assert lengths.max().item() <= input_ids.shape[-1], f"at most {input_ids.shape}"
                 return input_ids * 2
         """,
         (torch.ones(2, 4), torch.tensor([5.0, 3.0])),
@@ -648,6 +919,98 @@ def test_fix_keeps_behaviour(name: str, tmp_path: Path) -> None:
     if decline is None and not isinstance(expected[0], tuple):
         report = probe(fixed.Model(), *(a.clone() for a in inputs))
         assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
+
+
+GLOBAL_STATE = {
+    "a global counter printed after its update": """
+CALLS = 0
+
+class Model(nn.Module):
+    def forward(self, x):
+        global CALLS
+        CALLS += 1
+        print("forward call", CALLS)
+        return x * 2
+""",
+    "a global read next to a call that changes it": """
+STEP = 0
+
+def next_step():
+    global STEP
+    STEP += 1
+    return STEP
+
+class Model(nn.Module):
+    def forward(self, x):
+        print("previous step", STEP, "now", next_step())
+        return x + 1
+""",
+}
+
+
+@pytest.mark.parametrize("name", GLOBAL_STATE)
+def test_globals_that_change_are_passed_not_written_into_the_helper(
+    name: str, tmp_path: Path
+) -> None:
+    """A global that the module changes is read where the call reads it: the helper gets its
+    value (under compile Dynamo applies the change after the graph, where the helper would
+    read the old value). Three calls of a fresh module each: eager original, compiled fixed."""
+    source = HEADER + GLOBAL_STATE[name]
+    code = fixed_source(source)
+    assert code != source
+    runs = []
+    for text, folder, compile_it in ((source, "original", False), (code, "fixed", True)):
+        module = load(text, tmp_path / folder)
+        torch._dynamo.reset()
+        model = module.Model()
+        call = torch.compile(model, backend="eager") if compile_it else model
+        runs.append([behaviour(call, model, (torch.ones(2),))[1] for _ in range(3)])
+    assert runs[0] == runs[1]
+
+
+DEFERRED_VALUES = """
+import enum
+
+class Activation(str, enum.Enum):
+    GELU = "gelu"
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = Activation.GELU
+        self.seed = 18446744073709551557
+
+    def forward(self, x):
+        print("activation:", self.act)
+        logger.warning("using %r", self.act)
+        print("seed", self.seed)
+        return x + 1
+"""
+
+
+def test_deferred_values_of_other_types_are_printed_as_written(tmp_path: Path) -> None:
+    """A str Enum (transformers' ExplicitEnum) and an int beyond int64 are not what the op
+    carries (it would print `gelu`, or fail): the call runs as written, also compiled."""
+    source = HEADER + DEFERRED_VALUES
+    original = load(source, tmp_path / "original")
+    fixed = load(fixed_source(source), tmp_path / "fixed")
+    assert "_graphmend_print" in fixed_source(source)
+    expected = behaviour(original.Model(), original.Model(), (torch.ones(2),))
+    torch._dynamo.reset()
+    compiled = torch.compile(fixed.Model(), backend="eager")
+    got = behaviour(compiled, compiled, (torch.ones(2),))
+    assert same(got[0], expected[0]) and got[1:3] == expected[1:3], (got[1:3], expected[1:3])
+
+
+def test_selection_of_sparse_tensors_branches_in_python() -> None:
+    """torch.where takes no sparse operands: the helper gives the branch's tensor itself."""
+    namespace: Dict[str, Any] = {"torch": torch}
+    exec(FIXED_HELPERS[WHERE], namespace)
+    where = namespace[WHERE]
+    adj = torch.eye(3).to_sparse()
+    first, second = adj * 0.5, adj * 2.0
+    assert where(torch.tensor(True), first, second) is first
+    assert where(torch.tensor(False), first, second) is second
 
 
 def test_range_check_on_an_empty_tensor_fails_where_it_failed(tmp_path: Path) -> None:

@@ -37,8 +37,9 @@ KNOWN_SITES = [
     ("models/bart/modeling_bart.py", 567, "GM201", True),       # BartEncoderLayer.forward
     ("models/marian/modeling_marian.py", 327, "GM201", True),
     ("models/blenderbot_small/modeling_blenderbot_small.py", 313, "GM201", True),
-    # DC: LongRoPE frequency update (memoised init and .to() moved, one register_buffer call)
-    ("modeling_rope_utils.py", 50, "GM201", True),
+    # DC: LongRoPE frequency update: declined, the buffer would no longer be the very tensor
+    # `self.long_inv_freq` / `self.original_inv_freq` (an update in place of one shows in both)
+    ("modeling_rope_utils.py", 50, "GM201", False),
     # DO / DS: out of the paper's scope, reported with hints
     ("models/longformer/modeling_longformer.py", 1272, "GM401", False),
     ("models/longformer/modeling_longformer.py", 919, "GM501", False),

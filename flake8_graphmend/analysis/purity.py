@@ -79,23 +79,35 @@ def impurity(
     values: ValueAnalysis,
     symbols: ModuleSymbols,
     nonempty: AbstractSet[str] = frozenset(),
+    static_indexing: bool = True,
 ) -> Optional[str]:
     """None when ``node`` is safe to evaluate unconditionally, else a short reason.
 
     ``nonempty``: local names whose extremum (``extremum_of``) code that always runs before
     ``node`` has already taken. The extrema fail only on an empty tensor, and all for the same
     elements and dtypes, so another extremum of the same tensor cannot fail there: in
-    ``x.min() < lo or x.max() > hi``, ``x.max()`` may be computed on every call."""
+    ``x.min() < lo or x.max() > hi``, ``x.max()`` may be computed on every call.
+    ``static_indexing``: whether indexing a value known while tracing (``x.shape[1]``) counts
+    as safe; it fails for some shapes only, and speculated code reads the same shapes on both
+    paths, but a message built on every call reads them where the original never did."""
     for sub in ast.walk(node):
         if isinstance(sub, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             return f"`{ast.unparse(sub)}` is not a plain expression"
         if isinstance(sub, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return f"the comprehension `{ast.unparse(sub)}` is not proven pure"
         if isinstance(sub, ast.Subscript) and not is_slice_index(sub.slice):
-            if values.kind(sub.value) is not Kind.STATIC:
+            if not static_indexing or values.kind(sub.value) is not Kind.STATIC:
                 return (
                     f"the indexing `{ast.unparse(sub)}` could fail on the branch that did not run"
                 )
+        if isinstance(sub, ast.FormattedValue) and sub.format_spec is not None:
+            if not isinstance(sub.value, ast.Constant):
+                return (
+                    f"formatting `{ast.unparse(sub.value)}` with a format spec fails for some "
+                    "values (`None`)"
+                )
+        if isinstance(sub, ast.Attribute) and symbols.may_run_code(sub):
+            return f"`{ast.unparse(sub)}` may be a property, which runs code"
         if isinstance(sub, ast.Attribute) and sub.attr == "T" and isinstance(sub.ctx, ast.Load):
             receiver = sub.value  # `self.T` is the module's own attribute (a temperature, say)
             module_attribute = isinstance(receiver, ast.Name) and receiver.id == "self"

@@ -128,6 +128,29 @@ def _submodule_class(call: ast.Call, ctx: FunctionContext) -> str:
     return built.pop() if len(built) == 1 else ""
 
 
+def updated_in_place(name: str, ctx: FunctionContext) -> Optional[int]:
+    """A line of the function that updates ``name``'s tensor in place: a method or store
+    (``ctx.mutations``), an ``inplace=True`` call or submodule, a helper that mutates its
+    argument; None if there is none."""
+    if name in ctx.mutations:
+        return ctx.mutations[name][0]
+    call = _mutating_call(name, ctx)
+    return None if call is None else call.lineno
+
+
+def _mutating_call(name: str, ctx: FunctionContext, after: int = 0) -> Optional[ast.Call]:
+    """A call after line ``after`` that is handed ``name`` and may update it in place."""
+    for call in ctx.facts.calls:
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        if (
+            call.lineno > after
+            and any(isinstance(a, ast.Name) and a.id == name for a in arguments)
+            and _may_mutate_arguments(call, ctx)
+        ):
+            return call
+    return None
+
+
 def aliasing_problem(
     results: Sequence[str], sides: Sequence[Dict[str, ast.expr]], node: ast.If, ctx: FunctionContext
 ) -> Optional[str]:
@@ -141,18 +164,13 @@ def aliasing_problem(
         values = [side[name] for side in sides if name in side]
         if not any(may_alias(value, ctx) for value in values) and len(values) == 2:
             continue
-        for call in ctx.facts.calls:
-            if call.lineno <= (node.end_lineno or node.lineno):
-                continue
-            arguments = [*call.args, *(k.value for k in call.keywords)]
-            if any(
-                isinstance(a, ast.Name) and a.id == name for a in arguments
-            ) and _may_mutate_arguments(call, ctx):
-                return (
-                    f"`{name}` may be an existing tensor on one path and "
-                    f"`{ast.unparse(call.func)}()` "
-                    f"(line {call.lineno}) may update it in place; torch.where returns a new tensor"
-                )
+        call = _mutating_call(name, ctx, after=node.end_lineno or node.lineno)
+        if call is not None:
+            return (
+                f"`{name}` may be an existing tensor on one path and "
+                f"`{ast.unparse(call.func)}()` "
+                f"(line {call.lineno}) may update it in place; torch.where returns a new tensor"
+            )
         kept = values if len(values) == 2 else [*values, ast.Name(id=name, ctx=ast.Load())]
         for value in kept:
             root = _root(value)
@@ -296,22 +314,35 @@ def _unique(nodes: List[ast.AST]) -> List[ast.AST]:
     return list({id(node): node for node in nodes}.values())
 
 
+#: Methods that keep their arguments in the container they are called on.
+_KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
+
+
 def _escape_after(name: str, node: ast.If, ctx: FunctionContext) -> Optional[int]:
     """The line after ``node`` where ``name`` leaves the function (a return, a store into an
-    attribute or an item, a yield), or None."""
+    attribute or an item, a yield), or goes into a container that may (``states + (h,)``,
+    ``[h]``, ``cache.append(h)``), or None."""
     end = node.end_lineno or node.lineno
     for sub in ast.walk(ctx.region.function):
         line = getattr(sub, "lineno", 0)
         if line <= end:
             continue
-        value = None
-        if isinstance(sub, (ast.Return, ast.Yield, ast.YieldFrom)):
-            value = sub.value
+        values: List[ast.expr] = []
+        if isinstance(sub, (ast.Return, ast.Yield, ast.YieldFrom)) and sub.value is not None:
+            values = [sub.value]
         elif isinstance(sub, ast.Assign) and any(
             isinstance(t, (ast.Attribute, ast.Subscript)) for t in sub.targets
         ):
-            value = sub.value
-        if value is not None and _hands_on(value, name, ctx):
+            values = [sub.value]
+        elif isinstance(sub, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+            values = [sub]
+        elif (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Attribute)
+            and sub.func.attr in _KEEPING_METHODS
+        ):
+            values = [*sub.args, *(k.value for k in sub.keywords)]
+        if any(_hands_on(value, name, ctx) for value in values):
             return line
     return None
 

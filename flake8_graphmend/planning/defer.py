@@ -20,6 +20,8 @@ from ..analysis.purity import impurity
 from ..analysis.values import Kind, is_size
 from . import Plan, Planned, Position, declined
 from .conditions import is_elif, shared_line_problem, split_condition
+from .items import WHOLE_REDUCTIONS
+from .trap import state_change_problem, stored_roots
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -51,7 +53,12 @@ def defer_plan(
     code: str, node: ast.Call, statement: ast.stmt, ctx: FunctionContext
 ) -> Planned[DeferPlan]:
     """Whether [Defer] may rewrite the call ``node`` (reported as ``code``)."""
-    problem = _call_form_problem(code, node, statement, ctx) or _keywords_problem(code, node, ctx)
+    problem = (
+        _call_form_problem(code, node, statement, ctx)
+        or _keywords_problem(code, node, ctx)
+        or _logger_problem(code, node, ctx)
+        or (state_change_problem(statement, ctx, _RAISING_WARNING) if code == "GM103" else None)
+    )
     if problem:
         return declined(problem)
     baked: List[int] = []
@@ -113,6 +120,46 @@ def _keywords_problem(code: str, node: ast.Call, ctx: FunctionContext) -> Option
     return None
 
 
+#: Whole reductions defined for every dtype and shape (an empty tensor included).
+_TOTAL_REDUCTIONS = frozenset({"sum", "any", "all", "count_nonzero", "prod"})
+#: How a warnings.warn call is named where it may raise (state_change_problem's subject).
+_RAISING_WARNING = "the warning (which a filter such as `-W error` turns into an exception)"
+#: Factories of ``logging.Logger`` objects: the stdlib's, and the wrappers of libraries that
+#: return the stdlib's loggers (transformers' and diffusers' ``utils.logging.get_logger``,
+#: seen as ``logging.get_logger`` after ``from ...utils import logging``).
+_STDLIB_LOGGER_FACTORIES = {"logging.getLogger", "logging.get_logger"}
+_STDLIB_LOGGER_WRAPPERS = (".utils.logging.get_logger", "transformers.logging.get_logger")
+
+
+def _logger_problem(code: str, node: ast.Call, ctx: FunctionContext) -> Optional[str]:
+    """A logger call is deferred only on a ``logging.Logger`` the analysis can see made (its
+    helper passes ``stacklevel``, which other loggers treat otherwise, or refuse)."""
+    if code != "GM102":
+        return None
+    receiver = node.func.value if isinstance(node.func, ast.Attribute) else node.func
+    if _is_stdlib_logger(receiver, ctx):
+        return None
+    return (
+        f"`{ast.unparse(receiver)}` is not known to be a `logging.Logger` (made by "
+        "`logging.getLogger`), whose records the deferred call keeps at the caller's line"
+    )
+
+
+def _is_stdlib_logger(receiver: ast.expr, ctx: FunctionContext) -> bool:
+    if not isinstance(receiver, ast.Name):
+        return False
+    symbols = ctx.symbols
+    if symbols.imports.get(receiver.id) == "logging":
+        return True  # the logging module's own functions log to the root logger
+    if receiver.id in ctx.local_names:
+        return False
+    value = symbols.assignments.get(receiver.id)
+    name = symbols.qualified_name(value.func) if isinstance(value, ast.Call) else None
+    return name is not None and (
+        name in _STDLIB_LOGGER_FACTORIES or name.endswith(_STDLIB_LOGGER_WRAPPERS)
+    )
+
+
 def _helper_stacklevel(code: str, node: ast.Call) -> Optional[int]:
     """``stacklevel`` for the helper's call: the caller's, plus the helper's own frame."""
     method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
@@ -145,14 +192,37 @@ def _mangled(node: ast.expr, ctx: FunctionContext) -> bool:
 
 
 def _fixed_in_source(node: ast.expr, ctx: FunctionContext) -> bool:
-    """A module-level name, or a literal the op cannot carry (None), to write into the helper."""
+    """A module-level name that no code rebinds or updates, or a literal the op cannot carry
+    (None), to write into the helper. A global that changes (``global calls``,
+    ``seen.append(...)``) is passed instead: under compile the helper runs inside the graph,
+    before Dynamo applies the changes the code made before the call."""
     if isinstance(node, ast.Constant):
         return not isinstance(node.value, _PASSED_CONSTANTS)
+    root = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
     return (
         isinstance(node, (ast.Name, ast.Attribute))
         and _is_module_global(node, ctx)
         and not _mangled(node, ctx)
+        and isinstance(root, ast.Name)
+        and root.id not in _changing_globals(ctx)
     )
+
+
+def _changing_globals(ctx: FunctionContext) -> FrozenSet[str]:
+    """Names that code of the module may rebind or update at run time: declared ``global``,
+    stored into (``cache[k] = v``, ``state.count += 1``), or updated by a container method."""
+    symbols = ctx.symbols
+    memo = vars(symbols).get("_changing_globals")
+    if memo is None:
+        names = set()
+        for node in ast.walk(symbols.tree):
+            if isinstance(node, ast.Global):
+                names.update(node.names)
+            names |= stored_roots(node)
+        memo = vars(symbols)["_changing_globals"] = frozenset(names)
+    return memo
 
 
 def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
@@ -407,9 +477,12 @@ def _deferred_if_plan(
     tests = [head.test]
     if len(branches) == 1:  # no other branch: a leading Python test may stay a plain `if`
         static, tests = split_condition(head.test, ctx)
-    problem = _operands_problem(
-        [o for test in tests + [c.test for c in clauses[1:]] for o in test_operands(test)], ctx
-    )
+    operands = [o for test in tests + [c.test for c in clauses[1:]] for o in test_operands(test)]
+    problem = _operands_problem(operands, ctx)
+    if not problem and ("GM103" in codes or not all(_zero_dim(o, ctx) for o in operands)):
+        # a warning that a filter turns into an error, or a test of several elements,
+        # raises inside the deferred call
+        problem = state_change_problem(head, ctx, "the deferred `if`")
     if problem:
         return declined(problem)
     calls: List[DeferPlan] = []
@@ -448,17 +521,55 @@ def _operands_problem(operands: List[ast.expr], ctx: FunctionContext) -> Optiona
     return None
 
 
+def _zero_dim(operand: ast.expr, ctx: FunctionContext) -> bool:
+    """A test whose truth cannot fail for having several elements: a whole reduction
+    (``mask.any()``, ``torch.isnan(x).any()``), or a comparison of one with Python values."""
+    if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not):
+        return _zero_dim(operand.operand, ctx)
+    if isinstance(operand, ast.Compare):
+        parts = [operand.left, *operand.comparators]
+        tensors = [part for part in parts if ctx.values.kind(part) is not Kind.STATIC]
+        return all(_zero_dim(part, ctx) for part in tensors)
+    if not isinstance(operand, ast.Call) or operand.keywords:
+        return False
+    name = ctx.symbols.qualified_name(operand.func) or ""
+    if name.startswith("torch.") and name[len("torch."):] in WHOLE_REDUCTIONS:
+        return len(operand.args) == 1
+    func = operand.func
+    return isinstance(func, ast.Attribute) and func.attr in WHOLE_REDUCTIONS and not operand.args
+
+
 def _arguments_problem(
     call: ast.Call, plan: Optional[DeferPlan], ctx: FunctionContext
 ) -> Optional[str]:
     """Why the call's passed arguments cannot be computed on every call (the helper's own
-    arguments, module-level names and literals, are evaluated only when the test holds)."""
+    arguments, module-level names and literals, are evaluated only when the test holds).
+
+    A tensor is passed as it is (a name or an attribute), or reduced by an operation that
+    takes any dtype and shape (``y.sum()``): another operation may fail for some dtypes or
+    shapes (``ids.mean()`` on integers, ``h.sum(2)`` on a matrix), where the original never
+    ran it."""
     if plan is None:
         return None
     for index, argument in enumerate(call.args):
         if index in plan.baked_args:
             continue
-        problem = impurity(argument, ctx.values, ctx.symbols)
+        operand = argument
+        if (
+            isinstance(operand, ast.Call)
+            and isinstance(operand.func, ast.Attribute)
+            and operand.func.attr in _TOTAL_REDUCTIONS
+            and not (operand.args or operand.keywords)
+        ):
+            operand = operand.func.value
+        if ctx.values.kind(argument) is Kind.TENSOR and not isinstance(
+            operand, (ast.Name, ast.Attribute)
+        ):
+            return (
+                f"`{ast.unparse(argument)}` would be computed on every call, not only when the "
+                "test holds, and a tensor operation may fail for some dtypes or shapes"
+            )
+        problem = impurity(argument, ctx.values, ctx.symbols, static_indexing=False)
         if problem:
             return (
                 f"`{ast.unparse(argument)}` would be computed on every call, "

@@ -22,12 +22,11 @@ one, the fix still applies, with the helper that branches in Python while autogr
 from __future__ import annotations
 
 import ast
-import math
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ..analysis.purity import is_slice_index
 from ..analysis.values import Kind
-from .aliasing import hands_on_caller_tensor
+from .aliasing import hands_on_caller_tensor, updated_in_place
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -122,7 +121,9 @@ def _binary_problem(value: ast.BinOp, ctx: FunctionContext) -> Optional[str]:
         return _expression_problem(value.left, ctx) or _expression_problem(value.right, ctx)
     if isinstance(value.op, ast.Mult) and _finite_number(value.left):
         return _expression_problem(value.right, ctx)
-    if isinstance(value.op, (ast.Mult, ast.Div)) and _finite_number(value.right):
+    if isinstance(value.op, (ast.Mult, ast.Div)) and _finite_number(
+        value.right, divisor=isinstance(value.op, ast.Div)
+    ):
         return _expression_problem(value.left, ctx)
     return _culprit(value)
 
@@ -149,10 +150,19 @@ def _call_problem(call: ast.Call, ctx: FunctionContext) -> Optional[str]:
     if func.attr in _SAVING_OPERATIONS:
         for operand in operands:
             kind = ctx.values.kind(operand)
-            if kind not in (Kind.STATIC, Kind.DATA) and hands_on_caller_tensor(operand, call, ctx):
+            if kind in (Kind.STATIC, Kind.DATA):
+                continue
+            if hands_on_caller_tensor(operand, call, ctx):
                 return (
                     f"`{ast.unparse(call)}` keeps `{ast.unparse(operand)}`, a tensor the caller "
                     "can hold, for backward, even on the path where the original did not run it"
+                )
+            name = operand.id if isinstance(operand, ast.Name) else None
+            line = updated_in_place(name, ctx) if name else None
+            if line is not None:
+                return (
+                    f"`{ast.unparse(call)}` keeps `{name}` for backward, even on the path "
+                    f"where the original did not run it, and line {line} updates it in place"
                 )
     return None
 
@@ -164,15 +174,23 @@ def _culprit(value: ast.expr) -> str:
     )
 
 
-def _finite_number(value: ast.expr) -> bool:
+#: The largest float16 value, and its smallest positive one: a literal outside them becomes
+#: inf or 0 in a float16 tensor's arithmetic (``x * 1e39`` is ``x * inf`` in float32 too).
+_FLOAT16_MAX = 65504.0
+_FLOAT16_TINY = 2.0**-24
+
+
+def _finite_number(value: ast.expr, divisor: bool = False) -> bool:
+    """A number literal that stays finite (and, as a ``divisor``, nonzero) in every floating
+    dtype, so that a zero gradient times it, or divided by it, stays zero."""
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
         value = value.operand
     number = value.value if isinstance(value, ast.Constant) else None
-    return (
-        isinstance(number, (int, float))
-        and not isinstance(number, bool)
-        and math.isfinite(number)
-    )
+    if not isinstance(number, (int, float)) or isinstance(number, bool):
+        return False
+    if divisor:
+        return _FLOAT16_TINY <= abs(number) <= _FLOAT16_MAX
+    return abs(number) <= _FLOAT16_MAX
 
 
 def _tensor_roots(value: ast.expr, setups: Setups, ctx: FunctionContext) -> Set[str]:

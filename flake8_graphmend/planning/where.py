@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set
 from ..analysis.purity import impurity
 from ..analysis.values import Kind
 from . import Plan, Planned, declined
-from .aliasing import aliasing_problem, layout_problem, reaching_bindings
+from .aliasing import (
+    aliasing_problem,
+    hands_on_caller_tensor,
+    layout_problem,
+    may_alias,
+    reaching_bindings,
+)
 from .conditions import shared_line_problem, shares_line, split_condition, tensor_condition_problem
 from .draws import DrawGuard, draw_guard_plan
 from .gradients import gradient_problem
@@ -139,6 +145,14 @@ def _return_plan(
         if problem:
             return declined(problem)
     assert body.value is not None and other.value is not None  # checked above
+    kept = next(
+        (v for v in (body.value, other.value) if hands_on_caller_tensor(v, node, ctx)), None
+    )
+    if kept is not None:
+        return declined(
+            f"a path returns `{ast.unparse(kept)}`, which may be an existing tensor the caller "
+            "can tell apart; torch.where returns a new tensor"
+        )
     problem = layout_problem([(body.value, other.value)])
     if problem:
         return declined(problem)
@@ -209,6 +223,7 @@ def _call_plan(node: ast.If, static: int, ctx: FunctionContext) -> Planned[CallS
         or _differing_arguments_problem([pairs[i] for i in differing], ctx)
         or _crossed_attributes_problem(node, [pairs[i] for i in differing])
         or _selected_in_place_problem(first, [pairs[i] for i in differing], ctx)
+        or _kept_argument_problem(node, first, [pairs[i] for i in differing], ctx)
     )
     if problem:
         return declined(problem)
@@ -272,6 +287,26 @@ def _selected_in_place_problem(
     return None
 
 
+def _kept_argument_problem(
+    node: ast.If, call: ast.Call, pairs: Sequence[Tuple[ast.expr, ast.expr]], ctx: FunctionContext
+) -> Optional[str]:
+    """A differing argument that may be a tensor someone else holds, handed to a call that may
+    keep it (``states.append(x)``, ``self.register_buffer("f", self.short_factor)``): the
+    original kept that very tensor, the selection keeps a new one. torch functions keep
+    nothing; a local read again after the ``if`` is held by the code that reads it."""
+    qualified = ctx.symbols.qualified_name(call.func) or ""
+    if qualified.startswith("torch.") and not qualified.startswith("torch.nn.Module"):
+        return None
+    for value in (value for pair in pairs for value in pair):
+        read_later = isinstance(value, ast.Name) and _reads_outside(value.id, node, ctx)
+        if may_alias(value, ctx) and (read_later or hands_on_caller_tensor(value, node, ctx)):
+            return (
+                f"`{ast.unparse(call.func)}()` may keep `{ast.unparse(value)}`, an existing "
+                "tensor on one path; torch.where hands it a new one"
+            )
+    return None
+
+
 def _in_place_write(attribute: str, tree: ast.Module) -> Optional[int]:
     """The line of an in-place method call (``x.attribute.copy_(...)``) on ``attribute``."""
     for node in ast.walk(tree):
@@ -328,9 +363,23 @@ def _assign_plan(
         results=tuple(results),
         hoisted_body=hoisted[0],
         hoisted_orelse=hoisted[1],
-        condition_temp=len(results) > 1 or bool(condition_reads & set(results)),
+        condition_temp=(
+            len(results) > 1
+            or bool(condition_reads & set(results))
+            or _condition_acts(tensor_part, hoisted, ctx)
+        ),
         gradient_problem=gradient_problem(pairs, ctx, setups),
     ), None
+
+
+def _condition_acts(
+    tensor_part: Sequence[ast.expr], hoisted: Sequence[FrozenSet[int]], ctx: FunctionContext
+) -> bool:
+    """Whether hoisted setups must wait for the condition: it binds a name (``:=``) or has an
+    effect (``self.steps.add_(1) > 1``) that they may see."""
+    if not any(hoisted):
+        return False
+    return any(impurity(operand, ctx.values, ctx.symbols) for operand in tensor_part)
 
 
 def _branch_assignments(branch: Sequence[ast.stmt]) -> Tuple[Optional[Assigned], Optional[str]]:
