@@ -512,7 +512,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return x * mask
         """,
         (torch.ones(3), torch.zeros(3)),
-        "changes Python state before the guard",
+        "changes Python state or a tensor in place before the guard",
     ),
     "print before a failing guard, exact exception under compile": (
         """
@@ -552,7 +552,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return x * 2
         """,
         (torch.ones(2),),
-        "changes Python state before the warning",
+        "changes Python state or a tensor in place before the warning",
     ),
     "warning after popping its own keyword arguments": (
         """
@@ -647,7 +647,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return h
         """,
         (torch.ones(2) * 1e10,),
-        "changes Python state before the guard",
+        "changes Python state or a tensor in place before the guard",
     ),
     "state changed by a method of self before a guard": (
         """
@@ -666,7 +666,104 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return x * 2
         """,
         (torch.tensor([1.0, float("nan")]),),
-        "changes Python state before the guard",
+        "changes Python state or a tensor in place before the guard",
+    ),
+    "state changed by the caller before a helper's assert": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.calls = 0
+
+            def _validate(self, lengths):
+                assert lengths.max().item() <= 4, "lengths exceed the sequence"
+
+            def forward(self, ids, lengths):
+                self.calls += 1
+                self._validate(lengths)
+                return ids * 2
+        """,
+        (torch.ones(2, 4), torch.tensor([3, 9])),
+        "changes Python state or a tensor in place before the guard",
+    ),
+    "buffer updated in place before a guard": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("steps", torch.zeros(()))
+
+            def forward(self, x):
+                self.steps.add_(1)
+                if x.sum().item() > 10:
+                    raise ValueError("activation too large")
+                return x + 1
+        """,
+        (torch.ones(16),),
+        "changes Python state or a tensor in place before the guard",
+    ),
+    "batch norm before a guard": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bn = nn.BatchNorm1d(3)
+
+            def forward(self, x):
+                h = self.bn(x)
+                if torch.isnan(h).any():
+                    raise ValueError("NaN after normalisation")
+                return h
+        """,
+        (torch.ones(4, 3),),
+        "changes Python state or a tensor in place before the guard",
+    ),
+    "guard of a submodule called inside try in another class": (
+        """
+        class Inner(nn.Module):
+            def forward(self, x):
+                if x.sum().item() > 10:
+                    raise ValueError("activation too large")
+                return x + 1
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = Inner()
+
+            def forward(self, x):
+                try:
+                    y = self.inner(x)
+                except ValueError:
+                    y = torch.zeros_like(x)
+                return y * 2
+        """,
+        (torch.ones(16),),
+        "is inside the `try` of line",
+    ),
+    "and with an operand of several elements": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if x.isnan().any() and x.abs() > 0:
+                    y = x.nan_to_num()
+                else:
+                    y = x + 0
+                return y
+        """,
+        (torch.ones(3),),
+        "may hold several elements",
+    ),
+    "deferred if printing a product": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, y):
+                if torch.isnan(x).any():
+                    print("nan product", x @ y)
+                return x + 1
+        """,
+        (torch.ones(3), torch.ones(2)),
+        "would be computed on every call",
     ),
     "guard message with a format spec": (
         """

@@ -173,7 +173,7 @@ def aliasing_problem(
             )
         kept = values if len(values) == 2 else [*values, ast.Name(id=name, ctx=ast.Load())]
         for value in kept:
-            root = _root(value)
+            root = root_name(value)
             if root in ctx.mutations and may_alias(value, ctx):
                 line = ctx.mutations[root][0]
                 return (
@@ -181,7 +181,7 @@ def aliasing_problem(
                     "torch.where returns a new tensor, not the same one"
                 )
             escape = _escape_after(name, node, ctx)
-            if may_alias(value, ctx) and _caller_visible(root, node, ctx) and escape:
+            if may_alias(value, ctx) and caller_visible(root, node, ctx) and escape:
                 return (
                     f"one path keeps `{ast.unparse(value)}`, a tensor the caller can hold, and "
                     f"line {escape} hands the result on; torch.where returns a new tensor"
@@ -189,13 +189,13 @@ def aliasing_problem(
     return None
 
 
-def _root(value: ast.expr) -> str:
+def root_name(value: ast.expr) -> str:
     while isinstance(value, (ast.Attribute, ast.Subscript, ast.Call)):
         value = value.func if isinstance(value, ast.Call) else value.value
     return value.id if isinstance(value, ast.Name) else ""
 
 
-def _caller_visible(root: str, before: ast.AST, ctx: FunctionContext, depth: int = 0) -> bool:
+def caller_visible(root: str, before: ast.AST, ctx: FunctionContext, depth: int = 0) -> bool:
     """Whether ``root`` may name a tensor from outside the call where ``before`` runs: ``self``'s
     state, a module global, a parameter that may not be rebound, or a local whose reaching
     assignment may hand such a tensor on (``h = x``, ``h = self.dropout(x)``, ``h = helper(x)``)."""
@@ -206,7 +206,7 @@ def _caller_visible(root: str, before: ast.AST, ctx: FunctionContext, depth: int
     reaching, parameter_reaches = reaching_bindings(root, before, ctx)
     for binding in reaching:
         if isinstance(binding, ast.AugAssign) and isinstance(binding.target, ast.Name):
-            if _caller_visible(root, binding, ctx, depth + 1):  # `h += 1` keeps the tensor
+            if caller_visible(root, binding, ctx, depth + 1):  # `h += 1` keeps the tensor
                 return True
             continue
         value = _assigned_value(binding)
@@ -243,7 +243,7 @@ def hands_on_caller_tensor(
             hands_on_caller_tensor(source, at, ctx, depth) for source in _call_sources(value, ctx)
         )
     if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Starred)):
-        return _caller_visible(_root(value), at, ctx, depth + 1)
+        return caller_visible(root_name(value), at, ctx, depth + 1)
     return True
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, AbstractSet, List, Optional, Sequence, Tuple
 
 from ..analysis.purity import extrema_taken, impurity
 from ..analysis.values import Kind
-from .items import item_comparison_problem
+from .items import is_zero_dim, item_comparison_problem
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -78,7 +78,14 @@ def _lowering_problem(
             f"`{ast.unparse(node)}` is not a tensor, "
             "so it cannot be combined with torch.logical_*"
         )
-    return None if always_evaluated else impurity(node, ctx.values, ctx.symbols, nonempty)
+    if always_evaluated:
+        return None
+    if not is_zero_dim(node, ctx):
+        return (
+            f"`{ast.unparse(node)}` may hold several elements: Python does not test its truth "
+            "when `and`/`or` stops early, the lowered test would on every call, and fail"
+        )
+    return impurity(node, ctx.values, ctx.symbols, nonempty)
 
 
 def shared_line_problem(

@@ -20,7 +20,7 @@ from ..analysis.purity import impurity
 from ..analysis.values import Kind, is_size
 from . import Plan, Planned, Position, declined
 from .conditions import is_elif, shared_line_problem, split_condition
-from .items import WHOLE_REDUCTIONS
+from .items import is_zero_dim
 from .trap import state_change_problem, stored_roots
 
 if TYPE_CHECKING:
@@ -479,7 +479,7 @@ def _deferred_if_plan(
         static, tests = split_condition(head.test, ctx)
     operands = [o for test in tests + [c.test for c in clauses[1:]] for o in test_operands(test)]
     problem = _operands_problem(operands, ctx)
-    if not problem and ("GM103" in codes or not all(_zero_dim(o, ctx) for o in operands)):
+    if not problem and ("GM103" in codes or not all(is_zero_dim(o, ctx) for o in operands)):
         # a warning that a filter turns into an error, or a test of several elements,
         # raises inside the deferred call
         problem = state_change_problem(head, ctx, "the deferred `if`")
@@ -521,24 +521,6 @@ def _operands_problem(operands: List[ast.expr], ctx: FunctionContext) -> Optiona
     return None
 
 
-def _zero_dim(operand: ast.expr, ctx: FunctionContext) -> bool:
-    """A test whose truth cannot fail for having several elements: a whole reduction
-    (``mask.any()``, ``torch.isnan(x).any()``), or a comparison of one with Python values."""
-    if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not):
-        return _zero_dim(operand.operand, ctx)
-    if isinstance(operand, ast.Compare):
-        parts = [operand.left, *operand.comparators]
-        tensors = [part for part in parts if ctx.values.kind(part) is not Kind.STATIC]
-        return all(_zero_dim(part, ctx) for part in tensors)
-    if not isinstance(operand, ast.Call) or operand.keywords:
-        return False
-    name = ctx.symbols.qualified_name(operand.func) or ""
-    if name.startswith("torch.") and name[len("torch."):] in WHOLE_REDUCTIONS:
-        return len(operand.args) == 1
-    func = operand.func
-    return isinstance(func, ast.Attribute) and func.attr in WHOLE_REDUCTIONS and not operand.args
-
-
 def _arguments_problem(
     call: ast.Call, plan: Optional[DeferPlan], ctx: FunctionContext
 ) -> Optional[str]:
@@ -562,9 +544,8 @@ def _arguments_problem(
             and not (operand.args or operand.keywords)
         ):
             operand = operand.func.value
-        if ctx.values.kind(argument) is Kind.TENSOR and not isinstance(
-            operand, (ast.Name, ast.Attribute)
-        ):
+        plain = isinstance(operand, (ast.Name, ast.Attribute, ast.Constant, ast.JoinedStr))
+        if not plain and ctx.values.kind(argument) is not Kind.STATIC:
             return (
                 f"`{ast.unparse(argument)}` would be computed on every call, not only when the "
                 "test holds, and a tensor operation may fail for some dtypes or shapes"

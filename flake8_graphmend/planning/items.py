@@ -169,3 +169,28 @@ def _is_shape(node: ast.expr) -> bool:
             and not node.keywords
         )
     return isinstance(node, ast.Attribute) and node.attr == "shape"
+
+
+def is_zero_dim(operand: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
+    """A test whose truth cannot fail for having several elements: a whole reduction
+    (``mask.any()``, ``torch.isnan(x).any()``), a comparison of one with Python values, its
+    negation, or a local only ever assigned one."""
+    if depth > 3:
+        return False
+    if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not):
+        return is_zero_dim(operand.operand, ctx, depth)
+    if isinstance(operand, ast.Name):
+        return ctx.values.only_assigned(
+            operand.id, lambda value: is_zero_dim(value, ctx, depth + 1)
+        )
+    if isinstance(operand, ast.Compare):
+        parts = [operand.left, *operand.comparators]
+        tensors = [part for part in parts if ctx.values.kind(part) is not Kind.STATIC]
+        return all(is_zero_dim(part, ctx, depth) for part in tensors)
+    if not isinstance(operand, ast.Call) or operand.keywords:
+        return False
+    name = ctx.symbols.qualified_name(operand.func) or ""
+    if name.startswith("torch.") and name[len("torch."):] in WHOLE_REDUCTIONS:
+        return len(operand.args) == 1
+    func = operand.func
+    return isinstance(func, ast.Attribute) and func.attr in WHOLE_REDUCTIONS and not operand.args

@@ -6,11 +6,12 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Optional, Sequence, Set, Union
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Set, Tuple, Union
 
 from ..analysis.purity import impurity
 from ..analysis.values import Kind
 from . import Plan, Planned, declined
+from .aliasing import caller_visible, root_name
 from .conditions import split_condition, tensor_condition_problem
 from .items import compared_item
 
@@ -102,13 +103,13 @@ def state_change_problem(
             "under compile an exception raised inside the graph skips the block's exit "
             "(`torch.no_grad()` would leave grad mode off)"
         )
-    change = _state_change_before(node, ctx)
+    change = _state_change_before(node, ctx) or _caller_change(ctx)
     if change is None:
         return None
     return (
         f"`{ast.unparse(change).splitlines()[0]}` (line {change.lineno}) changes Python state "
-        f"before {subject}; under compile that is applied after the graph, so an exception "
-        "raised inside it would lose it"
+        f"or a tensor in place before {subject}; under compile that is applied after the "
+        "graph, so an exception raised inside it would lose it"
     )
 
 
@@ -123,30 +124,125 @@ def _enclosing_block(node: ast.stmt, ctx: FunctionContext) -> Optional[ast.stmt]
 
 
 def _calling_block(ctx: FunctionContext) -> Optional[ast.stmt]:
-    """A ``try`` or ``with`` statement of the module around a call of the guard's function
-    (``check(x)``, or ``self.check(x)`` in its class); callers in other files are not seen."""
-    function = ctx.region.function
-    owner = ctx.region.owner
-    scope: ast.AST = owner.node if owner else ctx.symbols.tree
-    for block in ast.walk(scope):
-        if not isinstance(block, (*_TRY_STATEMENTS, ast.With, ast.AsyncWith)):
-            continue
-        for sub in ast.walk(block):
-            if isinstance(sub, ast.Call) and _calls(sub, function.name, method=owner is not None):
+    """A ``try`` or ``with`` statement of the module around a call of the guard's function."""
+    for caller, call in _call_sites(ctx):
+        for block in ast.walk(caller):
+            if isinstance(block, (*_TRY_STATEMENTS, ast.With, ast.AsyncWith)) and _holds(
+                block, call
+            ):
                 return block
     return None
 
 
-def _calls(call: ast.Call, name: str, method: bool) -> bool:
-    func = call.func
-    if method:
-        return (
-            isinstance(func, ast.Attribute)
-            and func.attr == name
-            and isinstance(func.value, ast.Name)
-            and func.value.id == "self"
-        )
-    return isinstance(func, ast.Name) and func.id == name
+def _caller_change(ctx: FunctionContext) -> Optional[Union[ast.stmt, ast.expr]]:
+    """A change of ``self``'s or the module's state, or an update in place of a tensor, that a
+    function of the module makes before it calls the guard's function."""
+    module_names = ctx.symbols.defined_here()
+    for caller, call in _call_sites(ctx):
+        for sub in ast.walk(caller):
+            if not isinstance(sub, (ast.stmt, ast.expr)) or sub.lineno >= call.lineno:
+                continue
+            if isinstance(sub, ast.Global) or _updates_tensor_in_place(
+                sub, ctx, lambda root: root == "self" or root in _parameters(caller)
+            ):
+                return sub
+            if stored_roots(sub) & (module_names | {"self"}):
+                return sub
+    return None
+
+
+def _call_sites(ctx: FunctionContext) -> List[Tuple[ast.AST, ast.Call]]:
+    """``(caller, call)`` for the calls in this module of the guard's function: ``check(x)``,
+    ``self.check(x)`` in its class, and, for a ``forward``, ``self.inner(x)`` in any class whose
+    ``inner`` is built as the guard's class (``self.inner = Inner()``). Callers in other files
+    are not seen."""
+    function = ctx.region.function
+    owner = ctx.region.owner
+    symbols = ctx.symbols
+    callers: List[ast.AST] = [
+        *symbols.functions.values(),
+        *(method for info in symbols.classes.values() for method in info.methods.values()),
+    ]
+    instances: Set[str] = set()
+    if owner is not None and function.name == "forward":
+        instances = {
+            target.attr
+            for sub in ast.walk(symbols.tree)
+            if isinstance(sub, ast.Assign)
+            and isinstance(sub.value, ast.Call)
+            and isinstance(sub.value.func, ast.Name)
+            and sub.value.func.id == owner.node.name
+            for target in sub.targets
+            if isinstance(target, ast.Attribute)
+        }
+    sites = []
+    for caller in callers:
+        in_owner = owner is not None and any(caller is m for m in owner.methods.values())
+        for sub in ast.walk(caller):
+            if not isinstance(sub, ast.Call):
+                continue
+            func = sub.func
+            if owner is None:
+                found = isinstance(func, ast.Name) and func.id == function.name
+            else:
+                found = _self_method(func) in (
+                    ({function.name} if in_owner else set()) | instances
+                )
+            if found:
+                sites.append((caller, sub))
+    return sites
+
+
+def _parameters(function: ast.AST) -> Set[str]:
+    """The parameters of ``function`` that it never binds again (they hold its caller's
+    values throughout)."""
+    arguments = getattr(function, "args", None)
+    if not isinstance(arguments, ast.arguments):
+        return set()
+    rebound = {
+        node.id
+        for node in ast.walk(function)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
+    names = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+    return names - rebound
+
+
+def _self_method(func: ast.expr) -> Optional[str]:
+    """``name`` of ``self.name``."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.attr if func.value.id == "self" else None
+    return None
+
+
+def _updates_tensor_in_place(
+    node: ast.AST, ctx: FunctionContext, outlives: Optional[Callable[[str], bool]] = None
+) -> bool:
+    """``x.add_(1)``, ``self.steps += 1`` on a tensor, ``x[i] = v``, an ``inplace=True`` call,
+    of a tensor that outlives the call (``outlives`` of its root name; by default an input or
+    ``self``'s state, ``aliasing.caller_visible``): with Inductor and ``aot_eager`` such
+    updates are written back after the graph. A tensor made in the call is not."""
+    if outlives is None:
+        outlives = lambda root: caller_visible(root, node, ctx)  # noqa: E731
+    updated: List[ast.expr] = []
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr.endswith("_"):
+            if not func.attr.startswith("_"):
+                updated.append(func.value)
+        if any(
+            k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+            for k in node.keywords
+        ):
+            updated += node.args[:1]
+    elif isinstance(node, (ast.Assign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, ast.Subscript) and ctx.values.kind(target.value) is Kind.TENSOR:
+                updated.append(target.value)
+            elif isinstance(node, ast.AugAssign) and ctx.values.kind(target) is Kind.TENSOR:
+                updated.append(target)
+    return any(outlives(root_name(value)) for value in updated)
 
 
 def _holds(outer: ast.stmt, node: ast.AST) -> bool:
@@ -242,7 +338,11 @@ def _state_change_before(
         if (
             isinstance(sub, (ast.stmt, ast.expr))
             and (sub.lineno < node.lineno or id(sub) in in_loops)
-            and (_changes_state(sub, outer, ctx) or _calls_state_changing_method(sub, ctx))
+            and (
+                _changes_state(sub, outer, ctx)
+                or _calls_state_changing_method(sub, ctx)
+                or _updates_tensor_in_place(sub, ctx)
+            )
         ):
             return sub
     return None
@@ -250,18 +350,45 @@ def _state_change_before(
 
 def _calls_state_changing_method(node: ast.AST, ctx: FunctionContext) -> bool:
     """``self.track(x)``, where the class's ``track`` stores into ``self`` (``self.seen += 1``,
-    ``self.cache.append(x)``): one level of calls is followed."""
+    ``self.cache.append(x)``) or updates a tensor in place, and ``self.norm(x)`` of a submodule
+    that may: a batch norm (running statistics), or a class of this module whose ``forward``
+    does. One level of calls is followed."""
     owner = ctx.region.owner
-    if not (
-        owner
-        and isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == "self"
-    ):
+    name = _self_method(node.func) if isinstance(node, ast.Call) else None
+    if owner is None or name is None:
         return False
-    method = owner.methods.get(node.func.attr)
-    return method is not None and any(_stores_into_self(sub) for sub in ast.walk(method))
+    method = owner.methods.get(name)
+    if method is None:
+        built = _built_as(name, owner.node, ctx)
+        if built in _STATEFUL_MODULES:
+            return True
+        info = ctx.symbols.classes.get(built or "")
+        method = info.methods.get("forward") if info else None
+    return method is not None and any(
+        _stores_into_self(sub) or _updates_tensor_in_place(sub, ctx, lambda root: root == "self")
+        for sub in ast.walk(method)
+    )
+
+
+#: torch.nn modules whose call updates buffers in place (in training).
+_STATEFUL_MODULES = {
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d",
+    "InstanceNorm2d", "InstanceNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+}
+
+
+def _built_as(attribute: str, owner: ast.ClassDef, ctx: FunctionContext) -> Optional[str]:
+    """The class name of ``self.<attribute> = Class(...)`` in ``owner`` (``BatchNorm1d`` for
+    ``nn.BatchNorm1d(...)``), if it is assigned so."""
+    for sub in ast.walk(owner):
+        if (
+            isinstance(sub, ast.Assign)
+            and isinstance(sub.value, ast.Call)
+            and any(_self_method(target) == attribute for target in sub.targets)
+        ):
+            name = ctx.symbols.qualified_name(sub.value.func)
+            return name.rsplit(".", 1)[-1] if name else None
+    return None
 
 
 def _stores_into_self(node: ast.AST) -> bool:
