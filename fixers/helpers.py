@@ -183,8 +183,11 @@ def {DIFFER}(a, b):
 
     Compiled, the shapes are compared first (`a != b` would broadcast); as in
     torch.equal, values compare after type promotion and NaN differs from NaN.
+    Values other than tensors, and meta tensors, go to torch.equal itself,
+    which raises for them as the original did.
     """
-    if not torch.compiler.is_compiling():
+    plain = isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+    if not (plain and torch.compiler.is_compiling()) or a.is_meta or b.is_meta:
         return torch.tensor(not torch.equal(a, b))
     if a.shape != b.shape:
         return torch.ones((), dtype=torch.bool, device=a.device)
@@ -203,14 +206,12 @@ def {ITEM}(value):
     meta tensors, floating tensors on MPS (no float64), tensors not 0-d, and
     values that are not tensors.
     """
-    if not isinstance(value, torch.Tensor) or value.dim() != 0 or value.is_meta:
+    if not isinstance(value, torch.Tensor) or value.dim() or value.is_meta:
         return value.item()
     if value.is_floating_point() and value.device.type != "mps":
         return value.to(torch.float64)
-    integers = (
-        torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64
-    )
-    if value.dtype in integers:
+    integers = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32)
+    if value.dtype in (*integers, torch.int64):
         return value.to(torch.int64)
     return value.item()
 '''

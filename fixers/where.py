@@ -119,7 +119,7 @@ def rewrite_common_call(
     plan: CallSelection,
     following: Optional[cst.BaseStatement],
 ) -> Rewritten:
-    """The condition temporary, both branches' moved statements, and the one call."""
+    """The condition temporary and the one call."""
     indent, condition = _selection_setup(command, original, updated, 0)
     where = _helper(command, plan)
     orelse = expect(updated.orelse, cst.Else, "the `else` branch")
@@ -129,7 +129,6 @@ def rewrite_common_call(
     statements = [
         command.statement(command.condition_text(condition, f"{selector} = ", indent))
     ]
-    statements += [*sides[0][:-1], *sides[1][:-1]]
     arguments = []
     for index, (first, second) in enumerate(zip(calls[0].args, calls[1].args)):
         value = command.code(first.value)

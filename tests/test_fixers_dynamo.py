@@ -216,14 +216,17 @@ def test_selections_under_inductor(where_modules: Tuple[ModuleType, ModuleType])
             assert same(model(x), original.Select()(x))
 
 
-def test_longrope_buffer_update_is_declined_for_the_identity_of_its_buffer() -> None:
-    """LongRoPE's shape: ``register_buffer("inv_freq", self.long_inv_freq)`` on one path. The
-    original makes the buffer that very tensor (an update in place of one is seen through the
-    other); a selection would register a new one, so the site is declined."""
+def test_longrope_buffer_update_is_declined() -> None:
+    """LongRoPE's shape: each branch fills or moves module state (a memoised
+    ``self.long_inv_freq``, ``self.original_inv_freq.to(device)``), which would then run on
+    both paths, before ``register_buffer("inv_freq", <that very tensor>)``, whose identity a
+    selection would not keep either. The site is declined."""
     source = (Path(__file__).parent / "fixtures" / "fix" / "longrope_before.py").read_text()
     (finding,) = [f for f in analyze_source(source, "longrope.py") if f.code == "GM201"]
     assert finding.plan is None
-    assert "may keep `self.long_inv_freq`, an existing tensor" in (finding.decline or "")
+    assert "before the common call, which would then run on both paths" in (
+        finding.decline or ""
+    )
 
 
 # ---------------------------------------------------------------------------- [Trap]

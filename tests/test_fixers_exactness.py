@@ -1099,6 +1099,35 @@ def test_deferred_values_of_other_types_are_printed_as_written(tmp_path: Path) -
     assert same(got[0], expected[0]) and got[1:3] == expected[1:3], (got[1:3], expected[1:3])
 
 
+EQUAL_GUARD = """
+class Model(nn.Module):
+    def forward(self, x, mask, expected):
+        if not torch.equal(mask, expected):
+            raise ValueError("unsupported attention mask")
+        return x * 3
+"""
+
+
+@pytest.mark.parametrize(
+    "expected", [[1.0, 1.0], torch.ones(2, device="meta")], ids=["a list", "a meta tensor"]
+)
+def test_equal_guard_of_other_values_raises_as_torch_equal(expected: Any, tmp_path: Path) -> None:
+    """`_graphmend_differ` hands what is not a tensor on a real device to torch.equal itself,
+    compiled too: the original's TypeError or NotImplementedError, not a pass or another error."""
+    source = HEADER + EQUAL_GUARD
+    code = fixed_source(source)
+    assert "_graphmend_differ(" in code
+    outcomes = []
+    for text, folder in ((source, "original"), (code, "fixed")):
+        torch._dynamo.reset()
+        model = torch.compile(load(text, tmp_path / folder).Model(), backend="eager")
+        mask = torch.ones(2, device="meta") if isinstance(expected, torch.Tensor) else torch.ones(2)
+        with pytest.raises(Exception) as caught:
+            model(torch.ones(2), mask, expected)
+        outcomes.append((type(caught.value), str(caught.value).splitlines()[0]))
+    assert outcomes[0] == outcomes[1]
+
+
 def test_selection_of_sparse_tensors_branches_in_python() -> None:
     """torch.where takes no sparse operands: the helper gives the branch's tensor itself."""
     namespace: Dict[str, Any] = {"torch": torch}

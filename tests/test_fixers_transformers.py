@@ -134,7 +134,7 @@ def test_longrope_update_is_left_and_the_fixed_files_compute_the_same(arms: dict
     """LongRoPE's update keeps its break (declined); over long, short and long calls the fixed
     files give the original's outputs, eager and compiled."""
     assert LONGROPE_SITE in arms["original"]["phi3"]["breaks"]
-    assert LONGROPE_SITE in arms["fixed"]["phi3"]["breaks"]
+    assert arms["fixed"]["phi3"]["error"] is not None  # the fixed arm's fullgraph=True fails
     before = torch.load(arms["work"] / "phi3.original.sequence.pt")
     after = torch.load(arms["work"] / "phi3.fixed.sequence.pt")
     for outputs in (after["eager"], after["compiled"]):

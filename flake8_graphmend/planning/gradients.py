@@ -69,13 +69,11 @@ def gradient_problem(
     pairs: Iterable[Tuple[ast.expr, ast.expr]],
     ctx: FunctionContext,
     setups: Sequence[Setups] = ({}, {}),
-    moved: Iterable[ast.expr] = (),
 ) -> Optional[str]:
     """Why selecting between each ``(if_true, if_false)`` pair may change gradients (see the
     module docstring), or None. ``setups`` holds the hoisted ``name = value`` statements of the
-    true and the false side, and ``moved`` other values computed before the selection: they
-    now run on both paths."""
-    for value in [*moved, *(value for side in setups for value in side.values())]:
+    true and the false side: they now run on both paths."""
+    for value in (value for side in setups for value in side.values()):
         problem = _expression_problem(value, ctx)
         if problem:
             return problem

@@ -3,8 +3,7 @@
 Three shapes are rewritten, each with its own plan:
 
 * ``ReturnSelection``: ``if c: return A`` with ``else: return B`` or a ``return B`` right after;
-* ``CallSelection``: both branches end in the same call with different arguments
-  (what precedes the call must be movable, ``hoisting.py``);
+* ``CallSelection``: both branches are the same call with different arguments;
 * ``AssignSelection``: both branches (or an else-less one) assign local names.
 
 Computing both sides is exact only when neither can raise or change anything
@@ -31,7 +30,6 @@ from .aliasing import (
 from .conditions import shared_line_problem, shares_line, split_condition, tensor_condition_problem
 from .draws import DrawGuard, draw_guard_plan
 from .gradients import gradient_problem
-from .hoisting import attributes_read, attributes_written, hoisting_problem
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -64,7 +62,7 @@ class ReturnSelection(Selection):
 
 @dataclass(frozen=True)
 class CallSelection(Selection):
-    """One call ``f(.., _graphmend_where(c, A, B), ..)`` after both branches' moved statements."""
+    """One call ``f(.., _graphmend_where(c, A, B), ..)`` in place of both branches' calls."""
 
     #: Positions of the arguments that differ (positional ones first, then keywords).
     differing: Tuple[int, ...]
@@ -195,11 +193,8 @@ def _common_call(
 
 
 def _call_plan(node: ast.If, static: int, ctx: FunctionContext) -> Planned[CallSelection]:
-    """``f(.., A, ..)`` / ``f(.., B, ..)``: one call of ``f(.., where(c, A, B), ..)``.
-
-    What precedes the call in each branch is moved before it (``hoisting.py``); the condition
-    is computed first, as the ``if`` did.
-    """
+    """``f(.., A, ..)`` / ``f(.., B, ..)``: one call of ``f(.., where(c, A, B), ..)``, the
+    condition computed first, as the ``if`` did."""
     if static:
         return declined(
             "a static conjunct guards the common call (its else branch runs without it)"
@@ -218,29 +213,26 @@ def _call_plan(node: ast.If, static: int, ctx: FunctionContext) -> Planned[CallS
     if not differing:
         return declined("both branches make the same call; it does not depend on the condition")
     problem = (
-        shared_line_problem(node, ctx, one_line_suites=False)
-        or _moved_statements_problem(node, ctx)
+        _first_statements_problem(node)
         or _differing_arguments_problem([pairs[i] for i in differing], ctx)
-        or _crossed_attributes_problem(node, [pairs[i] for i in differing])
         or _selected_in_place_problem(first, [pairs[i] for i in differing], ctx)
         or _kept_argument_problem(node, first, [pairs[i] for i in differing], ctx)
     )
     if problem:
         return declined(problem)
-    moved = [s for s in (*node.body[:-1], *node.orelse[:-1]) if isinstance(s, ast.Assign)]
-    gradients = gradient_problem(
-        [pairs[i] for i in differing], ctx, moved=[statement.value for statement in moved]
-    )
-    if len(moved) < len(node.body) + len(node.orelse) - 2:
-        gradients = "a statement moved before the call is not an assignment"
+    gradients = gradient_problem([pairs[i] for i in differing], ctx)
     return CallSelection(differing, gradient_problem=gradients), None
 
 
-def _moved_statements_problem(node: ast.If, ctx: FunctionContext) -> Optional[str]:
+def _first_statements_problem(node: ast.If) -> Optional[str]:
+    """Each branch must be the common call alone: a statement before it would run on both
+    paths (a memoised ``if not hasattr(self, "k"): ...`` fills a slot that the path not taken
+    never filled, ``self.a = self.a.to(x.dtype)`` may round the other path's tensor)."""
     for statement in (*node.body[:-1], *node.orelse[:-1]):
-        problem = hoisting_problem(statement, node, ctx)
-        if problem:
-            return problem
+        return (
+            f"a branch does `{ast.unparse(statement).splitlines()[0]}` before the common call, "
+            "which would then run on both paths"
+        )
     return None
 
 
@@ -258,19 +250,6 @@ def _differing_arguments_problem(
     return None
 
 
-def _crossed_attributes_problem(
-    node: ast.If, pairs: Sequence[Tuple[ast.expr, ast.expr]]
-) -> Optional[str]:
-    """Each branch's argument is now read after both branches' moved statements."""
-    prefixes = (node.body[:-1], node.orelse[:-1])
-    for side in (0, 1):
-        written = attributes_written(prefixes[1 - side])
-        read = attributes_read([pair[side] for pair in pairs] + list(prefixes[side]))
-        if written & read:
-            return f"`{sorted(written & read)[0]}` is set on one path and read on the other"
-    return None
-
-
 def _selected_in_place_problem(
     call: ast.Call, pairs: Sequence[Tuple[ast.expr, ast.expr]], ctx: FunctionContext
 ) -> Optional[str]:
@@ -279,7 +258,12 @@ def _selected_in_place_problem(
         for value in call.args
         if isinstance(value, ast.Constant) and isinstance(value.value, str)
     }
-    selected = attributes_read([value for pair in pairs for value in pair])
+    selected = {
+        node.attr
+        for value in (value for pair in pairs for value in pair)
+        for node in ast.walk(value)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)
+    }
     for name in sorted(stored | selected):
         line = _in_place_write(name, ctx.symbols.tree)
         if line:
