@@ -103,12 +103,14 @@ def state_change_problem(
             "under compile an exception raised inside the graph skips the block's exit "
             "(`torch.no_grad()` would leave grad mode off)"
         )
-    change = _state_change_before(node, ctx) or _caller_change(ctx)
+    change, where = _state_change_before(node, ctx), ""
+    if change is None:
+        change, where = _caller_change(ctx) or (None, "")
     if change is None:
         return None
     return (
-        f"`{ast.unparse(change).splitlines()[0]}` (line {change.lineno}) changes Python state "
-        f"or a tensor in place before {subject}; under compile that is applied after the "
+        f"`{ast.unparse(change).splitlines()[0]}` (line {change.lineno}{where}) changes Python "
+        f"state or a tensor in place before {subject}; under compile that is applied after the "
         "graph, so an exception raised inside it would lose it"
     )
 
@@ -134,20 +136,22 @@ def _calling_block(ctx: FunctionContext) -> Optional[ast.stmt]:
     return None
 
 
-def _caller_change(ctx: FunctionContext) -> Optional[Union[ast.stmt, ast.expr]]:
+def _caller_change(ctx: FunctionContext) -> Optional[Tuple[Union[ast.stmt, ast.expr], str]]:
     """A change of ``self``'s or the module's state, or an update in place of a tensor, that a
-    function of the module makes before it calls the guard's function."""
+    function of the module makes before it calls the guard's function; with ``", in
+    <caller>()"`` to say where."""
     module_names = ctx.symbols.defined_here()
     for caller, call in _call_sites(ctx):
+        where = f", in {getattr(caller, 'name', '?')}()"
         for sub in ast.walk(caller):
             if not isinstance(sub, (ast.stmt, ast.expr)) or sub.lineno >= call.lineno:
                 continue
             if isinstance(sub, ast.Global) or _updates_tensor_in_place(
                 sub, ctx, lambda root: root == "self" or root in _parameters(caller)
             ):
-                return sub
+                return sub, where
             if stored_roots(sub) & (module_names | {"self"}):
-                return sub
+                return sub, where
     return None
 
 
