@@ -754,6 +754,30 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(3),),
         "may hold several elements",
     ),
+    "deferred elif testing a mean of token ids": (
+        """
+        class Model(nn.Module):
+            def forward(self, ids):
+                if (ids >= 0).all():
+                    print("ids ok")
+                elif ids.mean() > 0:
+                    print("mean positive")
+                return ids + 1
+        """,
+        (torch.tensor([1, 2, 3]),),
+        "would be computed on every call, not only when tested",
+    ),
+    "deferred if printing a missing attribute": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if (x < 0).any():
+                    print("bad", self.missing)
+                return x + 1
+        """,
+        (torch.ones(3),),
+        "would be computed on every call",
+    ),
     "deferred if printing a product": (
         """
         class Model(nn.Module):

@@ -120,8 +120,6 @@ def _keywords_problem(code: str, node: ast.Call, ctx: FunctionContext) -> Option
     return None
 
 
-#: Whole reductions defined for every dtype and shape (an empty tensor included).
-_TOTAL_REDUCTIONS = frozenset({"sum", "any", "all", "count_nonzero", "prod"})
 #: How a warnings.warn call is named where it may raise (state_change_problem's subject).
 _RAISING_WARNING = "the warning (which a filter such as `-W error` turns into an exception)"
 #: Factories of ``logging.Logger`` objects: the stdlib's, and the wrappers of libraries that
@@ -515,10 +513,99 @@ def _operands_problem(operands: List[ast.expr], ctx: FunctionContext) -> Optiona
                 f"`{text}` is not a tensor: only Python tests before the tensor test of an "
                 "`if` without `elif`/`else` stay a plain `if`"
             )
-        problem = impurity(operand, ctx.values, ctx.symbols) if position else None
-        if problem:
-            return f"`{text}` would be computed on every call, not only when tested: {problem}"
+        if position and not _total_test(operand, ctx):
+            return (
+                f"`{text}` would be computed on every call, not only when tested, and only "
+                "reductions such as `(x == 0).any()`, `torch.isnan(x).any()` of a name are "
+                "known to compute for every dtype and shape"
+            )
     return None
+
+
+#: Reductions defined for every dtype and shape (an empty tensor included); the first three
+#: give bools or ints, which every comparison takes.
+_TOTAL_REDUCTIONS = frozenset({"any", "all", "count_nonzero", "sum", "prod"})
+_ORDERED_REDUCTIONS = frozenset({"any", "all", "count_nonzero"})
+#: Elementwise tests defined for every dtype.
+_TOTAL_TESTS = frozenset({"isnan", "isinf", "isfinite"})
+#: Attributes every tensor has, which Dynamo reads while tracing.
+_METADATA = frozenset({"shape", "dtype", "device", "ndim"})
+_SIZE_METHODS = frozenset({"dim", "numel", "size"})
+
+
+def _total_test(node: ast.expr, ctx: FunctionContext) -> bool:
+    """A test that computes for every dtype and shape of its tensors: a total reduction of a
+    total value (``(mask == 0).any()``, ``torch.isnan(x).any()``), its negation, or its
+    comparison with a Python value (by ``==``/``!=``, or any comparison of a bool or count)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _total_test(node.operand, ctx)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        reduction = node.left
+        ordered = not isinstance(node.ops[0], (ast.Eq, ast.NotEq))
+        method = _total_reduction(reduction, ctx)
+        return (
+            method is not None
+            and ctx.values.kind(node.comparators[0]) is Kind.STATIC
+            and (not ordered or method in _ORDERED_REDUCTIONS)
+        )
+    return _total_reduction(node, ctx) is not None
+
+
+def _total_reduction(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
+    """``any`` for ``v.any()`` or ``torch.any(v)`` of a total value ``v``; else None."""
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    name = ctx.symbols.qualified_name(node.func) or ""
+    if name.startswith("torch.") and len(node.args) == 1:
+        method, value = name[len("torch."):], node.args[0]
+    elif isinstance(node.func, ast.Attribute) and not node.args:
+        method, value = node.func.attr, node.func.value
+    else:
+        return None
+    return method if method in _TOTAL_REDUCTIONS and _total_value(value, ctx) else None
+
+
+def _total_value(node: ast.expr, ctx: FunctionContext) -> bool:
+    """A tensor that is there on every path and whose making cannot fail: a name, an
+    ``isnan``/``isinf``/``isfinite`` of one, a name compared with a number (an ordering of a
+    complex tensor fails: a known problem)."""
+    if isinstance(node, ast.Name):  # a tensor, unless the analysis knows it is not one
+        return ctx.values.kind(node) is not Kind.STATIC
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:  # known problem: complex `<`
+        return _total_value(node.left, ctx) and isinstance(node.comparators[0], ast.Constant)
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        name = ctx.symbols.qualified_name(node.func) or ""
+        return name[len("torch."):] in _TOTAL_TESTS and _total_value(node.args[0], ctx)
+    return False
+
+
+def _plain_argument(node: ast.expr, ctx: FunctionContext) -> bool:
+    """An argument that computes on every path: a literal, a name, tensor metadata
+    (``x.shape``), a total reduction of a name (``y.sum()``), or an f-string of those."""
+    if isinstance(node, (ast.Constant, ast.Name)) or _metadata(node, ctx):
+        return True
+    if isinstance(node, ast.JoinedStr):
+        return all(
+            _plain_argument(piece.value, ctx)
+            for piece in node.values
+            if isinstance(piece, ast.FormattedValue)
+        )
+    return _total_reduction(node, ctx) is not None
+
+
+def _metadata(node: ast.expr, ctx: FunctionContext) -> bool:
+    """``x.shape``, ``x.dtype``, ``x.dim()``, ``x.numel()`` of a tensor name: always there."""
+    if isinstance(node, ast.Call) and not (node.args or node.keywords):
+        node = node.func
+        called = True
+    else:
+        called = False
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr in (_SIZE_METHODS if called else _METADATA)
+        and isinstance(node.value, ast.Name)
+        and ctx.values.kind(node.value) is Kind.TENSOR
+    )
 
 
 def _arguments_problem(
@@ -527,25 +614,16 @@ def _arguments_problem(
     """Why the call's passed arguments cannot be computed on every call (the helper's own
     arguments, module-level names and literals, are evaluated only when the test holds).
 
-    A tensor is passed as it is (a name or an attribute), or reduced by an operation that
-    takes any dtype and shape (``y.sum()``): another operation may fail for some dtypes or
-    shapes (``ids.mean()`` on integers, ``h.sum(2)`` on a matrix), where the original never
-    ran it."""
+    Only plain arguments are passed (``_plain_argument``): another operation may fail for
+    some dtypes or shapes (``ids.mean()`` on integers, ``h.sum(2)`` on a matrix, ``x.mT`` on a
+    vector), or an attribute be missing (``self.missing``, ``x.grad.sum()``), where the
+    original never ran it."""
     if plan is None:
         return None
     for index, argument in enumerate(call.args):
         if index in plan.baked_args:
             continue
-        operand = argument
-        if (
-            isinstance(operand, ast.Call)
-            and isinstance(operand.func, ast.Attribute)
-            and operand.func.attr in _TOTAL_REDUCTIONS
-            and not (operand.args or operand.keywords)
-        ):
-            operand = operand.func.value
-        plain = isinstance(operand, (ast.Name, ast.Attribute, ast.Constant, ast.JoinedStr))
-        if not plain and ctx.values.kind(argument) is not Kind.STATIC:
+        if not _plain_argument(argument, ctx):
             return (
                 f"`{ast.unparse(argument)}` would be computed on every call, not only when the "
                 "test holds, and a tensor operation may fail for some dtypes or shapes"
