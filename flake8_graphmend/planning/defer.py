@@ -522,10 +522,8 @@ def _operands_problem(operands: List[ast.expr], ctx: FunctionContext) -> Optiona
     return None
 
 
-#: Reductions defined for every dtype and shape (an empty tensor included); the first three
-#: give bools or ints, which every comparison takes.
+#: Reductions defined for every dtype and shape (an empty tensor included).
 _TOTAL_REDUCTIONS = frozenset({"any", "all", "count_nonzero", "sum", "prod"})
-_ORDERED_REDUCTIONS = frozenset({"any", "all", "count_nonzero"})
 #: Elementwise tests defined for every dtype.
 _TOTAL_TESTS = frozenset({"isnan", "isinf", "isfinite"})
 #: Attributes every tensor has, which Dynamo reads while tracing.
@@ -536,17 +534,13 @@ _SIZE_METHODS = frozenset({"dim", "numel", "size"})
 def _total_test(node: ast.expr, ctx: FunctionContext) -> bool:
     """A test that computes for every dtype and shape of its tensors: a total reduction of a
     total value (``(mask == 0).any()``, ``torch.isnan(x).any()``), its negation, or its
-    comparison with a Python value (by ``==``/``!=``, or any comparison of a bool or count)."""
+    comparison with a Python value (an ordering of a complex sum fails: a known problem)."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return _total_test(node.operand, ctx)
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        reduction = node.left
-        ordered = not isinstance(node.ops[0], (ast.Eq, ast.NotEq))
-        method = _total_reduction(reduction, ctx)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:  # known problem: complex `<`
         return (
-            method is not None
+            _total_reduction(node.left, ctx) is not None
             and ctx.values.kind(node.comparators[0]) is Kind.STATIC
-            and (not ordered or method in _ORDERED_REDUCTIONS)
         )
     return _total_reduction(node, ctx) is not None
 
