@@ -20,7 +20,7 @@ from ..analysis.purity import impurity
 from ..analysis.values import Kind, is_size
 from . import Plan, Planned, Position, declined
 from .conditions import is_elif, shared_line_problem, split_condition
-from .items import is_zero_dim
+from .items import is_zero_dim, whole_reduction
 from .trap import state_change_problem, stored_roots
 
 if TYPE_CHECKING:
@@ -526,9 +526,6 @@ def _operands_problem(operands: List[ast.expr], ctx: FunctionContext) -> Optiona
 _TOTAL_REDUCTIONS = frozenset({"any", "all", "count_nonzero", "sum", "prod"})
 #: Elementwise tests defined for every dtype.
 _TOTAL_TESTS = frozenset({"isnan", "isinf", "isfinite"})
-#: Attributes every tensor has, which Dynamo reads while tracing.
-_METADATA = frozenset({"shape", "dtype", "device", "ndim"})
-_SIZE_METHODS = frozenset({"dim", "numel", "size"})
 
 
 def _total_test(node: ast.expr, ctx: FunctionContext) -> bool:
@@ -547,16 +544,8 @@ def _total_test(node: ast.expr, ctx: FunctionContext) -> bool:
 
 def _total_reduction(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
     """``any`` for ``v.any()`` or ``torch.any(v)`` of a total value ``v``; else None."""
-    if not isinstance(node, ast.Call) or node.keywords:
-        return None
-    name = ctx.symbols.qualified_name(node.func) or ""
-    if name.startswith("torch.") and len(node.args) == 1:
-        method, value = name[len("torch."):], node.args[0]
-    elif isinstance(node.func, ast.Attribute) and not node.args:
-        method, value = node.func.attr, node.func.value
-    else:
-        return None
-    return method if method in _TOTAL_REDUCTIONS and _total_value(value, ctx) else None
+    reduced = whole_reduction(node, _TOTAL_REDUCTIONS, ctx)
+    return reduced[0] if reduced is not None and _total_value(reduced[1], ctx) else None
 
 
 def _total_value(node: ast.expr, ctx: FunctionContext) -> bool:
@@ -588,17 +577,19 @@ def _plain_argument(node: ast.expr, ctx: FunctionContext) -> bool:
 
 
 def _metadata(node: ast.expr, ctx: FunctionContext) -> bool:
-    """``x.shape``, ``x.dtype``, ``x.dim()``, ``x.numel()`` of a tensor name: always there."""
-    if isinstance(node, ast.Call) and not (node.args or node.keywords):
-        node = node.func
-        called = True
-    else:
-        called = False
+    """Metadata of a tensor name, always there: ``_tensor_metadata``, ``x.ndim``, ``x.dim()``,
+    ``x.numel()``."""
+    called = isinstance(node, ast.Call) and not (node.args or node.keywords)
+    attribute = node.func if isinstance(node, ast.Call) else node
     return (
-        isinstance(node, ast.Attribute)
-        and node.attr in (_SIZE_METHODS if called else _METADATA)
-        and isinstance(node.value, ast.Name)
-        and ctx.values.kind(node.value) is Kind.TENSOR
+        (
+            _tensor_metadata(node)
+            or (called and getattr(attribute, "attr", None) in ("dim", "numel"))
+            or (not called and getattr(attribute, "attr", None) == "ndim")
+        )
+        and isinstance(attribute, ast.Attribute)
+        and isinstance(attribute.value, ast.Name)
+        and ctx.values.kind(attribute.value) is Kind.TENSOR
     )
 
 

@@ -13,7 +13,7 @@ a truth value by a check that takes both (a [Trap] guard, an ``assert``) is rewr
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, AbstractSet, Optional, Tuple
 
 from ..analysis.values import Kind, is_size
 
@@ -98,19 +98,25 @@ def _is_whole_item(node: ast.expr, ctx: FunctionContext) -> bool:
     if not _is_item(node):
         return False
     assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-    reduction = node.func.value
-    if not (isinstance(reduction, ast.Call) and not reduction.keywords):
-        return False
-    name = ctx.symbols.qualified_name(reduction.func) or ""
-    if name.startswith("torch.") and name[len("torch."):] in WHOLE_REDUCTIONS:
-        return len(reduction.args) == 1 and ctx.values.kind(reduction.args[0]) is not Kind.STATIC
-    func = reduction.func
-    return (
-        isinstance(func, ast.Attribute)
-        and func.attr in WHOLE_REDUCTIONS
-        and not reduction.args
-        and ctx.values.kind(func.value) is not Kind.STATIC
-    )
+    reduced = whole_reduction(node.func.value, WHOLE_REDUCTIONS, ctx)
+    return reduced is not None and ctx.values.kind(reduced[1]) is not Kind.STATIC
+
+
+def whole_reduction(
+    node: ast.expr, names: AbstractSet[str], ctx: FunctionContext
+) -> Optional[Tuple[str, ast.expr]]:
+    """``(name, x)`` for ``x.name()`` or ``torch.name(x)``, a reduction of ``names`` over the
+    whole of ``x`` (no ``dim``, no keyword); else None."""
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    qualified = ctx.symbols.qualified_name(node.func) or ""
+    if qualified.startswith("torch.") and len(node.args) == 1:
+        name, reduced = qualified[len("torch."):], node.args[0]
+    elif isinstance(node.func, ast.Attribute) and not node.args:
+        name, reduced = node.func.attr, node.func.value
+    else:
+        return None
+    return (name, reduced) if name in names else None
 
 
 def _exact_int(node: ast.expr, ctx: FunctionContext) -> bool:
@@ -187,10 +193,4 @@ def is_zero_dim(operand: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool
         parts = [operand.left, *operand.comparators]
         tensors = [part for part in parts if ctx.values.kind(part) is not Kind.STATIC]
         return all(is_zero_dim(part, ctx, depth) for part in tensors)
-    if not isinstance(operand, ast.Call) or operand.keywords:
-        return False
-    name = ctx.symbols.qualified_name(operand.func) or ""
-    if name.startswith("torch.") and name[len("torch."):] in WHOLE_REDUCTIONS:
-        return len(operand.args) == 1
-    func = operand.func
-    return isinstance(func, ast.Attribute) and func.attr in WHOLE_REDUCTIONS and not operand.args
+    return whole_reduction(operand, WHOLE_REDUCTIONS, ctx) is not None

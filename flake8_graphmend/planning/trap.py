@@ -91,7 +91,8 @@ def state_change_problem(
 ) -> Optional[str]:
     """Why ``node`` (``subject``) raising inside the graph would not leave the state that the
     original leaves: code around it that handles or cleans up, state changed before it."""
-    block = _enclosing_block(node, ctx) or _calling_block(ctx)
+    sites = _call_sites(ctx)
+    block = _enclosing_block(node, ctx) or _calling_block(sites)
     if isinstance(block, _TRY_STATEMENTS):
         return (
             f"{subject} is inside the `try` of line {block.lineno}: under compile an exception "
@@ -105,7 +106,7 @@ def state_change_problem(
         )
     change, where = _state_change_before(node, ctx), ""
     if change is None:
-        change, where = _caller_change(ctx) or (None, "")
+        change, where = _caller_change(sites, ctx) or (None, "")
     if change is None:
         return None
     return (
@@ -125,9 +126,10 @@ def _enclosing_block(node: ast.stmt, ctx: FunctionContext) -> Optional[ast.stmt]
     return found
 
 
-def _calling_block(ctx: FunctionContext) -> Optional[ast.stmt]:
-    """A ``try`` or ``with`` statement of the module around a call of the guard's function."""
-    for caller, call in _call_sites(ctx):
+def _calling_block(sites: Sequence[Tuple[ast.AST, ast.Call]]) -> Optional[ast.stmt]:
+    """A ``try`` or ``with`` statement of the module around a call of the guard's function
+    (``sites``: ``_call_sites``)."""
+    for caller, call in sites:
         for block in ast.walk(caller):
             if isinstance(block, (*_TRY_STATEMENTS, ast.With, ast.AsyncWith)) and _holds(
                 block, call
@@ -136,12 +138,14 @@ def _calling_block(ctx: FunctionContext) -> Optional[ast.stmt]:
     return None
 
 
-def _caller_change(ctx: FunctionContext) -> Optional[Tuple[Union[ast.stmt, ast.expr], str]]:
+def _caller_change(
+    sites: Sequence[Tuple[ast.AST, ast.Call]], ctx: FunctionContext
+) -> Optional[Tuple[Union[ast.stmt, ast.expr], str]]:
     """A change of ``self``'s or the module's state, or an update in place of a tensor, that a
     function of the module makes before it calls the guard's function; with ``", in
     <caller>()"`` to say where."""
     module_names = ctx.symbols.defined_here()
-    for caller, call in _call_sites(ctx):
+    for caller, call in sites:
         where = f", in {getattr(caller, 'name', '?')}()"
         for sub in ast.walk(caller):
             if not isinstance(sub, (ast.stmt, ast.expr)) or sub.lineno >= call.lineno:
