@@ -975,6 +975,113 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([0.25]),),
         "which is not known to be an int literal below 2**53 or a size",
     ),
+    "clamp of what a layer of this file returns, unpacked from its tuple": (
+        """
+        class Attention(nn.Module):
+            def forward(self, hidden_states, mask=None):
+                attention = (hidden_states.flip(-1), None)
+                hidden_states = hidden_states + attention[0]
+                outputs = (hidden_states,) + attention[1:]
+                return outputs
+
+        class FeedForward(nn.Module):
+            def forward(self, hidden_states):
+                forwarded = hidden_states * 3
+                hidden_states = hidden_states + forwarded
+                return hidden_states
+
+        class Model(nn.Module):
+            def __init__(self, decoder=False):
+                super().__init__()
+                self.layer = nn.ModuleList()
+                self.layer.append(Attention())
+                if decoder:
+                    self.layer.append(Attention())
+                self.layer.append(FeedForward())
+
+            def forward(self, hidden_states):
+                outputs = self.layer[0](hidden_states, mask=None)
+                hidden_states, extra = outputs[:2]
+                rest = outputs[2:]
+                if torch.isinf(hidden_states).any():
+                    limit = torch.finfo(hidden_states.dtype).max / 2
+                    hidden_states = torch.clamp(hidden_states, min=-limit, max=limit)
+                hidden_states = self.layer[-1](hidden_states)
+                if torch.isinf(hidden_states).any():
+                    limit = torch.finfo(hidden_states.dtype).max / 2
+                    hidden_states = torch.clamp(hidden_states, min=-limit, max=limit)
+                return hidden_states + len(rest)
+        """,
+        (torch.tensor([[1.0, -2.0, 3e38, 4.0]]),),
+        None,
+    ),
+    "clamp of a layer's output that the layer keeps": (
+        """
+        class Caching(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.last = None
+
+            def forward(self, hidden_states):
+                hidden_states = hidden_states + hidden_states.flip(-1)
+                self.last = hidden_states
+                return hidden_states
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = Caching()
+
+            def forward(self, x):
+                h = self.layer(x)
+                if torch.isinf(h).any():
+                    h = torch.clamp(h, min=-1e30, max=1e30)
+                return (h,)
+        """,
+        (torch.ones(1, 4),),
+        "a tensor the caller can hold",
+    ),
+    "clamp of a layer's output that is its input": (
+        """
+        class Passing(nn.Module):
+            def forward(self, hidden_states):
+                return (hidden_states, hidden_states.sum())
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = Passing()
+
+            def forward(self, x):
+                h, total = self.layer(x)
+                if torch.isinf(h).any():
+                    h = torch.clamp(h, min=-1e30, max=1e30)
+                return (h, total)
+        """,
+        (torch.ones(1, 4),),
+        "a tensor the caller can hold",
+    ),
+    "clamp of a layer's output that the caller reads again from the tuple": (
+        """
+        class Layer(nn.Module):
+            def forward(self, hidden_states):
+                return (hidden_states * 2, None)
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = Layer()
+
+            def forward(self, x):
+                outputs = self.layer(x)
+                h = outputs[0]
+                if torch.isinf(h).any():
+                    h = torch.clamp(h, min=-1e30, max=1e30)
+                return (h, outputs)
+        """,
+        (torch.ones(1, 4),),
+        "a tensor the caller can hold",
+    ),
 }
 
 

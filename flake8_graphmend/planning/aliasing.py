@@ -13,31 +13,18 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 from ..analysis.index import child_blocks
 from ..analysis.purity import ALIASING_OPERATIONS
 from ..analysis.values import Kind
+from .submodules import (
+    FRESH_OPERATIONS,
+    constant_int,
+    element_path,
+    returns_new_tensor,
+    submodule_classes,
+)
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
 
 
-#: Tensor operations (functions of ``torch`` and ``torch.nn.functional``, and tensor methods)
-#: that always return a new tensor, never their input (checked on torch 2.13; ``contiguous``,
-#: ``to``, ``float``, ``F.dropout`` in eval mode and ``as_tensor`` may return the input itself).
-FRESH_OPERATIONS = frozenset({
-    "abs", "add", "sub", "mul", "div", "matmul", "mm", "bmm", "baddbmm", "addmm", "einsum",
-    "exp", "log", "sqrt", "rsqrt", "pow", "clamp", "clamp_min", "clamp_max", "clip", "where",
-    "masked_fill", "relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
-    "layer_norm", "group_norm", "rms_norm", "linear", "conv1d", "conv2d", "conv3d", "embedding",
-    "cat", "stack", "sum", "mean", "amax", "amin", "cumsum", "nan_to_num", "neg", "reciprocal",
-    "square", "tril", "triu", "zeros_like", "ones_like", "full_like", "clone", "maximum",
-    "minimum", "isnan", "isinf", "isfinite", "sign", "floor", "ceil", "round", "norm", "erf",
-    "cos", "sin", "roll", "flip", "repeat", "tile", "logical_not", "logical_and", "logical_or",
-    "eq", "ne", "lt", "le", "gt", "ge", "pad", "normalize", "zeros", "ones", "full", "arange",
-    "new_zeros", "new_ones", "new_full", "new_empty", "empty_like", "scaled_dot_product_attention",
-})
-#: ``nn`` modules whose call returns a new tensor (unless built with ``inplace=True``).
-FRESH_MODULES = frozenset({
-    "Linear", "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "Conv1d",
-    "Conv2d", "Conv3d", "Embedding", "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid", "Softmax",
-})
 #: ``nn`` modules that may return their input itself (dropout in eval mode, identity).
 PASS_THROUGH_MODULES = frozenset({
     "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Identity",
@@ -75,10 +62,13 @@ def _call_kind(call: ast.Call, ctx: FunctionContext) -> str:
     if isinstance(func, ast.Attribute) and func.attr in FRESH_OPERATIONS:
         if ctx.values.kind(func.value) is not Kind.STATIC:  # a tensor method (`x.clone()`)
             return "fresh"
-    module = _submodule_class(call, ctx)
-    if module in FRESH_MODULES:
+    if returns_new_tensor(call, (), ctx.region.owner, ctx.symbols):
         return "fresh"
-    return "through" if module in PASS_THROUGH_MODULES else "unknown"
+    classes = submodule_classes(call.func, ctx.region.owner, ctx.symbols) or [""]
+    if all(c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in PASS_THROUGH_MODULES
+           for c in classes):
+        return "through"
+    return "unknown"
 
 
 def _call_sources(call: ast.Call, ctx: FunctionContext) -> List[ast.expr]:
@@ -95,37 +85,6 @@ def _call_sources(call: ast.Call, ctx: FunctionContext) -> List[ast.expr]:
     if kind == "view":
         return receiver
     return arguments + (receiver if kind == "unknown" else [])
-
-
-def _submodule_class(call: ast.Call, ctx: FunctionContext) -> str:
-    """``Linear`` for ``self.proj(x)`` when the class assigns ``self.proj = nn.Linear(...)``
-    (and nothing else, without ``inplace=True``); else ""."""
-    func = call.func
-    owner = ctx.region.owner
-    if not (
-        owner
-        and isinstance(func, ast.Attribute)
-        and isinstance(func.value, ast.Name)
-        and func.value.id == "self"
-    ):
-        return ""
-    built = set()
-    for sub in ast.walk(owner.node):
-        if isinstance(sub, (ast.Assign, ast.AnnAssign)) and any(
-            isinstance(t, ast.Attribute) and t.attr == func.attr
-            for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target])
-        ):
-            value = sub.value
-            qualified = (
-                ctx.symbols.qualified_name(value.func) if isinstance(value, ast.Call) else None
-            )
-            inplace = isinstance(value, ast.Call) and any(
-                k.arg == "inplace" for k in value.keywords
-            )
-            if not qualified or not qualified.startswith("torch.nn.") or inplace:
-                return ""
-            built.add(qualified.rsplit(".", 1)[-1])
-    return built.pop() if len(built) == 1 else ""
 
 
 def updated_in_place(name: str, ctx: FunctionContext) -> Optional[int]:
@@ -209,16 +168,32 @@ def caller_visible(root: str, before: ast.AST, ctx: FunctionContext, depth: int 
             if caller_visible(root, binding, ctx, depth + 1):  # `h += 1` keeps the tensor
                 return True
             continue
-        value = _assigned_value(binding)
+        value = _assigned_value(binding, root)
         if value is None or hands_on_caller_tensor(value, binding, ctx, depth):
-            return True  # a tuple target, a loop variable, `with ... as`: not followed
+            return True  # a starred target, a loop variable, `with ... as`: not followed
     return parameter_reaches and ctx.values.is_parameter(root)
 
 
-def _assigned_value(binding: ast.AST) -> Optional[ast.expr]:
-    """The value of ``name = value`` or ``name: T = value``, else None."""
+def _assigned_value(binding: ast.AST, name: str) -> Optional[ast.expr]:
+    """The value ``binding`` gives ``name``: ``value`` of ``name = value`` or ``name: T = value``,
+    ``value[1]`` of ``other, name = value`` (``b`` of ``a, name = a, b``); else None."""
     if isinstance(binding, ast.Assign) and len(binding.targets) == 1:
-        return binding.value if isinstance(binding.targets[0], ast.Name) else None
+        target = binding.targets[0]
+        if isinstance(target, ast.Name):
+            return binding.value
+        elements = target.elts if isinstance(target, ast.Tuple) else []
+        if any(isinstance(e, ast.Starred) for e in elements):
+            return None
+        position = next(
+            (i for i, e in enumerate(elements) if isinstance(e, ast.Name) and e.id == name), None
+        )
+        if position is None:
+            return None
+        value = binding.value
+        if isinstance(value, ast.Tuple) and len(value.elts) == len(elements):
+            return value.elts[position]
+        element = ast.Subscript(value=value, slice=ast.Constant(value=position), ctx=ast.Load())
+        return ast.copy_location(element, value)
     if isinstance(binding, ast.AnnAssign) and isinstance(binding.target, ast.Name):
         return binding.value
     return None
@@ -242,9 +217,105 @@ def hands_on_caller_tensor(
         return any(
             hands_on_caller_tensor(source, at, ctx, depth) for source in _call_sources(value, ctx)
         )
+    if isinstance(value, ast.Subscript):
+        if _element_read_again(value, ctx):
+            return True  # the tuple or tensor it comes from hands it on too
+        if _new_element(value, at, ctx, depth):
+            return False
     if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Starred)):
         return caller_visible(root_name(value), at, ctx, depth + 1)
     return True
+
+
+def _element_read_again(value: ast.Subscript, ctx: FunctionContext) -> bool:
+    """Whether ``value`` (``outputs[0]``, ``outputs[:2][0]``) takes an element of a local that
+    another read may take too (``return h, outputs``)."""
+    base, path = _element_base(value)
+    return (
+        isinstance(base, ast.Name)
+        and bool(path)
+        and base.id in ctx.local_names
+        and _readers_of_element(base.id, path[0], ctx) > 1
+    )
+
+
+def _element_base(value: ast.expr) -> Tuple[Optional[ast.expr], Tuple[int, ...]]:
+    """``outputs`` and ``(0,)`` for ``outputs[:2][0]``; None when a subscript is not constant."""
+    path: Tuple[int, ...] = ()
+    while isinstance(value, ast.Subscript):
+        inner = element_path(value, path)
+        if inner is None:
+            return None, ()
+        value, path = value.value, inner
+    return value, path
+
+
+def _new_element(value: ast.Subscript, at: ast.AST, ctx: FunctionContext, depth: int) -> bool:
+    """Whether ``value``, an element of a tuple (``outputs[0]``, ``outputs[:2][0]``), is a new
+    tensor that only this reference holds: the tuple is what a submodule of this file returned
+    (``submodules.returns_new_tensor``), kept in a local from which nothing else reads that
+    element."""
+    base, path = _element_base(value)
+    if base is None:
+        return False
+    while isinstance(base, ast.Tuple) and path and path[0] < len(base.elts):
+        base, path = base.elts[path[0]], path[1:]
+    if not path or depth > _DEPTH or isinstance(base, ast.Starred):
+        return not path and not hands_on_caller_tensor(base, at, ctx, depth + 1)
+    if isinstance(base, ast.Call):
+        return returns_new_tensor(base, path, ctx.region.owner, ctx.symbols)
+    if not (isinstance(base, ast.Name) and base.id in ctx.local_names):
+        return False
+    if _readers_of_element(base.id, path[0], ctx) > 1:
+        return False
+    reaching, parameter_reaches = reaching_bindings(base.id, at, ctx)
+    if not reaching or (parameter_reaches and ctx.values.is_parameter(base.id)):
+        return False
+    for binding in reaching:
+        assigned = _assigned_value(binding, base.id)
+        if assigned is None:
+            return False
+        element = assigned
+        for index in path:
+            element = ast.Subscript(value=element, slice=ast.Constant(value=index), ctx=ast.Load())
+        if not (
+            isinstance(element, ast.Subscript) and _new_element(element, binding, ctx, depth + 1)
+        ):
+            return False
+    return True
+
+
+def _readers_of_element(name: str, index: int, ctx: FunctionContext) -> int:
+    """How many reads of ``name`` may take its element ``index``: a subscript that covers it
+    (``name[0]``, ``name[:2]``), or any use but ``isinstance``/``len`` (counted as many)."""
+    count = 0
+    parents = {
+        id(child): node
+        for node in ast.walk(ctx.region.function)
+        for child in ast.iter_child_nodes(node)
+    }
+    for node in ast.walk(ctx.region.function):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name):
+            if parent.func.id in ("isinstance", "len") and node is not parent.func:
+                continue
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            taken = parent.slice
+            if not isinstance(taken, ast.Slice):
+                position = constant_int(taken)
+                if position is not None and 0 <= position != index:
+                    continue
+            elif taken.step is None:
+                low = 0 if taken.lower is None else constant_int(taken.lower)
+                high = constant_int(taken.upper) if taken.upper is not None else None
+                if low is not None and low >= 0 and (
+                    low > index or (high is not None and 0 <= high <= index)
+                ):
+                    continue
+        count += 1 if isinstance(parent, ast.Subscript) else 2
+    return count
 
 
 def reaching_bindings(

@@ -1,0 +1,569 @@
+"""What a call of a submodule defined in the same file returns: a new tensor nothing else holds?
+
+``hidden_states = self.layer[-1](hidden_states)`` hands on what the submodule's ``forward``
+returns. When every class the attribute can hold there is known (``self.layer`` built in the
+class's own methods, from classes of this file or ``torch.nn``), and each ``forward`` returns,
+at the element the caller takes (``outputs[:2][0]``), a tensor it computed (``x + y``) and kept
+nowhere else, then the caller holds the only reference, and a ``torch.where`` selection in its
+place cannot be told apart. Forward hooks that hand back another tensor are not seen, as for the
+``torch.nn`` modules of ``FRESH_MODULES``.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols
+
+#: Tensor operations (functions of ``torch`` and ``torch.nn.functional``, and tensor methods)
+#: that always return a new tensor, never their input (checked on torch 2.13; ``contiguous``,
+#: ``to``, ``float``, ``F.dropout`` in eval mode and ``as_tensor`` may return the input itself).
+FRESH_OPERATIONS = frozenset({
+    "abs", "add", "sub", "mul", "div", "matmul", "mm", "bmm", "baddbmm", "addmm", "einsum",
+    "exp", "log", "sqrt", "rsqrt", "pow", "clamp", "clamp_min", "clamp_max", "clip", "where",
+    "masked_fill", "relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
+    "layer_norm", "group_norm", "rms_norm", "linear", "conv1d", "conv2d", "conv3d", "embedding",
+    "cat", "stack", "sum", "mean", "amax", "amin", "cumsum", "nan_to_num", "neg", "reciprocal",
+    "square", "tril", "triu", "zeros_like", "ones_like", "full_like", "clone", "maximum",
+    "minimum", "isnan", "isinf", "isfinite", "sign", "floor", "ceil", "round", "norm", "erf",
+    "cos", "sin", "roll", "flip", "repeat", "tile", "logical_not", "logical_and", "logical_or",
+    "eq", "ne", "lt", "le", "gt", "ge", "pad", "normalize", "zeros", "ones", "full", "arange",
+    "new_zeros", "new_ones", "new_full", "new_empty", "empty_like", "scaled_dot_product_attention",
+})
+#: ``nn`` modules whose call returns a new tensor (unless built with ``inplace=True``).
+FRESH_MODULES = frozenset({
+    "Linear", "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "Conv1d",
+    "Conv2d", "Conv3d", "Embedding", "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid", "Softmax",
+})
+#: Tensor attributes and methods that read metadata or compute a new value (never hand the
+#: tensor on).
+_READS = frozenset({
+    "dtype", "shape", "device", "ndim", "size", "dim", "numel", "requires_grad", "is_cuda",
+    "layout", "is_floating_point", "element_size",
+}) | FRESH_OPERATIONS
+#: How deep submodule calls are followed.
+_DEPTH = 3
+
+Path = Tuple[int, ...]
+
+
+def returns_new_tensor(
+    call: ast.Call, path: Path, owner: Optional[ClassInfo], symbols: ModuleSymbols, depth: int = 0
+) -> bool:
+    """Whether ``self.<sub>(...)`` or ``self.<subs>[k](...)`` returns, at ``path`` (element
+    indices into returned tuples; ``()`` for the value itself), a new tensor (or a new tuple of
+    such tensors) that the submodule keeps nowhere: true for every class it may hold that
+    accepts the call's arguments."""
+    candidates = submodule_classes(call.func, owner, symbols)
+    if not candidates or depth > _DEPTH:
+        return False
+    accepted = 0
+    for name in candidates:
+        if name.startswith("torch.nn."):
+            if path or name.rsplit(".", 1)[-1] not in FRESH_MODULES:
+                return False
+            accepted += 1
+            continue
+        forward = _forward_of(symbols.classes[name], symbols)
+        if forward is None:
+            return False
+        if not _accepts(forward, call):
+            continue  # the call would raise TypeError with this class
+        if not _Callee(forward, symbols.classes[name], symbols, depth).new_at_return(path):
+            return False
+        accepted += 1
+    return accepted > 0
+
+
+def submodule_classes(
+    func: ast.expr, owner: Optional[ClassInfo], symbols: ModuleSymbols
+) -> Optional[List[str]]:
+    """The classes ``self.<attr>`` (or, for ``self.<attr>[k]``, its element ``k``) may hold:
+    names of classes of this file, or qualified ``torch.nn`` names; None when not known (an
+    assignment from anything else, a store into an element, a module built with
+    ``inplace=True``)."""
+    element = func.slice if isinstance(func, ast.Subscript) else None
+    attribute = func.value if isinstance(func, ast.Subscript) else func
+    if not (
+        owner is not None
+        and isinstance(attribute, ast.Attribute)
+        and isinstance(attribute.value, ast.Name)
+        and attribute.value.id == "self"
+    ):
+        return None
+    additions: List[Tuple[List[str], bool]] = []  # the classes of each module added, in order
+    ordered = True  # additions made once each, in one method, in this order
+    methods_adding = 0
+    for method in owner.methods.values():
+        found = list(_additions(method, attribute.attr, element is not None, symbols))
+        if any(classes is None for classes, _ in found):
+            return None
+        if found:
+            methods_adding += 1
+            ordered = ordered and all(place != "loop" for _, place in found)
+            additions += [(classes or [], place == "body") for classes, place in found]
+    if not additions:
+        return None
+    if element is None or methods_adding > 1 or not ordered:
+        return sorted({name for classes, _ in additions for name in classes})
+    index = constant_int(element)
+    if index is None:
+        return sorted({name for classes, _ in additions for name in classes})
+    return sorted({name for classes in _at_index(additions, index) for name in classes})
+
+
+def _at_index(additions: List[Tuple[List[str], bool]], index: int) -> Iterator[List[str]]:
+    """The classes of the additions that may be element ``index`` of the list: the k-th module
+    added is addition i when i runs and exactly k of those before it do (all unconditional
+    ones, some conditional ones)."""
+    if index < 0:
+        additions = additions[::-1]
+        index = -index - 1
+    unconditional_before = 0
+    for position, (classes, unconditional) in enumerate(additions):
+        if unconditional_before <= index <= position:
+            yield classes
+        unconditional_before += unconditional
+
+
+def _additions(
+    method: FunctionNode, attribute: str, element: bool, symbols: ModuleSymbols
+) -> Iterator[Tuple[Optional[List[str]], str]]:
+    """Each module ``method`` adds to ``self.<attribute>`` (``element``: to the list it holds),
+    with its classes (None: not known) and where it is added: ``body`` (a statement of the
+    method's own body), ``branch`` (under an ``if``, ``with``, ``try``) or ``loop``."""
+    for statement, place in _statements(method.body, "body"):
+        for node in _own_nodes(statement):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if _is_self_attribute(target, attribute):
+                        if not isinstance(node, ast.Assign):
+                            yield None, place
+                            continue
+                        for classes, many in _built(node.value, element, method, symbols):
+                            yield classes, "loop" if many else place
+                    elif isinstance(target, ast.Subscript) and _is_self_attribute(
+                        target.value, attribute
+                    ):
+                        yield None, place  # an element replaced
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and _is_self_attribute(node.func.value, attribute)
+                and node.func.attr in ("append", "extend", "insert")
+            ):
+                if not element or node.func.attr != "append" or len(node.args) != 1:
+                    yield None, place
+                    continue
+                yield _classes_of_call(node.args[0], method, symbols), place
+
+
+def _built(
+    value: ast.expr, element: bool, method: FunctionNode, symbols: ModuleSymbols
+) -> Iterator[Tuple[Optional[List[str]], bool]]:
+    """The classes of the modules ``self.<attribute> = value`` stores: one module, or (for an
+    element) those of a ``nn.ModuleList`` built from a list display or comprehension (which
+    adds any number: ``True``)."""
+    if not element:
+        yield _classes_of_call(value, method, symbols), False
+        return
+    qualified = (
+        symbols.qualified_name(value.func) if isinstance(value, ast.Call) else None
+    ) or ""
+    if not (isinstance(value, ast.Call) and qualified.endswith("ModuleList")) or value.keywords:
+        yield None, False
+        return
+    if not value.args:
+        return
+    modules = value.args[0]
+    if len(value.args) != 1:
+        yield None, False
+    elif isinstance(modules, (ast.List, ast.Tuple)):
+        for module in modules.elts:
+            yield _classes_of_call(module, method, symbols), False
+    elif isinstance(modules, (ast.ListComp, ast.GeneratorExp)):
+        yield _classes_of_call(modules.elt, method, symbols), True
+    else:
+        yield None, False
+
+
+def _classes_of_call(
+    value: ast.expr, method: FunctionNode, symbols: ModuleSymbols
+) -> Optional[List[str]]:
+    """``[Block]`` for ``Block(...)``, ``[A, B]`` for ``layer(...)`` where the method binds
+    ``layer`` only to classes ``A`` and ``B`` of the file, ``[torch.nn.Linear]`` for
+    ``nn.Linear(...)``; None otherwise."""
+    if not isinstance(value, ast.Call) or any(k.arg == "inplace" for k in value.keywords):
+        return None
+    func = value.func
+    qualified = symbols.qualified_name(func) or ""
+    if qualified.startswith("torch.nn.") and qualified.count(".") == 2:
+        return [qualified]
+    if not isinstance(func, ast.Name):
+        return None
+    if func.id in symbols.classes and not _binds_locally(method, func.id):
+        return [func.id]
+    values = [
+        node.value
+        for node in ast.walk(method)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == func.id for t in node.targets)
+    ]
+    if not values or not all(
+        isinstance(v, ast.Name) and v.id in symbols.classes for v in values
+    ):
+        return None
+    if _binds_locally(method, func.id, assignments=False):
+        return None
+    return sorted({v.id for v in values if isinstance(v, ast.Name)})
+
+
+def _binds_locally(method: FunctionNode, name: str, assignments: bool = True) -> bool:
+    """Whether ``method`` binds ``name`` (a parameter, or any binding but a plain assignment
+    unless ``assignments``)."""
+    arguments = method.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    if arguments.vararg:
+        every.append(arguments.vararg)
+    if arguments.kwarg:
+        every.append(arguments.kwarg)
+    if any(a.arg == name for a in every):
+        return True
+    for node in ast.walk(method):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+            if assignments:
+                return True
+            parent_is_assignment = any(
+                isinstance(a, ast.Assign) and node in a.targets for a in ast.walk(method)
+            )
+            if not parent_is_assignment:
+                return True
+    return False
+
+
+def _statements(block: Sequence[ast.stmt], place: str) -> Iterator[Tuple[ast.stmt, str]]:
+    """Every statement under ``block`` (not in nested functions or classes), with where it
+    is: ``body``, ``branch`` or ``loop`` (the outermost kind wins over ``body``)."""
+    for statement in block:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        yield statement, place
+        inner = "loop" if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)) else "branch"
+        inner = "loop" if place == "loop" else inner
+        for field in ("body", "orelse", "finalbody"):
+            yield from _statements(getattr(statement, field, []) or [], inner)
+        for handler in getattr(statement, "handlers", []) or []:
+            yield from _statements(handler.body, inner)
+        for case in getattr(statement, "cases", []) or []:
+            yield from _statements(case.body, inner)
+
+
+def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """``node`` and what is under it, leaving out nested statements (visited on their own by
+    ``_statements``), functions, classes and lambdas."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if isinstance(
+            child, (ast.stmt, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        ):
+            continue
+        yield from _own_nodes(child)
+
+
+def _is_self_attribute(node: ast.expr, attribute: str) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == attribute
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
+
+
+def _forward_of(info: ClassInfo, symbols: ModuleSymbols, depth: int = 0) -> Optional[FunctionNode]:
+    """The ``forward`` a call of an instance of ``info`` runs, found in it or in its bases of
+    this file; None when it is elsewhere."""
+    if "forward" in info.methods:
+        return info.methods["forward"]
+    if "__call__" in info.methods or depth > _DEPTH:
+        return None
+    for base in info.node.bases:
+        if isinstance(base, ast.Name) and base.id in symbols.classes:
+            return _forward_of(symbols.classes[base.id], symbols, depth + 1)
+    return None
+
+
+def _accepts(function: FunctionNode, call: ast.Call) -> bool:
+    """Whether ``function``, called as a bound method with ``call``'s arguments, binds them
+    (else the call raises TypeError, and the class is not the one called). A decorated
+    ``forward`` may take other arguments than it names (``@deprecate_kwarg``): it accepts."""
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args][1:]
+    if (
+        function.decorator_list
+        or any(isinstance(a, ast.Starred) for a in call.args)
+        or any(k.arg is None for k in call.keywords)
+    ):
+        return True
+    if len(call.args) > len(positional) and arguments.vararg is None:
+        return False
+    by_name = {a.arg for a in [*arguments.args[1:], *arguments.kwonlyargs]}
+    given = {k.arg for k in call.keywords}
+    if arguments.kwarg is None and not given <= by_name:
+        return False
+    required = positional[: len(positional) - len(arguments.defaults)]
+    missing = [a.arg for a in required[len(call.args):] if a.arg not in given]
+    keyword_required = [
+        a.arg
+        for a, default in zip(arguments.kwonlyargs, arguments.kw_defaults)
+        if default is None and a.arg not in given
+    ]
+    return not missing and not keyword_required
+
+
+class _Callee:
+    """The return values of one ``forward``: are they new tensors nothing else holds?"""
+
+    def __init__(
+        self, function: FunctionNode, owner: ClassInfo, symbols: ModuleSymbols, depth: int
+    ) -> None:
+        self.function = function
+        self.owner = owner
+        self.symbols = symbols
+        self.depth = depth
+        self.parents: Dict[int, ast.AST] = {}
+        self.statements = list(_statements(function.body, "body"))
+        for statement, _ in self.statements:
+            for node in _own_nodes(statement):
+                for child in ast.iter_child_nodes(node):
+                    self.parents[id(child)] = node
+        self.following: List[Tuple[str, Path]] = []
+
+    def new_at_return(self, path: Path) -> bool:
+        if any(
+            isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await))
+            for statement, _ in self.statements
+            for node in _own_nodes(statement)
+        ):
+            return False
+        returns = [s for s, _ in self.statements if isinstance(s, ast.Return)]
+        return all(
+            self._new(r.value or ast.Constant(value=None), path, r) for r in returns
+        )
+
+    def _new(self, value: ast.expr, path: Path, at: ast.stmt) -> bool:
+        """Whether ``value`` at ``path`` is a new tensor, a new tuple of new ones, or no tensor."""
+        if isinstance(value, ast.Constant):
+            return True
+        if isinstance(value, (ast.Tuple, ast.List)):
+            if any(isinstance(e, ast.Starred) for e in value.elts):
+                return False
+            if not path:
+                return all(self._new(e, (), at) for e in value.elts)
+            return path[0] < len(value.elts) and self._new(value.elts[path[0]], path[1:], at)
+        if isinstance(value, ast.BinOp):
+            length = _length(value.left)
+            if isinstance(value.op, ast.Add) and length is not None:  # tuples joined
+                if not path:
+                    return self._new(value.left, (), at) and self._new(value.right, (), at)
+                if path[0] >= length:
+                    return self._new(value.right, (path[0] - length, *path[1:]), at)
+                return self._new(value.left, path, at)
+            return not path  # arithmetic on tensors: a new tensor
+        if isinstance(value, (ast.Compare, ast.UnaryOp)):
+            return not path and not isinstance(getattr(value, "op", None), ast.UAdd)
+        if isinstance(value, ast.IfExp):
+            return self._new(value.body, path, at) and self._new(value.orelse, path, at)
+        if isinstance(value, ast.Subscript):
+            inner = element_path(value, path)
+            return inner is not None and self._new(value.value, inner, at)
+        if isinstance(value, ast.Call):
+            return self._call_new(value, path)
+        if isinstance(value, ast.Name):
+            return self._name_new(value.id, path, at)
+        return False
+
+    def _call_new(self, call: ast.Call, path: Path) -> bool:
+        func = call.func
+        qualified = self.symbols.qualified_name(func) or ""
+        if qualified.startswith("torch.") and not qualified.startswith("torch.nn.Module"):
+            return not path and qualified.rsplit(".", 1)[-1] in FRESH_OPERATIONS
+        return returns_new_tensor(call, path, self.owner, self.symbols, self.depth + 1)
+
+    def _name_new(self, name: str, path: Path, at: ast.stmt) -> bool:
+        """Every value ``name`` may hold at ``at`` is new at ``path``, and ``name`` hands its
+        value nowhere but towards the return."""
+        if (name, path) in self.following or len(self.following) > 8:
+            return False  # a binding that refers to itself (`out = (out, extra)`)
+        bindings = self._bindings(name)
+        if bindings is None or not bindings or not self._rebound_before(name, at):
+            return False
+        self.following.append((name, path))
+        try:
+            for value, extra in bindings:
+                if not self._new(value, (*extra, *path), at):
+                    return False
+        finally:
+            self.following.pop()
+        first = min(value.lineno for value, _ in bindings)
+        container = bool(path) or any(
+            isinstance(value, (ast.Tuple, ast.List)) or _length(value) is not None
+            for value, _ in bindings
+        )
+        return self._kept_only_for_return(name, first, container)
+
+    def _bindings(self, name: str) -> Optional[List[Tuple[ast.expr, Path]]]:
+        """The values assigned to ``name`` with the element of each that it takes; None when
+        a binding is not an assignment (a loop variable, ``with ... as``) or sits in a loop."""
+        found: List[Tuple[ast.expr, Path]] = []
+        for statement, place in self.statements:
+            for node in _own_nodes(statement):
+                if not (isinstance(node, ast.Name) and node.id == name):
+                    continue
+                if not isinstance(node.ctx, ast.Store):
+                    continue
+                binding = self.parents.get(id(node))
+                if place == "loop":
+                    return None
+                if isinstance(binding, ast.Assign) and node in binding.targets:
+                    found.append((binding.value, ()))
+                elif isinstance(binding, ast.AnnAssign) and binding.value is not None:
+                    found.append((binding.value, ()))
+                elif isinstance(binding, ast.AugAssign):
+                    continue  # the same object, updated
+                elif isinstance(binding, ast.Tuple) and binding in _targets(statement):
+                    elements = binding.elts
+                    if any(isinstance(e, ast.Starred) for e in elements):
+                        return None
+                    assert isinstance(statement, ast.Assign)
+                    found.append((statement.value, (elements.index(node),)))
+                else:
+                    return None
+        return found
+
+    def _rebound_before(self, name: str, at: ast.stmt) -> bool:
+        """Not a parameter, or one that a statement of the body rebinds before ``at``."""
+        arguments = self.function.args
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        if arguments.vararg:
+            every.append(arguments.vararg)
+        if arguments.kwarg:
+            every.append(arguments.kwarg)
+        if not any(a.arg == name for a in every):
+            return True
+        return any(
+            place == "body"
+            and statement.lineno < at.lineno
+            and isinstance(statement, ast.Assign)
+            and any(
+                isinstance(t, ast.Name) and t.id == name
+                for target in statement.targets
+                for t in [target, *getattr(target, "elts", [])]
+            )
+            for statement, place in self.statements
+        )
+
+    def _kept_only_for_return(self, name: str, first: int, container: bool) -> bool:
+        """Whether the value bound from line ``first`` on is only read (metadata, arithmetic,
+        torch functions that compute a new tensor) or put into what is returned; a
+        ``container`` (a tuple) is not consumed by ``+``, which copies its elements on."""
+        if any(
+            isinstance(n, ast.Name) and n.id == name
+            for node in ast.walk(self.function)
+            if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node is not self.function
+            for n in ast.walk(node)
+        ):
+            return False  # a closure may keep it
+        for statement, _ in self.statements:
+            for node in _own_nodes(statement):
+                if (
+                    isinstance(node, ast.Name)
+                    and node.id == name
+                    and isinstance(node.ctx, ast.Load)
+                    and node.lineno >= first
+                    and not self._consumed(node, container)
+                ):
+                    return False
+        return True
+
+    def _consumed(self, node: ast.expr, container: bool) -> bool:
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Compare) or (isinstance(parent, ast.BinOp) and not container):
+            return True
+        if isinstance(parent, ast.UnaryOp):
+            return not isinstance(parent.op, ast.UAdd)
+        if isinstance(parent, ast.Attribute):
+            return parent.attr in _READS
+        if isinstance(parent, ast.Call) and node is not parent.func:
+            qualified = self.symbols.qualified_name(parent.func) or ""
+            if qualified in ("isinstance", "len"):
+                return True
+            return (
+                qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FRESH_OPERATIONS
+            )
+        if isinstance(parent, ast.Return):
+            return True
+        if isinstance(parent, ast.Tuple):
+            holder = self.parents.get(id(parent))
+            while isinstance(holder, ast.BinOp):
+                holder = self.parents.get(id(holder))
+            if isinstance(holder, ast.Return):
+                return True
+            return (
+                isinstance(holder, ast.Assign)
+                and len(holder.targets) == 1
+                and isinstance(holder.targets[0], ast.Name)
+                and self._kept_only_for_return(holder.targets[0].id, holder.lineno, True)
+                and self._returned(holder.targets[0].id)
+            )
+        return False
+
+    def _returned(self, name: str) -> bool:
+        return any(
+            isinstance(s, ast.Return) and isinstance(s.value, ast.Name) and s.value.id == name
+            for s, _ in self.statements
+        )
+
+
+def _targets(statement: ast.stmt) -> List[ast.expr]:
+    return list(statement.targets) if isinstance(statement, ast.Assign) else []
+
+
+def _length(value: ast.expr) -> Optional[int]:
+    """The length of a tuple display, or of tuple displays joined by ``+``; None otherwise."""
+    if isinstance(value, ast.Tuple):
+        if any(isinstance(e, ast.Starred) for e in value.elts):
+            return None
+        return len(value.elts)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        left, right = _length(value.left), _length(value.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def element_path(value: ast.Subscript, path: Path) -> Optional[Path]:
+    """The path into ``value.value`` that ``value`` at ``path`` reads: ``v[2]`` at ``()`` is
+    ``v`` at ``(2,)``; ``v[:2]`` at ``(0,)`` is ``v`` at ``(0,)``; None for other subscripts."""
+    index = value.slice
+    if not isinstance(index, ast.Slice):
+        position = constant_int(index)
+        return None if position is None or position < 0 else (position, *path)
+    if not path or index.step is not None:
+        return None
+    start = 0 if index.lower is None else constant_int(index.lower)
+    stop = constant_int(index.upper) if index.upper is not None else None
+    if start is None or start < 0 or stop is None or start + path[0] >= stop:
+        return None
+    return (start + path[0], *path[1:])
+
+
+def constant_int(node: Optional[ast.expr]) -> Optional[int]:
+    """The value of an int literal (``2``, ``-1``), else None."""
+    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    if negative:
+        node = node.operand  # type: ignore[union-attr]
+    if not (isinstance(node, ast.Constant) and type(node.value) is int):
+        return None
+    return -node.value if negative else node.value
