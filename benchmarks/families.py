@@ -119,7 +119,9 @@ _HIDDEN_NAMES = {
     "projection_dim", "word_embed_proj_dim", "embedding_size", "text_embed_dim",
     "vision_embed_dim", "encoder_hidden_size", "n_embed", "d_inner_hidden",
 }
-_HEAD_DIM_NAMES = {"head_dim", "d_kv", "d_head", "attention_head_size", "kv_channels"}
+_HEAD_DIM_NAMES = {
+    "head_dim", "d_kv", "d_head", "attention_head_size", "kv_channels", "rotary_dim",
+}
 _LAYER_NAMES = re.compile(r"^(num_|n_)?(hidden_|encoder_|decoder_|text_|vision_)?layers?$|"
                           r"^(encoder|decoder)_layers$|^num_(encoder|decoder)_layers$")
 _INTERMEDIATE_NAMES = re.compile(r"intermediate_size|ffn_dim|^d_ff$|^n_inner$|ffn_hidden_size")
@@ -134,11 +136,12 @@ def _shrunk_int(name: str, value: int) -> Optional[int]:
         (name in _HIDDEN_NAMES, HIDDEN),
         (name in _HEAD_DIM_NAMES, HIDDEN // HEADS),
         (bool(_LAYER_NAMES.match(name)), LAYERS),
-        ("heads" in name, HEADS),
+        ("heads" in name or name == "n_head", HEADS),
         ("vocab_size" in name, VOCAB),
         (bool(_INTERMEDIATE_NAMES.search(name)), INTERMEDIATE),
         (bool(_POSITION_NAMES.match(name)), MAX_POSITIONS),
         (name == "image_size", IMAGE),
+        (name == "num_groups", 8),  # group norms of the shrunk widths (bit)
         (name in _EXPERT_NAMES, 4),
         (name == "num_experts_per_tok", 2),
     ]

@@ -25,6 +25,7 @@ from typing import (
     Dict,
     FrozenSet,
     List,
+    Mapping,
     Optional,
     Sequence,
     Set,
@@ -346,10 +347,20 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
             return updated_node
         return super().on_leave(original_node, updated_node)
 
-    def target(self, node: cst.CSTNode) -> Optional[Finding]:
-        """The fixable finding at the start of ``node`` (an original node), taken off the list."""
-        position = self.position(node).start
-        return self._targets.pop((position.line, position.column), None)
+    def target(
+        self, node: cst.CSTNode, rewrites: Mapping[Type[Plan], object], whole: bool = False
+    ) -> Optional[Finding]:
+        """The fixable finding at the start of ``node`` (an original node) whose plan
+        ``rewrites`` rewrite, taken off the list; with ``whole``, only one that ends where
+        ``node`` ends too (``x.sum().item()`` and the ``x.sum()`` in it start at one place)."""
+        span = self.position(node)
+        key = (span.start.line, span.start.column)
+        finding = self._targets.get(key)
+        if finding is None or type(finding.plan) not in rewrites:
+            return None
+        if whole and (finding.end_line, finding.end_col) != (span.end.line, span.end.column):
+            return None
+        return self._targets.pop(key)
 
     def declined(self, finding: Finding, reason: str) -> None:
         self.warn(decline_message(finding, reason))
@@ -363,7 +374,7 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
 
     # ------------------------------------------------------------------ the sites
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        finding = self.target(original_node)
+        finding = self.target(original_node, _CALL_REWRITES, whole=True)
         if finding is None:
             return updated_node
         assert finding.plan is not None  # the targets are the findings with a plan (_select)
@@ -376,7 +387,7 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         return replacement
 
     def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
-        finding = self.target(original_node)
+        finding = self.target(original_node, _STATEMENT_REWRITES)
         if finding is not None:
             self._pending[id(updated_node)] = (original_node, finding)
         return updated_node
@@ -384,10 +395,19 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ) -> cst.SimpleStatementLine:
-        if len(original_node.body) == 1 and isinstance(original_node.body[0], cst.Assert):
-            finding = self.target(original_node.body[0])
+        """An ``assert``, or an assignment whose value compares an ``.item()`` (the finding is
+        at the call), may be rewritten as a statement."""
+        small = original_node.body[0] if len(original_node.body) == 1 else None
+        sites: List[cst.CSTNode] = []
+        if isinstance(small, cst.Assert):
+            sites = [small]
+        elif isinstance(small, cst.Assign) and isinstance(small.value, cst.Comparison):
+            sites = [small.value.left, *(c.comparator for c in small.value.comparisons)]
+        for site in sites:
+            finding = self.target(site, _STATEMENT_REWRITES, whole=site is not small)
             if finding is not None:
                 self._pending[id(updated_node)] = (original_node, finding)
+                break
         return updated_node
 
     def leave_IndentedBlock(
@@ -478,6 +498,11 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         position = self.position(node).start
         return self._lines[position.line - 1][: position.column]
 
+    @property
+    def line_length(self) -> int:
+        """The longest line the rewrites write: the file's own longest, within bounds."""
+        return self._line_length
+
     def call_text(self, prefix: str, function: str, arguments: Sequence[str], indent: str) -> str:
         """``prefix + function(arguments)`` at ``indent``; one argument a line when too long.
 
@@ -485,7 +510,7 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         indentation when it renders the statement in place.
         """
         one_line = f"{prefix}{function}({', '.join(arguments)})"
-        if len(indent) + len(one_line) <= self._line_length and "\n" not in one_line:
+        if len(indent) + len(one_line) <= self.line_length and "\n" not in one_line:
             return one_line
         unit = self.module.default_indent
         lines = [f"{prefix}{function}("]

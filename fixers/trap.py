@@ -10,7 +10,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from flake8_graphmend.planning.trap import AssertPlan, TrapPlan
+from flake8_graphmend.planning.trap import AssertPlan, ItemKeptPlan, TrapPlan
 
 from .base import (
     GraphMendCommand,
@@ -96,28 +96,59 @@ def rewrite_assert(
     return [guard.with_changes(body=block, leading_lines=updated.leading_lines)], False
 
 
+@rewrites_statement(ItemKeptPlan)
+def rewrite_flag(
+    command: GraphMendCommand,
+    original: cst.SimpleStatementLine,
+    updated: cst.SimpleStatementLine,
+    plan: ItemKeptPlan,
+    following: Optional[cst.BaseStatement],
+) -> Tuple[List[cst.BaseStatement], bool]:
+    """``flag = <the comparison, the number kept a tensor>``; the value in parentheses on a
+    line of its own when the line would be too long."""
+    (small,) = updated.body
+    assign = expect(small, cst.Assign, "the flag's assignment")
+    targets = "".join(command.code(target) for target in assign.targets)
+    value = command.code(_item_kept(command, assign.value))
+    indent = command.indentation(original)
+    text = f"{targets}{value}"
+    if len(indent) + len(text) > command.line_length:
+        newline, unit = command.module.default_newline, command.module.default_indent
+        text = f"{targets}({newline}{unit}{value}{newline})"
+    statement = command.statement(text).with_changes(
+        leading_lines=updated.leading_lines, trailing_whitespace=updated.trailing_whitespace
+    )
+    return [statement], False
+
+
+def _kept(command: GraphMendCommand, side: cst.BaseExpression) -> Optional[cst.Call]:
+    """``_graphmend_item(<reduction>)`` for ``side`` when it is ``<reduction>.item()``."""
+    if (
+        isinstance(side, cst.Call)
+        and isinstance(side.func, cst.Attribute)
+        and side.func.attr.value == "item"
+        and not side.args
+    ):
+        return cst.Call(
+            func=cst.Name(command.helper(ITEM)),
+            args=[cst.Arg(value=side.func.value)],
+            lpar=side.lpar,
+            rpar=side.rpar,
+        )
+    return None
+
+
 def _item_kept(command: GraphMendCommand, test: cst.BaseExpression) -> cst.BaseExpression:
     """``test``, a comparison of ``<reduction>.item()``, with the number kept a tensor:
     ``_graphmend_item(<reduction>)`` in place of the ``.item()`` call."""
     comparison = expect(test, cst.Comparison, "the `.item()` comparison")
-    sides = [comparison.left, comparison.comparisons[0].comparator]
-    for position, side in enumerate(sides):
-        if (
-            isinstance(side, cst.Call)
-            and isinstance(side.func, cst.Attribute)
-            and side.func.attr.value == "item"
-            and not side.args
-        ):
-            kept = cst.Call(
-                func=cst.Name(command.helper(ITEM)),
-                args=[cst.Arg(value=side.func.value)],
-                lpar=side.lpar,
-                rpar=side.rpar,
-            )
-            if position == 0:
-                return comparison.with_changes(left=kept)
-            target = comparison.comparisons[0].with_changes(comparator=kept)
-            return comparison.with_changes(comparisons=[target])
+    kept = _kept(command, comparison.left)
+    if kept is not None:
+        return comparison.with_changes(left=kept)
+    target = comparison.comparisons[0]
+    kept = _kept(command, target.comparator)
+    if kept is not None:
+        return comparison.with_changes(comparisons=[target.with_changes(comparator=kept)])
     raise PlanMismatch("the `.item()` call")
 
 

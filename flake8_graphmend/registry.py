@@ -574,7 +574,7 @@ RULES: Tuple[Rule, ...] = (
         family="DO/TI",
         message=".item() in {function} breaks the graph",
         gb_ids=("GB0124",),
-        fixer=None,
+        fixer="TrapGuards",
         hint=(
             "keep the value as a 0-d tensor (x.sum() instead of x.sum().item()), or set "
             "torch._dynamo.config.capture_scalar_outputs = True"
@@ -586,7 +586,21 @@ RULES: Tuple[Rule, ...] = (
             "symbol instead, which some models do not survive. In a guard whose whole test "
             "compares the number of a whole reduction with an int (`if mask.sum().item() != n: "
             "raise ...`, `assert lengths.max().item() <= seq_len`), the guard's fix (GM301) "
-            "keeps the number a tensor."
+            "keeps the number a tensor; so it does when such a comparison is first kept in a "
+            "flag that only the guard just after it reads (`is_padding_right = "
+            "mask[:, -1].sum().item() != batch_size` then `if is_padding_right: raise ...`, the "
+            "flash-attention padding check of many transformers models): that `.item()` is "
+            "fixed here, the guard by GM301."
+        ),
+        fix_note=(
+            "Only the flag form is fixed: `flag = <whole reduction>.item() <op> <int>` as the "
+            "statement just before `if [static and] flag: raise Error(\"...\")`, with `flag` a "
+            "local read nowhere else, and the guard one that GM301 fixes (the comparison as "
+            "GM301 takes it: the int a literal below 2**53 or a size). `_graphmend_item` keeps "
+            "the number a 0-d float64 or int64 tensor, so the flag holds a 0-d bool tensor with "
+            "the truth the Python bool had; the guard becomes the check of GM301. Each of the "
+            "two rewrites is exact alone too: a tensor flag tested by the original `if`, or a "
+            "Python flag checked by the helper. Other `.item()` calls keep the hint."
         ),
         failing=_example(
             """

@@ -83,7 +83,7 @@ def test_sarif_rules_carry_registry_metadata(project, graphmend):
     assert "docs/rules/GM201.md" in gm201["help"]["text"]
     # no project URL in the package metadata: the help URI is the GB page
     assert gm201["helpUri"] == gb_url("GB0170")
-    assert "fixer" not in rules["GM401"]["properties"]
+    assert "fixer" not in rules["GM402"]["properties"]
     assert rules["GM402"]["properties"]["gbIds"] == ["GB0109", "GB0033"]
 
 

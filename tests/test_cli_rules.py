@@ -55,9 +55,9 @@ def test_single_rule_view(capsys):
 
 
 def test_rule_without_fixer(capsys):
-    code, out, _ = graphmend(capsys, "rules", "gm401")
-    assert code == 0 and out.startswith("GM401 tensor-item\n")
-    assert "fix:" in out and "none: keep the value as a 0-d tensor" in out
+    code, out, _ = graphmend(capsys, "rules", "gm402")
+    assert code == 0 and out.startswith("GM402 tensor-tolist\n")
+    assert "fix:" in out and "none: " in out
     assert "What the fix changes" not in out
 
 

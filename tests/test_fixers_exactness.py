@@ -975,6 +975,38 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([0.25]),),
         "which is not known to be an int literal below 2**53 or a size",
     ),
+    "flag of an .item() comparison tested by the guard just after it": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, attention_mask, use_cache=True):
+                if attention_mask is not None:
+                    is_padding_right = attention_mask[:, -1].sum().item() != x.size()[0]
+                    if is_padding_right:
+                        raise ValueError("padding_side='right' is not supported")
+                full = x.size(0) == attention_mask.sum(dim=-1).min().item()
+                if use_cache and not full:
+                    raise ValueError("every row must be full")
+                return x * 2
+        """,
+        (torch.ones(2, 3), torch.tensor([[1, 1, 1], [1, 1, 0]])),
+        None,
+    ),
+    "flag of an .item() comparison tested by the guard just after it, passing": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, attention_mask, use_cache=True):
+                if attention_mask is not None:
+                    is_padding_right = attention_mask[:, -1].sum().item() != x.size()[0]
+                    if is_padding_right:
+                        raise ValueError("padding_side='right' is not supported")
+                full = x.size(0) == attention_mask.sum(dim=-1).min().item()
+                if use_cache and not full:
+                    raise ValueError("every row must be full")
+                return x * 2
+        """,
+        (torch.ones(2, 3), torch.tensor([[0, 1, 1], [1, 1, 1]])),
+        None,
+    ),
     "clamp of what a layer of this file returns, unpacked from its tuple": (
         """
         class Attention(nn.Module):

@@ -9,11 +9,21 @@ finding's ``declines:`` text. See docs/architecture.md.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
-from typing import FrozenSet, Optional, Tuple, TypeVar
+from typing import TYPE_CHECKING, FrozenSet, Optional, Tuple, TypeVar, Union
+
+if TYPE_CHECKING:
+    from ..rules.base import FunctionContext
 
 #: A place in the file as findings give it: 1-based line, 0-based column in characters.
 Position = Tuple[int, int]
+
+
+def position(node: Union[ast.stmt, ast.expr], ctx: "FunctionContext") -> Position:
+    """Where a finding at ``node`` is (columns in characters, ast's in UTF-8 bytes)."""
+    text = ctx.lines[node.lineno - 1].encode("utf-8")[: node.col_offset]
+    return node.lineno, len(text.decode("utf-8", errors="ignore"))
 
 
 @dataclass(frozen=True)

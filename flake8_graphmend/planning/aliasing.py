@@ -328,7 +328,7 @@ def reaching_bindings(
     and every binding in a loop around ``before``, counts.
     """
     line = getattr(before, "lineno", 0)
-    blocks, loops = _path_to(ctx.region.function.body, line)
+    blocks, loops = statement_blocks(ctx.region.function.body, line)
     bindings = [b for b in ctx.facts.bindings if _binds(b, root)]
     in_loops = [b for b in bindings if any(_within(b, loop) for loop in loops)]
     earlier = [b for b in bindings if getattr(b, "lineno", 0) < line]
@@ -340,11 +340,11 @@ def reaching_bindings(
     return _unique(later + in_loops), False
 
 
-def _path_to(
+def statement_blocks(
     block: List[ast.stmt], line: int
 ) -> Tuple[List[List[ast.stmt]], List[ast.stmt]]:
-    """The statement lists from ``block`` down to the statement at ``line`` (outermost first),
-    and the loops on the way."""
+    """The statement lists from ``block`` down to the statement at ``line`` (outermost first:
+    the last one holds it), and the loops on the way."""
     blocks: List[List[ast.stmt]] = [block]
     loops: List[ast.stmt] = []
     while True:

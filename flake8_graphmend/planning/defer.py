@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tup
 
 from ..analysis.purity import impurity
 from ..analysis.values import Kind, is_size
-from . import Plan, Planned, Position, declined
+from . import Plan, Planned, Position, declined, position
 from .conditions import is_elif, shared_line_problem, split_condition
 from .items import is_zero_dim, whole_reduction
 from .trap import state_change_problem, stored_roots
@@ -492,7 +492,7 @@ def _deferred_if_plan(
         if call is None or problem:
             return declined(f"{problem} (line {statement.lineno})")
         calls.append(call)
-        sites.append(_position(statement.value, ctx))
+        sites.append(position(statement.value, ctx))
     return DeferIfPlan(head.lineno, len(static), tuple(calls), frozenset(sites)), None
 
 
@@ -503,7 +503,7 @@ def _operands_problem(operands: List[ast.expr], ctx: FunctionContext) -> Optiona
     computed without effects or failures on values. Python values are not passed: one may
     guard what follows it (``mask is not None and (mask == 0).any()``).
     """
-    for position, operand in enumerate(operands):
+    for index, operand in enumerate(operands):
         kind = ctx.values.kind(operand)
         text = ast.unparse(operand)
         if kind is Kind.DATA:
@@ -513,7 +513,7 @@ def _operands_problem(operands: List[ast.expr], ctx: FunctionContext) -> Optiona
                 f"`{text}` is not a tensor: only Python tests before the tensor test of an "
                 "`if` without `elif`/`else` stay a plain `if`"
             )
-        if position and not _total_test(operand, ctx):
+        if index and not _total_test(operand, ctx):
             return (
                 f"`{text}` would be computed on every call, not only when tested, and only "
                 "reductions such as `(x == 0).any()`, `torch.isnan(x).any()` of a name are "
@@ -620,9 +620,3 @@ def _arguments_problem(
                 f"not only when the test holds: {problem}"
             )
     return None
-
-
-def _position(node: ast.expr, ctx: FunctionContext) -> Position:
-    """Where a finding at ``node`` is (columns in characters, ast's in UTF-8 bytes)."""
-    text = ctx.lines[node.lineno - 1].encode("utf-8")[: node.col_offset]
-    return node.lineno, len(text.decode("utf-8", errors="ignore"))

@@ -6,12 +6,14 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Set, Tuple, Union
+from typing import (
+    TYPE_CHECKING, Callable, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
+)
 
 from ..analysis.purity import impurity
 from ..analysis.values import Kind
-from . import Plan, Planned, declined
-from .aliasing import caller_visible, root_name
+from . import Plan, Planned, Position, declined, position
+from .aliasing import caller_visible, root_name, statement_blocks
 from .conditions import split_condition, tensor_condition_problem
 from .items import compared_item
 
@@ -48,6 +50,24 @@ class TrapPlan(Plan):
     #: The tensor part is ``<whole reduction>.item() <op> <int>`` (``planning/items.py``): its
     #: ``.item()`` call becomes ``_graphmend_item(<reduction>)``.
     item_compared: bool = False
+    #: The tensor part is a flag assigned such a comparison just before (``flagged_guard``),
+    #: whose ``.item()`` (this position) is kept a tensor by the ``ItemKeptPlan`` of its GM401.
+    flag_item: Optional[Position] = None
+
+    def covers(self) -> FrozenSet[Position]:
+        return frozenset() if self.flag_item is None else frozenset({self.flag_item})
+
+
+@dataclass(frozen=True)
+class ItemKeptPlan(Plan):
+    """``flag = <reduction>.item() <op> <int>`` before ``if flag: raise ...``: the ``.item()``
+    call becomes ``_graphmend_item(<reduction>)`` (the flag a 0-d bool tensor that only the
+    guard reads, with the same truth), and the guard at ``guard`` a check."""
+
+    guard: Position
+
+    def covers(self) -> FrozenSet[Position]:
+        return frozenset({self.guard})
 
 
 @dataclass(frozen=True)
@@ -72,10 +92,73 @@ def trap_plan(node: ast.If, code: str, ctx: FunctionContext) -> Planned[TrapPlan
         return _equal_plan(tensor_part, len(static), ctx)
     if len(tensor_part) == 1 and compared_item(tensor_part[0], ctx):
         return TrapPlan(static_conjuncts=len(static), item_compared=True), None
+    flagged = flagged_guard(node, ctx)
+    if len(tensor_part) == 1 and flagged is not None:
+        item = compared_item(flagged[0].value, ctx)
+        assert item is not None  # flagged_guard checked it
+        return TrapPlan(static_conjuncts=len(static), flag_item=position(item, ctx)), None
     problem = tensor_condition_problem(tensor_part, ctx)
     if problem:
         return declined(problem)
     return TrapPlan(static_conjuncts=len(static)), None
+
+
+def item_kept_plan(
+    call: ast.Call, statement: ast.stmt, ctx: FunctionContext
+) -> Planned[ItemKeptPlan]:
+    """Whether the ``.item()`` ``call`` (GM401) of ``statement`` is that of ``flag =
+    <reduction>.item() <op> <int>`` before a guard ``if flag: raise ...`` that [Trap] fixes;
+    None, None when it is not in that form (no fix to offer)."""
+    pair = flagged_guard(statement, ctx)
+    if pair is None or compared_item(pair[0].value, ctx) is not call:
+        return None, None
+    plan, decline = trap_plan(pair[1], "GM301", ctx)
+    if plan is None:
+        return declined(f"the guard of line {pair[1].lineno} is not fixed: {decline}")
+    return ItemKeptPlan(guard=position(pair[1], ctx)), None
+
+
+def flagged_guard(node: ast.stmt, ctx: FunctionContext) -> Optional[Tuple[ast.Assign, ast.If]]:
+    """For ``flag = <reduction>.item() <op> <int>`` followed by ``if [static and] [not] flag:
+    raise ...`` (either statement as ``node``), with ``flag`` a local read nowhere else: the
+    pair."""
+    block = statement_blocks(ctx.region.function.body, node.lineno)[0][-1]
+    index = next((i for i, s in enumerate(block) if s is node), None)
+    if index is None:
+        return None
+    first = index if isinstance(node, ast.Assign) else index - 1
+    if not 0 <= first < len(block) - 1:
+        return None
+    assign, guard = block[first], block[first + 1]
+    if not (
+        isinstance(assign, ast.Assign)
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0], ast.Name)
+        and compared_item(assign.value, ctx) is not None
+        and isinstance(guard, ast.If)
+        and not guard.orelse
+        and len(guard.body) == 1
+        and isinstance(guard.body[0], ast.Raise)
+    ):
+        return None
+    flag = assign.targets[0].id
+    _, tensor_part = split_condition(guard.test, ctx)
+    tested = tensor_part[0] if len(tensor_part) == 1 else None
+    if isinstance(tested, ast.UnaryOp) and isinstance(tested.op, ast.Not):
+        tested = tested.operand
+    if not isinstance(tested, ast.Name):
+        return None
+    reads = [
+        n for n in ast.walk(ctx.region.function)
+        if isinstance(n, ast.Name) and n.id == flag and not isinstance(n.ctx, ast.Store)
+    ]
+    declared = any(
+        isinstance(n, (ast.Global, ast.Nonlocal)) and flag in n.names
+        for n in ast.walk(ctx.region.function)
+    )
+    if declared or reads != [tested] or tested.id != flag:
+        return None
+    return assign, guard
 
 
 def assert_plan(node: ast.Assert, ctx: FunctionContext) -> Planned[AssertPlan]:

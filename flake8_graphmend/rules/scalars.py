@@ -7,6 +7,7 @@ import ast
 from typing import Iterator, List, Optional, Tuple
 
 from ..analysis.values import Kind
+from ..planning.trap import item_kept_plan
 from .base import Finding, FunctionContext
 
 _SCALAR_BUILTINS = ("int", "float", "bool")
@@ -37,8 +38,11 @@ _INTEGER_CALLS = {
 def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Iterator[Finding]:
     func = node.func
     if isinstance(func, ast.Attribute) and not node.args and not node.keywords:
-        if func.attr in ("item", "tolist") and ctx.values.kind(func.value) is not Kind.STATIC:
-            yield ctx.finding("GM401" if func.attr == "item" else "GM402", node)
+        if func.attr == "item" and ctx.values.kind(func.value) is not Kind.STATIC:
+            plan, decline = item_kept_plan(node, statement, ctx)
+            yield ctx.finding("GM401", node, plan=plan, decline=decline)
+        elif func.attr == "tolist" and ctx.values.kind(func.value) is not Kind.STATIC:
+            yield ctx.finding("GM402", node)
     elif (
         isinstance(func, ast.Name)
         and func.id in _SCALAR_BUILTINS
