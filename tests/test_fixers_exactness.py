@@ -1007,6 +1007,41 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2, 3), torch.tensor([[0, 1, 1], [1, 1, 1]])),
         None,
     ),
+    "clamp of a tensor that another local holds too": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                hidden_states = x * 100.0
+                residual = hidden_states
+                if torch.isinf(hidden_states).any():
+                    hidden_states = torch.clamp(hidden_states, min=-10.0, max=10.0)
+                return hidden_states, residual
+        """,
+        (torch.ones(2, 4),),
+        "also hands to another name or container",
+    ),
+    "clamp of the first element of tuples a layer joins": (
+        """
+        class Collect(nn.Module):
+            def forward(self, hidden_states, all_hidden_states):
+                new_hidden = hidden_states * 100.0
+                return all_hidden_states + (new_hidden,)
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = nn.ModuleList([Collect()])
+
+            def forward(self, hidden_states):
+                outs = self.layer[0](hidden_states, (hidden_states,))
+                first = outs[0]
+                if torch.isinf(first).any():
+                    first = torch.clamp(first, min=-10.0, max=10.0)
+                return (first,)
+        """,
+        (torch.ones(2, 4),),
+        "a tensor the caller can hold",
+    ),
     "clamp of what a layer of this file returns, unpacked from its tuple": (
         """
         class Attention(nn.Module):

@@ -154,11 +154,67 @@ def test_what_a_submodule_returns(expression: str, path: Tuple[int, ...], new: b
                 out = x + 1
             return out
         """,
+        # the same tensor twice: `out[0] is out[1]`
+        """
+        def forward(self, x):
+            state = torch.tanh(x) * 2
+            return state, state
+        """,
+        # a chained assignment keeps it
+        """
+        def forward(self, x):
+            self.last = h = x * 100.0
+            return (h,)
+        """,
+        # a global
+        """
+        def forward(self, x):
+            global LAST
+            LAST = x * 100.0
+            return (LAST,)
+        """,
+        # locals() hands every local on
+        """
+        def forward(self, x):
+            h = x * 100.0
+            self.stats.update(locals())
+            return (h,)
+        """,
+        # in place: the input itself
+        """
+        def forward(self, x):
+            return (F.relu(x, inplace=True),)
+        """,
+        """
+        def forward(self, x):
+            return (F.relu(x, True),)
+        """,
+        """
+        def forward(self, x):
+            return (torch.add(x, 0, out=x),)
+        """,
+        # einsum may return a view of its operand
+        """
+        def forward(self, x):
+            return (torch.einsum("bd->bd", x),)
+        """,
+        # tuples joined: the first element is the caller's
+        """
+        def forward(self, x, states):
+            return states + (x * 2,)
+        """,
+        # a decorator may keep the output
+        """
+        @keep_output
+        def forward(self, x):
+            return (x * 2,)
+        """,
     ],
 )
 def test_a_layer_that_keeps_or_passes_a_tensor_does_not_return_a_new_one(forward: str) -> None:
     source = f"""
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 class Layer(nn.Module):
@@ -178,3 +234,174 @@ class Block(nn.Module):
     assert isinstance(returned, ast.Return) and isinstance(returned.value, ast.Call)
     assert not returns_new_tensor(returned.value, (), symbols.classes["Block"], symbols)
     assert not returns_new_tensor(returned.value, (0,), symbols.classes["Block"], symbols)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        # a subclass of this file replaces an element
+        """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.ModuleList([FF()])
+
+    def forward(self, x):
+        return self.layer[0](x)
+
+class Model(Block):
+    def __init__(self):
+        super().__init__()
+        self.layer[0] = Passthrough()
+""",
+        # a base class appends first
+        """
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.ModuleList()
+        self.layer.append(Passthrough())
+
+class Block(Base):
+    def __init__(self):
+        super().__init__()
+        self.layer.append(FF())
+
+    def forward(self, x):
+        return self.layer[0](x)
+""",
+        # the list is rebuilt on one path
+        """
+class Block(nn.Module):
+    def __init__(self, training):
+        super().__init__()
+        self.layer = nn.ModuleList()
+        self.layer.append(FF())
+        if training:
+            self.layer = nn.ModuleList([Passthrough()])
+
+    def forward(self, x):
+        return self.layer[0](x)
+""",
+        # an early return skips the last append
+        """
+class Block(nn.Module):
+    def __init__(self, training):
+        super().__init__()
+        self.layer = nn.ModuleList()
+        if training:
+            self.layer.append(Passthrough())
+            return
+        self.layer.append(FF())
+
+    def forward(self, x):
+        return self.layer[-1](x)
+""",
+        # an element deleted, popped, inserted through an alias, set by name
+        """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.ModuleList([Passthrough(), FF()])
+        del self.layer[0]
+
+    def forward(self, x):
+        return self.layer[0](x)
+""",
+        """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.ModuleList([Passthrough(), FF()])
+        self.layer.pop(0)
+
+    def forward(self, x):
+        return self.layer[0](x)
+""",
+        """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.ModuleList([FF()])
+        layers = self.layer
+        layers.insert(0, Passthrough())
+
+    def forward(self, x):
+        return self.layer[0](x)
+""",
+        """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = FF()
+        self.add_module("layer", Passthrough())
+
+    def forward(self, x):
+        return self.layer(x)
+""",
+        # the class name is bound again at module level
+        """
+try:
+    FF = Passthrough
+except ImportError:
+    pass
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = FF()
+
+    def forward(self, x):
+        return self.layer(x)
+""",
+        # a base class of the layer defines __call__
+        """
+class Recording(nn.Module):
+    def __call__(self, *args):
+        out = super().__call__(*args)
+        self.last = out
+        return out
+
+class Kept(Recording):
+    def forward(self, x):
+        return x * 2
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = Kept()
+
+    def forward(self, x):
+        return self.layer(x)
+""",
+        # `nn.ReLU(True)` updates its input in place and returns it
+        """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.ReLU(True)
+
+    def forward(self, x):
+        return self.layer(x)
+""",
+    ],
+)
+def test_a_layer_list_changed_where_the_analysis_cannot_follow_is_not_trusted(build: str) -> None:
+    source = f"""
+import torch
+from torch import nn
+
+class FF(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+class Passthrough(nn.Module):
+    def forward(self, x):
+        return x
+{build}"""
+    tree = ast.parse(source)
+    symbols = ModuleSymbols.collect(tree)
+    block = symbols.classes["Block"]
+    returned = block.methods["forward"].body[-1]
+    assert isinstance(returned, ast.Return) and isinstance(returned.value, ast.Call)
+    assert not returns_new_tensor(returned.value, (), block, symbols)

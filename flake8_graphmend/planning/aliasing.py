@@ -16,6 +16,7 @@ from ..analysis.values import Kind
 from .submodules import (
     FRESH_OPERATIONS,
     constant_int,
+    fresh_torch_call,
     element_path,
     returns_new_tensor,
     submodule_classes,
@@ -54,11 +55,10 @@ def _call_kind(call: ast.Call, ctx: FunctionContext) -> str:
     tensor arguments) or ``unknown`` (may return anything, ``self``'s state included)."""
     func = call.func
     qualified = ctx.symbols.qualified_name(func) or ""
-    name = qualified.rsplit(".", 1)[-1]
     if isinstance(func, ast.Attribute) and func.attr in ALIASING_OPERATIONS:
         return "view"
     if qualified.startswith("torch.") and not qualified.startswith("torch.nn.Module"):
-        return "fresh" if name in FRESH_OPERATIONS else "through"
+        return "fresh" if fresh_torch_call(call, qualified) else "through"
     if isinstance(func, ast.Attribute) and func.attr in FRESH_OPERATIONS:
         if ctx.values.kind(func.value) is not Kind.STATIC:  # a tensor method (`x.clone()`)
             return "fresh"
@@ -145,7 +145,30 @@ def aliasing_problem(
                     f"one path keeps `{ast.unparse(value)}`, a tensor the caller can hold, and "
                     f"line {escape} hands the result on; torch.where returns a new tensor"
                 )
+            alias = _aliased_before(value, node, ctx)
+            if alias and escape:
+                return (
+                    f"one path keeps `{ast.unparse(value)}`, which line {alias} also hands to "
+                    f"another name or container, and line {escape} hands the result on; "
+                    "torch.where returns a new tensor"
+                )
     return None
+
+
+def _aliased_before(value: ast.expr, node: ast.If, ctx: FunctionContext) -> Optional[int]:
+    """A line between the binding of the local ``value`` and ``node`` that hands its tensor to
+    another name, an attribute, an item or a container (``residual = hidden_states``)."""
+    if not (isinstance(value, ast.Name) and value.id in ctx.local_names):
+        return None
+    reaching, _ = reaching_bindings(value.id, node, ctx)
+    start = max((getattr(b, "lineno", 0) for b in reaching), default=0)
+    before = [  # the statements on the way to `node` that run before it
+        statement
+        for block in statement_blocks(ctx.region.function.body, node.lineno)[0]
+        for statement in block
+        if (statement.end_lineno or statement.lineno) < node.lineno
+    ]
+    return _handed_on_between(value.id, before, start, None, ctx)
 
 
 def root_name(value: ast.expr) -> str:
@@ -222,6 +245,8 @@ def hands_on_caller_tensor(
             return True  # the tuple or tensor it comes from hands it on too
         if _new_element(value, at, ctx, depth):
             return False
+        if _element_of_layer_output(value, ctx):
+            return True  # what the layer returns as a whole may be new, its elements not
     if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Starred)):
         return caller_visible(root_name(value), at, ctx, depth + 1)
     return True
@@ -236,6 +261,28 @@ def _element_read_again(value: ast.Subscript, ctx: FunctionContext) -> bool:
         and bool(path)
         and base.id in ctx.local_names
         and _readers_of_element(base.id, path[0], ctx) > 1
+    )
+
+
+def _element_of_layer_output(value: ast.Subscript, ctx: FunctionContext) -> bool:
+    """Whether ``value`` takes an element of what a submodule of this file returned, directly
+    (``self.layer(x)[0]``) or through a local (``outputs[0]``)."""
+    base, path = _element_base(value)
+    if not path:
+        return False
+    calls = [base] if isinstance(base, ast.Call) else []
+    if isinstance(base, ast.Name):
+        for binding in ctx.facts.bindings:
+            if _binds(binding, base.id):
+                assigned = _assigned_value(binding, base.id)
+                while isinstance(assigned, ast.Subscript):
+                    assigned = assigned.value
+                calls += [assigned] if isinstance(assigned, ast.Call) else []
+    return any(
+        not c.startswith("torch.")
+        for call in calls
+        if isinstance(call, ast.Call)
+        for c in submodule_classes(call.func, ctx.region.owner, ctx.symbols) or []
     )
 
 
@@ -394,15 +441,29 @@ def _escape_after(name: str, node: ast.If, ctx: FunctionContext) -> Optional[int
     attribute or an item, a yield), or goes into a container that may (``states + (h,)``,
     ``[h]``, ``cache.append(h)``), or None."""
     end = node.end_lineno or node.lineno
-    for sub in ast.walk(ctx.region.function):
+    return _handed_on_between(name, [ctx.region.function], end, None, ctx, locals_too=False)
+
+
+def _handed_on_between(
+    name: str,
+    roots: Sequence[ast.AST],
+    start: int,
+    end: Optional[int],
+    ctx: FunctionContext,
+    locals_too: bool = True,
+) -> Optional[int]:
+    """A line of ``roots`` after ``start`` (and before ``end``) that hands ``name``'s tensor
+    on: a return or yield, a store into an attribute or item (``locals_too``: or a name), a
+    container display, a method that keeps its argument; None."""
+    for sub in (node for root in roots for node in ast.walk(root)):
         line = getattr(sub, "lineno", 0)
-        if line <= end:
+        if line <= start or (end is not None and line >= end):
             continue
         values: List[ast.expr] = []
         if isinstance(sub, (ast.Return, ast.Yield, ast.YieldFrom)) and sub.value is not None:
             values = [sub.value]
-        elif isinstance(sub, ast.Assign) and any(
-            isinstance(t, (ast.Attribute, ast.Subscript)) for t in sub.targets
+        elif isinstance(sub, ast.Assign) and (
+            locals_too or any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in sub.targets)
         ):
             values = [sub.value]
         elif isinstance(sub, (ast.Tuple, ast.List, ast.Set, ast.Dict)):

@@ -20,7 +20,7 @@ from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols
 #: that always return a new tensor, never their input (checked on torch 2.13; ``contiguous``,
 #: ``to``, ``float``, ``F.dropout`` in eval mode and ``as_tensor`` may return the input itself).
 FRESH_OPERATIONS = frozenset({
-    "abs", "add", "sub", "mul", "div", "matmul", "mm", "bmm", "baddbmm", "addmm", "einsum",
+    "abs", "add", "sub", "mul", "div", "matmul", "mm", "bmm", "baddbmm", "addmm",
     "exp", "log", "sqrt", "rsqrt", "pow", "clamp", "clamp_min", "clamp_max", "clip", "where",
     "masked_fill", "relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
     "layer_norm", "group_norm", "rms_norm", "linear", "conv1d", "conv2d", "conv3d", "embedding",
@@ -31,6 +31,8 @@ FRESH_OPERATIONS = frozenset({
     "eq", "ne", "lt", "le", "gt", "ge", "pad", "normalize", "zeros", "ones", "full", "arange",
     "new_zeros", "new_ones", "new_full", "new_empty", "empty_like", "scaled_dot_product_attention",
 })
+#: Functions of ``torch.nn.functional`` whose second positional argument is ``inplace``.
+_INPLACE_SECOND = frozenset({"relu", "silu", "relu6", "hardswish", "hardsigmoid", "mish"})
 #: ``nn`` modules whose call returns a new tensor (unless built with ``inplace=True``).
 FRESH_MODULES = frozenset({
     "Linear", "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "Conv1d",
@@ -42,6 +44,8 @@ _READS = frozenset({
     "dtype", "shape", "device", "ndim", "size", "dim", "numel", "requires_grad", "is_cuda",
     "layout", "is_floating_point", "element_size",
 }) | FRESH_OPERATIONS
+#: Calls that read or change a function's locals by name.
+_NAMESPACE_CALLS = frozenset({"locals", "vars", "eval", "exec", "globals"})
 #: How deep submodule calls are followed.
 _DEPTH = 3
 
@@ -92,8 +96,10 @@ def submodule_classes(
         and attribute.value.id == "self"
     ):
         return None
+    if not _only_built_and_called(attribute.attr, owner, symbols):
+        return None
     additions: List[Tuple[List[str], bool]] = []  # the classes of each module added, in order
-    ordered = True  # additions made once each, in one method, in this order
+    ordered = True  # one list, built once in one method, each module added once, in this order
     methods_adding = 0
     for method in owner.methods.values():
         found = list(_additions(method, attribute.attr, element is not None, symbols))
@@ -101,8 +107,17 @@ def submodule_classes(
             return None
         if found:
             methods_adding += 1
-            ordered = ordered and all(place != "loop" for _, place in found)
-            additions += [(classes or [], place == "body") for classes, place in found]
+            resets = sum(place.endswith("assigned") for _, place in found)
+            ordered = (
+                ordered
+                and all("loop" not in place for _, place in found)
+                and resets == 1
+                and found[0][1].endswith("assigned")
+                and not any(isinstance(n, ast.Return) for n in ast.walk(method))
+            )
+            additions += [
+                (classes, place.startswith("body")) for classes, place in found if classes
+            ]
     if not additions:
         return None
     if element is None or methods_adding > 1 or not ordered:
@@ -111,6 +126,81 @@ def submodule_classes(
     if index is None:
         return sorted({name for classes, _ in additions for name in classes})
     return sorted({name for classes in _at_index(additions, index) for name in classes})
+
+
+#: Methods of a module list (or module) that read it or change no element.
+_READING_METHODS = frozenset({
+    "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
+    "children", "named_children", "to", "train", "eval", "float", "half", "double", "cuda",
+    "cpu", "requires_grad_", "zero_grad", "state_dict", "extra_repr", "__len__", "__iter__",
+})
+#: Calls that may set an attribute of a module or an element of a list by name.
+_SETTING_CALLS = frozenset({
+    "setattr", "add_module", "register_module", "__setattr__", "__setitem__", "vars",
+})
+
+
+def _only_built_and_called(attribute: str, owner: ClassInfo, symbols: ModuleSymbols) -> bool:
+    """Whether ``self.<attribute>`` is, in ``owner``, its bases and subclasses of this file,
+    only built in ``owner`` (assigned, appended to) and otherwise only called, indexed,
+    iterated or read: not handed on, deleted, replaced elementwise or set by name."""
+    related = _related_classes(owner, symbols)
+    for info in related:
+        parents = {
+            id(child): node for node in ast.walk(info.node) for child in ast.iter_child_nodes(node)
+        }
+        for node in ast.walk(info.node):
+            if isinstance(node, ast.Call) and _called_name(node) in _SETTING_CALLS:
+                return False
+            if not _is_self_attribute(node, attribute):
+                continue
+            if info is not owner and not isinstance(getattr(node, "ctx", None), ast.Load):
+                return False
+            if not _plain_use(node, parents, builds=info is owner):
+                return False
+    return True
+
+
+def _plain_use(node: ast.AST, parents: Dict[int, ast.AST], builds: bool) -> bool:
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Assign):
+        return builds and parent.targets == [node]
+    if isinstance(parent, ast.Subscript) and parent.value is node:
+        return isinstance(parent.ctx, ast.Load)
+    if isinstance(parent, ast.Call):
+        return parent.func is node or _called_name(parent) in ("len", "enumerate", "zip")
+    call = parents.get(id(parent))
+    if isinstance(parent, ast.Attribute) and isinstance(call, ast.Call) and call.func is parent:
+        return parent.attr in _READING_METHODS or (builds and parent.attr == "append")
+    if isinstance(parent, (ast.For, ast.comprehension)):
+        return parent.iter is node
+    return False
+
+
+def _called_name(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+
+
+def _related_classes(owner: ClassInfo, symbols: ModuleSymbols) -> List[ClassInfo]:
+    """``owner``, and the classes of this file it derives from or that derive from it."""
+    def bases(info: ClassInfo) -> List[str]:
+        names = [b.id for b in info.node.bases if isinstance(b, ast.Name)]
+        return [name for name in names if name in symbols.classes]
+
+    related = {owner.node.name}
+    changed = True
+    while changed:
+        changed = False
+        for name, info in symbols.classes.items():
+            linked = name not in related and (
+                any(base in related for base in bases(info))  # a subclass
+                or any(name in bases(symbols.classes[r]) for r in related)  # a base
+            )
+            if linked:
+                related.add(name)
+                changed = True
+    return [symbols.classes[name] for name in sorted(related)]
 
 
 def _at_index(additions: List[Tuple[List[str], bool]], index: int) -> Iterator[List[str]]:
@@ -132,7 +222,9 @@ def _additions(
 ) -> Iterator[Tuple[Optional[List[str]], str]]:
     """Each module ``method`` adds to ``self.<attribute>`` (``element``: to the list it holds),
     with its classes (None: not known) and where it is added: ``body`` (a statement of the
-    method's own body), ``branch`` (under an ``if``, ``with``, ``try``) or ``loop``."""
+    method's own body), ``branch`` (under an ``if``, ``with``, ``try``) or ``loop``, followed
+    by `` assigned`` for the first module of an assignment (which starts the list anew; an
+    empty list is an addition of no class)."""
     for statement, place in _statements(method.body, "body"):
         for node in _own_nodes(statement):
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
@@ -142,8 +234,13 @@ def _additions(
                         if not isinstance(node, ast.Assign):
                             yield None, place
                             continue
-                        for classes, many in _built(node.value, element, method, symbols):
-                            yield classes, "loop" if many else place
+                        for position, (classes, many) in enumerate(
+                            _built(node.value, element, method, symbols)
+                        ):
+                            kind = "loop" if many else place
+                            yield classes, kind + (" assigned" if position == 0 else "")
+                        if element and not _builds_elements(node.value):
+                            yield [], place + " assigned"  # an empty list
                     elif isinstance(target, ast.Subscript) and _is_self_attribute(
                         target.value, attribute
                     ):
@@ -189,6 +286,34 @@ def _built(
         yield None, False
 
 
+def fresh_torch_call(call: ast.Call, qualified: str) -> bool:
+    """Whether ``call`` of the torch function ``qualified`` returns a new tensor: one of
+    ``FRESH_OPERATIONS``, without ``out=`` or ``inplace`` (``F.relu(x, True)``)."""
+    name = qualified.rsplit(".", 1)[-1]
+    in_place = any(
+        k.arg == "out"
+        or (k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value))
+        for k in call.keywords
+    )
+    return (
+        name in FRESH_OPERATIONS
+        and not in_place
+        and not (name in _INPLACE_SECOND and len(call.args) > 1)
+    )
+
+
+def _builds_elements(value: ast.expr) -> bool:
+    """Whether ``nn.ModuleList(value)`` starts with modules (not ``ModuleList()``/``([])``)."""
+    if not (isinstance(value, ast.Call) and value.args):
+        return False
+    modules = value.args[0]
+    return not isinstance(modules, (ast.List, ast.Tuple)) or bool(modules.elts)
+
+
+#: ``torch.nn`` modules whose first positional argument is ``inplace``.
+_INPLACE_FIRST = frozenset({"ReLU", "SiLU", "ReLU6", "Hardswish", "Hardsigmoid", "Mish"})
+
+
 def _classes_of_call(
     value: ast.expr, method: FunctionNode, symbols: ModuleSymbols
 ) -> Optional[List[str]]:
@@ -200,11 +325,13 @@ def _classes_of_call(
     func = value.func
     qualified = symbols.qualified_name(func) or ""
     if qualified.startswith("torch.nn.") and qualified.count(".") == 2:
+        if qualified.rsplit(".", 1)[-1] in _INPLACE_FIRST and value.args:
+            return None  # `nn.ReLU(True)` updates its input
         return [qualified]
     if not isinstance(func, ast.Name):
         return None
     if func.id in symbols.classes and not _binds_locally(method, func.id):
-        return [func.id]
+        return None if _rebound(func.id, symbols) else [func.id]
     values = [
         node.value
         for node in ast.walk(method)
@@ -215,9 +342,26 @@ def _classes_of_call(
         isinstance(v, ast.Name) and v.id in symbols.classes for v in values
     ):
         return None
-    if _binds_locally(method, func.id, assignments=False):
+    if _binds_locally(method, func.id, assignments=False) or any(
+        isinstance(v, ast.Name) and _rebound(v.id, symbols) for v in values
+    ):
         return None
     return sorted({v.id for v in values if isinstance(v, ast.Name)})
+
+
+def _rebound(name: str, symbols: ModuleSymbols) -> bool:
+    """Whether the module binds ``name`` other than by its class statement (``FF = Other`` in
+    a ``try``, an import, a ``global`` store, a second ``class``)."""
+    definitions = 0
+    for node in ast.walk(symbols.tree):
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            definitions += node.name == name
+        elif isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return True
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any((a.asname or a.name.split(".")[0]) == name for a in node.names):
+                return True
+    return definitions != 1
 
 
 def _binds_locally(method: FunctionNode, name: str, assignments: bool = True) -> bool:
@@ -272,7 +416,7 @@ def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
         yield from _own_nodes(child)
 
 
-def _is_self_attribute(node: ast.expr, attribute: str) -> bool:
+def _is_self_attribute(node: ast.AST, attribute: str) -> bool:
     return (
         isinstance(node, ast.Attribute)
         and node.attr == attribute
@@ -283,15 +427,20 @@ def _is_self_attribute(node: ast.expr, attribute: str) -> bool:
 
 def _forward_of(info: ClassInfo, symbols: ModuleSymbols, depth: int = 0) -> Optional[FunctionNode]:
     """The ``forward`` a call of an instance of ``info`` runs, found in it or in its bases of
-    this file; None when it is elsewhere."""
-    if "forward" in info.methods:
-        return info.methods["forward"]
+    this file; None when a class on the way defines ``__call__``, derives from a class of
+    another module (but ``nn.Module``), or decorates ``forward``."""
     if "__call__" in info.methods or depth > _DEPTH:
         return None
+    found = info.methods.get("forward")
     for base in info.node.bases:
         if isinstance(base, ast.Name) and base.id in symbols.classes:
-            return _forward_of(symbols.classes[base.id], symbols, depth + 1)
-    return None
+            inherited = _forward_of(symbols.classes[base.id], symbols, depth + 1)
+            if inherited is None:
+                return None
+            found = found or inherited
+        elif symbols.qualified_name(base) not in ("torch.nn.Module", "torch.nn.modules.Module"):
+            return None
+    return None if found is None or found.decorator_list else found
 
 
 def _accepts(function: FunctionNode, call: ast.Call) -> bool:
@@ -342,9 +491,9 @@ class _Callee:
 
     def new_at_return(self, path: Path) -> bool:
         if any(
-            isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await))
-            for statement, _ in self.statements
-            for node in _own_nodes(statement)
+            isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal))
+            or (isinstance(node, ast.Call) and _called_name(node) in _NAMESPACE_CALLS)
+            for node in ast.walk(self.function)
         ):
             return False
         returns = [s for s, _ in self.statements if isinstance(s, ast.Return)]
@@ -385,10 +534,9 @@ class _Callee:
         return False
 
     def _call_new(self, call: ast.Call, path: Path) -> bool:
-        func = call.func
-        qualified = self.symbols.qualified_name(func) or ""
+        qualified = self.symbols.qualified_name(call.func) or ""
         if qualified.startswith("torch.") and not qualified.startswith("torch.nn.Module"):
-            return not path and qualified.rsplit(".", 1)[-1] in FRESH_OPERATIONS
+            return not path and fresh_torch_call(call, qualified)
         return returns_new_tensor(call, path, self.owner, self.symbols, self.depth + 1)
 
     def _name_new(self, name: str, path: Path, at: ast.stmt) -> bool:
@@ -426,13 +574,13 @@ class _Callee:
                 binding = self.parents.get(id(node))
                 if place == "loop":
                     return None
-                if isinstance(binding, ast.Assign) and node in binding.targets:
+                if isinstance(binding, ast.Assign) and binding.targets == [node]:
                     found.append((binding.value, ()))
                 elif isinstance(binding, ast.AnnAssign) and binding.value is not None:
                     found.append((binding.value, ()))
                 elif isinstance(binding, ast.AugAssign):
                     continue  # the same object, updated
-                elif isinstance(binding, ast.Tuple) and binding in _targets(statement):
+                elif isinstance(binding, ast.Tuple) and _targets(statement) == [binding]:
                     elements = binding.elts
                     if any(isinstance(e, ast.Starred) for e in elements):
                         return None
@@ -476,17 +624,20 @@ class _Callee:
             for n in ast.walk(node)
         ):
             return False  # a closure may keep it
+        kept = 0  # reads that put it into what is returned: one at most (`return h, h`)
         for statement, _ in self.statements:
             for node in _own_nodes(statement):
-                if (
+                if not (
                     isinstance(node, ast.Name)
                     and node.id == name
                     and isinstance(node.ctx, ast.Load)
                     and node.lineno >= first
-                    and not self._consumed(node, container)
                 ):
+                    continue
+                if not self._consumed(node, container):
                     return False
-        return True
+                kept += isinstance(self.parents.get(id(node)), (ast.Return, ast.Tuple))
+        return kept <= 1
 
     def _consumed(self, node: ast.expr, container: bool) -> bool:
         parent = self.parents.get(id(node))
@@ -500,9 +651,7 @@ class _Callee:
             qualified = self.symbols.qualified_name(parent.func) or ""
             if qualified in ("isinstance", "len"):
                 return True
-            return (
-                qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FRESH_OPERATIONS
-            )
+            return qualified.startswith("torch.") and fresh_torch_call(parent, qualified)
         if isinstance(parent, ast.Return):
             return True
         if isinstance(parent, ast.Tuple):
