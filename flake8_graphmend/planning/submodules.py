@@ -12,7 +12,9 @@ place cannot be told apart. Forward hooks that hand back another tensor are not 
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+import functools
+from collections import Counter
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols
 
@@ -352,16 +354,22 @@ def _classes_of_call(
 def _rebound(name: str, symbols: ModuleSymbols) -> bool:
     """Whether the module binds ``name`` other than by its class statement (``FF = Other`` in
     a ``try``, an import, a ``global`` store, a second ``class``)."""
-    definitions = 0
-    for node in ast.walk(symbols.tree):
+    return name in _rebound_names(symbols.tree)
+
+
+@functools.lru_cache(maxsize=8)
+def _rebound_names(tree: ast.Module) -> FrozenSet[str]:
+    """The names ``tree`` binds more than once, or by anything but a ``class``/``def``."""
+    definitions: Counter[str] = Counter()
+    other: Set[str] = set()
+    for node in ast.walk(tree):
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            definitions += node.name == name
-        elif isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            return True
+            definitions[node.name] += 1
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            other.add(node.id)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            if any((a.asname or a.name.split(".")[0]) == name for a in node.names):
-                return True
-    return definitions != 1
+            other.update(a.asname or a.name.split(".")[0] for a in node.names)
+    return frozenset(other | {name for name, count in definitions.items() if count > 1})
 
 
 def _binds_locally(method: FunctionNode, name: str, assignments: bool = True) -> bool:
