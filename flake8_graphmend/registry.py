@@ -508,7 +508,15 @@ RULES: Tuple[Rule, ...] = (
             "lets Dynamo trace further, and an operation after the check that fails while "
             "tracing (`x.amax()` of the same empty tensor) then raises Dynamo's "
             "TorchRuntimeError (a RuntimeError) where the compiled original raised the first "
-            "operation's RuntimeError."
+            "operation's RuntimeError; likewise, an input that fails the check and also the "
+            "shapes of a later operation (a mask of another batch size) raises Dynamo's "
+            "TorchRuntimeError from tracing under compile, not the guard's exception, because "
+            "Dynamo traces the whole graph before the check runs. A size compared with a float "
+            "reduction is exact below 2**53 elements, which only an expanded view exceeds. Under "
+            "`torch.utils.checkpoint` with the `eager` backend, the message carries the FX node "
+            "text that torch appends (not with `aot_eager` or Inductor). A guard in a function "
+            "decorated with `@torch.no_grad()`, `@torch.inference_mode()` or `@torch.autocast(...)`"
+            " (or called from one) is declined, as inside `with`."
         ),
         failing=_example(
             """
@@ -597,9 +605,11 @@ RULES: Tuple[Rule, ...] = (
             "fixed here, the guard by GM301."
         ),
         fix_note=(
-            "Only the flag form is fixed: `flag = <whole reduction>.item() <op> <int>` as the "
-            "statement just before `if [static and] flag: raise Error(\"...\")`, with `flag` a "
-            "local read nowhere else, and the guard one that GM301 fixes (the comparison as "
+            "Only the flag form is fixed: `flag = <whole reduction>.item() <op> <int>`, alone on "
+            "its line, as the statement just before `if [static and] flag: raise "
+            "Error(\"...\")` (not `not flag`: the flag may stay a Python bool), with `flag` a "
+            "local that nothing else reads, binds or deletes (`flag += 1`, `locals()`), and the "
+            "guard one that GM301 fixes (the comparison as "
             "GM301 takes it: the int a literal below 2**53 or a size). `_graphmend_item` keeps "
             "the number a 0-d float64 or int64 tensor, so the flag holds a 0-d bool tensor with "
             "the truth the Python bool had; the guard becomes the check of GM301. Each of the "

@@ -983,8 +983,8 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                     is_padding_right = attention_mask[:, -1].sum().item() != x.size()[0]
                     if is_padding_right:
                         raise ValueError("padding_side='right' is not supported")
-                full = x.size(0) == attention_mask.sum(dim=-1).min().item()
-                if use_cache and not full:
+                short = x.size(0) != attention_mask.sum(dim=-1).min().item()
+                if use_cache and short:
                     raise ValueError("every row must be full")
                 return x * 2
         """,
@@ -999,8 +999,8 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                     is_padding_right = attention_mask[:, -1].sum().item() != x.size()[0]
                     if is_padding_right:
                         raise ValueError("padding_side='right' is not supported")
-                full = x.size(0) == attention_mask.sum(dim=-1).min().item()
-                if use_cache and not full:
+                short = x.size(0) != attention_mask.sum(dim=-1).min().item()
+                if use_cache and short:
                     raise ValueError("every row must be full")
                 return x * 2
         """,
@@ -1041,6 +1041,31 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         """,
         (torch.ones(2, 4),),
         "a tensor the caller can hold",
+    ),
+    "flag of an .item() comparison updated after its guard": (
+        """
+        class Model(nn.Module):
+            def forward(self, mask, x):
+                n_bad = mask.sum().item() != x.size(0)
+                if n_bad:
+                    raise ValueError("bad mask")
+                n_bad += 1
+                return x * n_bad
+        """,
+        (torch.ones(3), torch.ones(3)),
+        "turns tensor data into a Python value",
+    ),
+    "guard in a forward decorated with torch.no_grad()": (
+        """
+        class Model(nn.Module):
+            @torch.no_grad()
+            def forward(self, x, mask):
+                if (mask == 0).all():
+                    raise ValueError("mask must keep one position")
+                return x * mask
+        """,
+        (torch.ones(3), torch.zeros(3)),
+        "runs under the decorator `@torch.no_grad()`",
     ),
     "clamp of what a layer of this file returns, unpacked from its tuple": (
         """

@@ -47,7 +47,7 @@ _READS = frozenset({
     "layout", "is_floating_point", "element_size",
 }) | FRESH_OPERATIONS
 #: Calls that read or change a function's locals by name.
-_NAMESPACE_CALLS = frozenset({"locals", "vars", "eval", "exec", "globals"})
+NAMESPACE_CALLS = frozenset({"locals", "vars", "eval", "exec", "globals"})
 #: How deep submodule calls are followed.
 _DEPTH = 3
 
@@ -500,7 +500,7 @@ class _Callee:
     def new_at_return(self, path: Path) -> bool:
         if any(
             isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal))
-            or (isinstance(node, ast.Call) and _called_name(node) in _NAMESPACE_CALLS)
+            or (isinstance(node, ast.Call) and _called_name(node) in NAMESPACE_CALLS)
             for node in ast.walk(self.function)
         ):
             return False

@@ -14,6 +14,7 @@ from ..analysis.purity import impurity
 from ..analysis.values import Kind
 from . import Plan, Planned, Position, declined, position
 from .aliasing import caller_visible, root_name, statement_blocks
+from .submodules import NAMESPACE_CALLS
 from .conditions import split_condition, tensor_condition_problem
 from .items import compared_item
 
@@ -119,9 +120,9 @@ def item_kept_plan(
 
 
 def flagged_guard(node: ast.stmt, ctx: FunctionContext) -> Optional[Tuple[ast.Assign, ast.If]]:
-    """For ``flag = <reduction>.item() <op> <int>`` followed by ``if [static and] [not] flag:
-    raise ...`` (either statement as ``node``), with ``flag`` a local read nowhere else: the
-    pair."""
+    """For ``flag = <reduction>.item() <op> <int>`` (alone on its line) followed by ``if
+    [static and] flag: raise ...`` (either statement as ``node``), with ``flag`` a local that
+    nothing else reads, binds or deletes: the pair."""
     block = statement_blocks(ctx.region.function.body, node.lineno)[0][-1]
     index = next((i for i, s in enumerate(block) if s is node), None)
     if index is None:
@@ -144,20 +145,19 @@ def flagged_guard(node: ast.stmt, ctx: FunctionContext) -> Optional[Tuple[ast.As
     flag = assign.targets[0].id
     _, tensor_part = split_condition(guard.test, ctx)
     tested = tensor_part[0] if len(tensor_part) == 1 else None
-    if isinstance(tested, ast.UnaryOp) and isinstance(tested.op, ast.Not):
-        tested = tested.operand
-    if not isinstance(tested, ast.Name):
-        return None
-    reads = [
-        n for n in ast.walk(ctx.region.function)
-        if isinstance(n, ast.Name) and n.id == flag and not isinstance(n.ctx, ast.Store)
-    ]
-    declared = any(
-        isinstance(n, (ast.Global, ast.Nonlocal)) and flag in n.names
-        for n in ast.walk(ctx.region.function)
+    if not (isinstance(tested, ast.Name) and tested.id == flag):
+        return None  # `not flag` would need the flag a tensor: torch.logical_not(bool) fails
+    function = ctx.region.function
+    uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == flag]
+    hidden = any(  # a read the names do not show
+        (isinstance(n, (ast.Global, ast.Nonlocal)) and flag in n.names)
+        or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            and n.func.id in NAMESPACE_CALLS)
+        for n in ast.walk(function)
     )
-    if declared or reads != [tested] or tested.id != flag:
-        return None
+    shares_line = first > 0 and (block[first - 1].end_lineno or 0) >= assign.lineno
+    if hidden or shares_line or len(uses) != 2 or not any(n is tested for n in uses):
+        return None  # read, bound or deleted elsewhere (`flag += 1`, `del flag`), `a; flag = ...`
     return assign, guard
 
 
@@ -175,6 +175,15 @@ def state_change_problem(
     """Why ``node`` (``subject``) raising inside the graph would not leave the state that the
     original leaves: code around it that handles or cleans up, state changed before it."""
     sites = _call_sites(ctx)
+    decorated = _context_decorator(ctx.region.function, ctx) or next(
+        (d for caller, _ in sites for d in [_context_decorator(caller, ctx)] if d is not None),
+        None,
+    )
+    if decorated is not None:
+        return (
+            f"{subject} runs under the decorator `@{ast.unparse(decorated)}`: under compile an "
+            "exception raised inside the graph skips its exit (grad mode would stay off)"
+        )
     block = _enclosing_block(node, ctx) or _calling_block(sites)
     if isinstance(block, _TRY_STATEMENTS):
         return (
@@ -197,6 +206,22 @@ def state_change_problem(
         f"state or a tensor in place before {subject}; under compile that is applied after the "
         "graph, so an exception raised inside it would lose it"
     )
+
+
+#: Decorators that run the function inside a context manager (grad mode, autocast).
+_CONTEXT_DECORATORS = ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "autocast")
+
+
+def _context_decorator(function: ast.AST, ctx: FunctionContext) -> Optional[ast.expr]:
+    """A decorator of ``function`` that enters a context manager around its calls."""
+    for decorator in getattr(function, "decorator_list", []):
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        qualified = ctx.symbols.qualified_name(target) or ""
+        if qualified.startswith("torch.") and qualified.endswith(
+            _CONTEXT_DECORATORS
+        ):
+            return decorator
+    return None
 
 
 def _enclosing_block(node: ast.stmt, ctx: FunctionContext) -> Optional[ast.stmt]:
