@@ -14,9 +14,9 @@ from ..analysis.purity import impurity
 from ..analysis.values import Kind
 from . import Plan, Planned, Position, declined, position
 from .aliasing import caller_visible, root_name, statement_blocks
-from .submodules import NAMESPACE_CALLS
 from .conditions import split_condition, tensor_condition_problem
 from .items import compared_item
+from .submodules import NAMESPACE_CALLS
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
