@@ -339,6 +339,21 @@ class Block(nn.Module):
     def forward(self, x):
         return self.layer(x)
 """,
+        # an append in a function nested in __init__ (the last element is not FF)
+        """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.ModuleList([FF()])
+
+        def add(module):
+            self.layer.append(module)
+
+        add(Passthrough())
+
+    def forward(self, x):
+        return self.layer[-1](x)
+""",
         # the class name is bound again at module level
         """
 try:

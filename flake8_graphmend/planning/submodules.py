@@ -147,6 +147,8 @@ def _only_built_and_called(attribute: str, owner: ClassInfo, symbols: ModuleSymb
     only built in ``owner`` (assigned, appended to) and otherwise only called, indexed,
     iterated or read: not handed on, deleted, replaced elementwise or set by name."""
     related = _related_classes(owner, symbols)
+    # what `_additions` reads: the statements of the owner's methods, not of functions in them
+    read = {id(node) for method in owner.methods.values() for node in _method_nodes(method)}
     for info in related:
         parents = {
             id(child): node for node in ast.walk(info.node) for child in ast.iter_child_nodes(node)
@@ -158,9 +160,14 @@ def _only_built_and_called(attribute: str, owner: ClassInfo, symbols: ModuleSymb
                 continue
             if info is not owner and not isinstance(getattr(node, "ctx", None), ast.Load):
                 return False
-            if not _plain_use(node, parents, builds=info is owner):
+            if not _plain_use(node, parents, builds=info is owner and id(node) in read):
                 return False
     return True
+
+
+def _method_nodes(method: FunctionNode) -> Iterator[ast.AST]:
+    for statement, _ in _statements(method.body, "body"):
+        yield from _own_nodes(statement)
 
 
 def _plain_use(node: ast.AST, parents: Dict[int, ast.AST], builds: bool) -> bool:
