@@ -170,24 +170,33 @@ def parameter_defaults(arguments: ast.arguments) -> Dict[str, ast.expr]:
     return defaults
 
 
+def constant_int(node: Optional[ast.expr]) -> Optional[int]:
+    """The value of an int literal (``2``, ``-1``), else None."""
+    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    if negative:
+        node = node.operand  # type: ignore[union-attr]
+    if not (isinstance(node, ast.Constant) and type(node.value) is int):
+        return None
+    return -node.value if negative else node.value
+
+
+def is_shape(node: ast.expr) -> bool:
+    """A tensor's whole shape, a tuple of ints: ``x.size()`` or ``x.shape``."""
+    if isinstance(node, ast.Call):
+        return (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr == "size"
+            and not node.args
+            and not node.keywords
+        )
+    return isinstance(node, ast.Attribute) and node.attr == "shape"
+
+
 def is_size(node: ast.expr) -> bool:
     """An int from a tensor's shape: ``x.shape[0]``, ``x.size()[0]``, ``x.size(1)``, ``x.dim()``,
     ``len(x)``."""
     if isinstance(node, ast.Subscript):
-        index = node.slice
-        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
-            index = index.operand
-        if not (isinstance(index, ast.Constant) and type(index.value) is int):
-            return False
-        node = node.value
-        if isinstance(node, ast.Call):
-            return (
-                isinstance(node.func, ast.Attribute)
-                and node.func.attr == "size"
-                and not node.args
-                and not node.keywords
-            )
-        return isinstance(node, ast.Attribute) and node.attr == "shape"
+        return constant_int(node.slice) is not None and is_shape(node.value)
     if isinstance(node, ast.Attribute):
         return node.attr == "ndim"
     if not isinstance(node, ast.Call):

@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..analysis.index import child_blocks
 from ..analysis.purity import ALIASING_OPERATIONS
-from ..analysis.values import Kind
+from ..analysis.values import Kind, constant_int
 from .submodules import (
     FRESH_OPERATIONS,
-    constant_int,
     fresh_torch_call,
     element_path,
     returns_new_tensor,

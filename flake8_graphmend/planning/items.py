@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, AbstractSet, Optional, Tuple
 
-from ..analysis.values import Kind, is_size
+from ..analysis.values import Kind, is_shape, is_size
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -167,14 +167,7 @@ def _is_shape(node: ast.expr) -> bool:
     """``x.size()``, ``x.shape``, or a slice of one (``x.size()[:-1]``): a tuple of ints."""
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
         node = node.value
-    if isinstance(node, ast.Call):
-        return (
-            isinstance(node.func, ast.Attribute)
-            and node.func.attr == "size"
-            and not node.args
-            and not node.keywords
-        )
-    return isinstance(node, ast.Attribute) and node.attr == "shape"
+    return is_shape(node)
 
 
 def is_zero_dim(operand: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:

@@ -17,6 +17,7 @@ from collections import Counter
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols
+from ..analysis.values import constant_int
 
 #: Tensor operations (functions of ``torch`` and ``torch.nn.functional``, and tensor methods)
 #: that always return a new tensor, never their input (checked on torch 2.13; ``contiguous``,
@@ -721,13 +722,3 @@ def element_path(value: ast.Subscript, path: Path) -> Optional[Path]:
     if start is None or start < 0 or stop is None or start + path[0] >= stop:
         return None
     return (start + path[0], *path[1:])
-
-
-def constant_int(node: Optional[ast.expr]) -> Optional[int]:
-    """The value of an int literal (``2``, ``-1``), else None."""
-    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
-    if negative:
-        node = node.operand  # type: ignore[union-attr]
-    if not (isinstance(node, ast.Constant) and type(node.value) is int):
-        return None
-    return -node.value if negative else node.value
