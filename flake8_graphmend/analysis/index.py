@@ -7,6 +7,7 @@ never traced, so its functions are walked only when the region analysis reaches 
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 
@@ -207,6 +208,13 @@ def enclosing_functions(tree: ast.Module, function: FunctionNode) -> List[Functi
 
     search(tree, [])
     return path
+
+
+@functools.lru_cache(maxsize=256)
+def parent_map(root: ast.AST) -> Dict[int, ast.AST]:
+    """The node that holds each node under ``root``, by the id of the node (computed once per
+    ``root``; do not change it)."""
+    return {id(child): node for node in ast.walk(root) for child in ast.iter_child_nodes(node)}
 
 
 def child_blocks(statement: ast.stmt) -> List[List[ast.stmt]]:

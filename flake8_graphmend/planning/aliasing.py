@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..analysis.index import child_blocks
+from ..analysis.index import child_blocks, parent_map
 from ..analysis.purity import ALIASING_OPERATIONS
 from ..analysis.values import Kind, constant_int
 from .submodules import (
@@ -335,11 +335,7 @@ def _readers_of_element(name: str, index: int, ctx: FunctionContext) -> int:
     """How many reads of ``name`` may take its element ``index``: a subscript that covers it
     (``name[0]``, ``name[:2]``), or any use but ``isinstance``/``len`` (counted as many)."""
     count = 0
-    parents = {
-        id(child): node
-        for node in ast.walk(ctx.region.function)
-        for child in ast.iter_child_nodes(node)
-    }
+    parents = parent_map(ctx.region.function)
     for node in ast.walk(ctx.region.function):
         if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
             continue

@@ -16,6 +16,7 @@ import functools
 from collections import Counter
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
+from ..analysis.index import child_blocks, parent_map
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols
 from ..analysis.values import constant_int
 
@@ -151,9 +152,7 @@ def _only_built_and_called(attribute: str, owner: ClassInfo, symbols: ModuleSymb
     # what `_additions` reads: the statements of the owner's methods, not of functions in them
     read = {id(node) for method in owner.methods.values() for node in _method_nodes(method)}
     for info in related:
-        parents = {
-            id(child): node for node in ast.walk(info.node) for child in ast.iter_child_nodes(node)
-        }
+        parents = parent_map(info.node)
         for node in ast.walk(info.node):
             if isinstance(node, ast.Call) and _called_name(node) in _SETTING_CALLS:
                 return False
@@ -411,13 +410,8 @@ def _statements(block: Sequence[ast.stmt], place: str) -> Iterator[Tuple[ast.stm
             continue
         yield statement, place
         inner = "loop" if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)) else "branch"
-        inner = "loop" if place == "loop" else inner
-        for field in ("body", "orelse", "finalbody"):
-            yield from _statements(getattr(statement, field, []) or [], inner)
-        for handler in getattr(statement, "handlers", []) or []:
-            yield from _statements(handler.body, inner)
-        for case in getattr(statement, "cases", []) or []:
-            yield from _statements(case.body, inner)
+        for child in child_blocks(statement):
+            yield from _statements(child, "loop" if place == "loop" else inner)
 
 
 def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
@@ -497,12 +491,8 @@ class _Callee:
         self.owner = owner
         self.symbols = symbols
         self.depth = depth
-        self.parents: Dict[int, ast.AST] = {}
+        self.parents = parent_map(function)
         self.statements = list(_statements(function.body, "body"))
-        for statement, _ in self.statements:
-            for node in _own_nodes(statement):
-                for child in ast.iter_child_nodes(node):
-                    self.parents[id(child)] = node
         self.following: List[Tuple[str, Path]] = []
 
     def new_at_return(self, path: Path) -> bool:

@@ -10,6 +10,7 @@ from typing import (
     TYPE_CHECKING, Callable, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
 )
 
+from ..analysis.index import parent_map
 from ..analysis.purity import impurity
 from ..analysis.values import Kind
 from . import Plan, Planned, Position, declined, position
@@ -574,11 +575,7 @@ def _outlives_the_call(value: ast.expr, ctx: FunctionContext) -> bool:
 def _kept_private(name: str, ctx: FunctionContext) -> bool:
     """``name`` is only subscripted, unpacked (``**name``), called a method of, compared,
     formatted or measured (``len(name)``): never bound again, stored or handed on as it is."""
-    parents = {
-        id(child): parent
-        for parent in ast.walk(ctx.region.function)
-        for child in ast.iter_child_nodes(parent)
-    }
+    parents = parent_map(ctx.region.function)
     for node in ast.walk(ctx.region.function):
         if not (isinstance(node, ast.Name) and node.id == name):
             continue
