@@ -16,6 +16,7 @@ from ..analysis.values import Kind, constant_int
 from .submodules import (
     FRESH_OPERATIONS,
     fresh_torch_call,
+    is_torch_function,
     element_path,
     returns_new_tensor,
     submodule_classes,
@@ -56,7 +57,7 @@ def _call_kind(call: ast.Call, ctx: FunctionContext) -> str:
     qualified = ctx.symbols.qualified_name(func) or ""
     if isinstance(func, ast.Attribute) and func.attr in ALIASING_OPERATIONS:
         return "view"
-    if qualified.startswith("torch.") and not qualified.startswith("torch.nn.Module"):
+    if is_torch_function(qualified):
         return "fresh" if fresh_torch_call(call, qualified) else "through"
     if isinstance(func, ast.Attribute) and func.attr in FRESH_OPERATIONS:
         if ctx.values.kind(func.value) is not Kind.STATIC:  # a tensor method (`x.clone()`)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
 
@@ -204,23 +205,20 @@ def _fixed_in_source(node: ast.expr, ctx: FunctionContext) -> bool:
         and _is_module_global(node, ctx)
         and not _mangled(node, ctx)
         and isinstance(root, ast.Name)
-        and root.id not in _changing_globals(ctx)
+        and root.id not in _changing_globals(ctx.symbols.tree)
     )
 
 
-def _changing_globals(ctx: FunctionContext) -> FrozenSet[str]:
+@functools.lru_cache(maxsize=8)
+def _changing_globals(tree: ast.Module) -> FrozenSet[str]:
     """Names that code of the module may rebind or update at run time: declared ``global``,
     stored into (``cache[k] = v``, ``state.count += 1``), or updated by a container method."""
-    symbols = ctx.symbols
-    memo = vars(symbols).get("_changing_globals")
-    if memo is None:
-        names = set()
-        for node in ast.walk(symbols.tree):
-            if isinstance(node, ast.Global):
-                names.update(node.names)
-            names |= stored_roots(node)
-        memo = vars(symbols)["_changing_globals"] = frozenset(names)
-    return memo
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            names.update(node.names)
+        names |= stored_roots(node)
+    return frozenset(names)
 
 
 def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:

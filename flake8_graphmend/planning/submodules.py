@@ -295,6 +295,11 @@ def _built(
         yield None, False
 
 
+def is_torch_function(qualified: str) -> bool:
+    """Whether ``qualified`` names a function of torch (not a method of ``nn.Module``)."""
+    return qualified.startswith("torch.") and not qualified.startswith("torch.nn.Module")
+
+
 def fresh_torch_call(call: ast.Call, qualified: str) -> bool:
     """Whether ``call`` of the torch function ``qualified`` returns a new tensor: one of
     ``FRESH_OPERATIONS``, without ``out=`` or ``inplace`` (``F.relu(x, True)``)."""
@@ -541,7 +546,7 @@ class _Callee:
 
     def _call_new(self, call: ast.Call, path: Path) -> bool:
         qualified = self.symbols.qualified_name(call.func) or ""
-        if qualified.startswith("torch.") and not qualified.startswith("torch.nn.Module"):
+        if is_torch_function(qualified):
             return not path and fresh_torch_call(call, qualified)
         return returns_new_tensor(call, path, self.owner, self.symbols, self.depth + 1)
 

@@ -30,6 +30,7 @@ from .aliasing import (
 from .conditions import shared_line_problem, shares_line, split_condition, tensor_condition_problem
 from .draws import DrawGuard, draw_guard_plan
 from .gradients import gradient_problem
+from .submodules import is_torch_function
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -279,7 +280,7 @@ def _kept_argument_problem(
     original kept that very tensor, the selection keeps a new one. torch functions keep
     nothing; a local read again after the ``if`` is held by the code that reads it."""
     qualified = ctx.symbols.qualified_name(call.func) or ""
-    if qualified.startswith("torch.") and not qualified.startswith("torch.nn.Module"):
+    if is_torch_function(qualified):
         return None
     for value in (value for pair in pairs for value in pair):
         read_later = isinstance(value, ast.Name) and _reads_outside(value.id, node, ctx)
