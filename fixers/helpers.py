@@ -84,6 +84,11 @@ def {DEFERRED}(function):
         kind = next((k for k, type_ in groups if type(value) is type_), "?")
         if kind == "i" and not -(2**63) <= value < 2**63:
             return "?"  # beyond int64: SymInt[] cannot hold it
+        if kind == "s" and not value.isascii():
+            try:  # str[] cannot hold a lone surrogate (from os.fsdecode)
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return "?"
         return kind
 
     def call(*args):

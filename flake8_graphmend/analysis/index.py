@@ -227,3 +227,9 @@ def child_blocks(statement: ast.stmt) -> List[List[ast.stmt]]:
     blocks += [handler.body for handler in getattr(statement, "handlers", [])]
     blocks += [case.body for case in getattr(statement, "cases", [])]
     return [block for block in blocks if block and isinstance(block[0], ast.stmt)]
+
+
+def root_name(value: ast.expr) -> str:
+    while isinstance(value, (ast.Attribute, ast.Subscript, ast.Call)):
+        value = value.func if isinstance(value, ast.Call) else value.value
+    return value.id if isinstance(value, ast.Name) else ""

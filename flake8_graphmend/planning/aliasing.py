@@ -10,9 +10,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..analysis.index import child_blocks, parent_map
+from ..analysis.index import child_blocks, parent_map, root_name
 from ..analysis.purity import ALIASING_OPERATIONS
 from ..analysis.values import Kind, constant_int
+from .module_state import parameter_names, updated_by_call, updates_in_place
 from .submodules import (
     FRESH_OPERATIONS,
     fresh_torch_call,
@@ -169,12 +170,6 @@ def _aliased_before(value: ast.expr, node: ast.If, ctx: FunctionContext) -> Opti
         if (statement.end_lineno or statement.lineno) < node.lineno
     ]
     return _handed_on_between(value.id, before, start, None, ctx)
-
-
-def root_name(value: ast.expr) -> str:
-    while isinstance(value, (ast.Attribute, ast.Subscript, ast.Call)):
-        value = value.func if isinstance(value, ast.Call) else value.value
-    return value.id if isinstance(value, ast.Name) else ""
 
 
 def caller_visible(root: str, before: ast.AST, ctx: FunctionContext, depth: int = 0) -> bool:
@@ -516,14 +511,13 @@ def layout_problem(
 
 
 def _may_mutate_arguments(call: ast.Call, ctx: FunctionContext) -> bool:
-    """An ``inplace=True`` call, a submodule built with ``inplace=True``, or a module function
-    that updates a parameter in place."""
-    if any(
-        k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
-        for k in call.keywords
-    ):
-        return True
+    """An ``inplace=True`` call, one with ``out=`` or given running statistics
+    (``module_state.updated_by_call``), a submodule built with ``inplace=True``, or a module
+    function that updates a parameter in place."""
     func = call.func
+    receiver = func.value if isinstance(func, ast.Attribute) else None
+    if any(value is not receiver for value in updated_by_call(call)):
+        return True
     if (
         isinstance(func, ast.Attribute)
         and isinstance(func.value, ast.Name)
@@ -533,7 +527,9 @@ def _may_mutate_arguments(call: ast.Call, ctx: FunctionContext) -> bool:
     if isinstance(func, ast.Name):
         function = ctx.symbols.functions.get(func.id)
         if isinstance(function, ast.FunctionDef):
-            return _updates_parameters(function)
+            return any(
+                updates_in_place(sub, parameter_names(function)) for sub in ast.walk(function)
+            )
     return False
 
 
@@ -546,25 +542,3 @@ def _in_place_submodules(ctx: FunctionContext) -> Set[str]:
             if any(k.arg == "inplace" for k in ast.walk(sub.value) if isinstance(k, ast.keyword)):
                 names |= {t.attr for t in sub.targets if isinstance(t, ast.Attribute)}
     return names
-
-
-def _updates_parameters(function: ast.FunctionDef) -> bool:
-    parameters = {
-        a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
-    }
-    for sub in ast.walk(function):
-        target = None
-        if (
-            isinstance(sub, ast.Call)
-            and isinstance(sub.func, ast.Attribute)
-            and sub.func.attr.endswith("_")
-        ):
-            target = sub.func.value
-        elif isinstance(sub, (ast.Assign, ast.AugAssign)):
-            stores = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
-            target = next((t.value for t in stores if isinstance(t, ast.Subscript)), None)
-            if isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):
-                target = sub.target
-        if isinstance(target, ast.Name) and target.id in parameters:
-            return True
-    return False

@@ -22,7 +22,8 @@ from ..analysis.values import Kind, is_size
 from . import Plan, Planned, Position, declined, position
 from .conditions import is_elif, shared_line_problem, split_condition
 from .items import is_zero_dim, whole_reduction
-from .trap import state_change_problem, stored_roots
+from .module_state import stored_roots
+from .trap import state_change_problem
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -59,6 +60,7 @@ def defer_plan(
         or _keywords_problem(code, node, ctx)
         or _logger_problem(code, node, ctx)
         or (state_change_problem(statement, ctx, _RAISING_WARNING) if code == "GM103" else None)
+        or (_repeated_warning_problem(node, ctx) if code == "GM103" else None)
     )
     if problem:
         return declined(problem)
@@ -80,6 +82,33 @@ def defer_plan(
         stacklevel=_helper_stacklevel(code, node),
     )
     return plan, None
+
+
+def _repeated_warning_problem(node: ast.Call, ctx: FunctionContext) -> Optional[str]:
+    """Another ``warnings.warn`` of the module that may show the same message: under compile
+    every deferred warning is made from one line, where the once-per-location filters show a
+    message once, and the original showed it once per line."""
+    message = node.args[0] if node.args else None
+    for other in ast.walk(ctx.symbols.tree):
+        if (
+            other is node
+            or not isinstance(other, ast.Call)
+            or ctx.symbols.qualified_name(other.func) != "warnings.warn"
+        ):
+            continue
+        text = other.args[0] if other.args else None
+        distinct = (
+            isinstance(message, ast.Constant)
+            and isinstance(text, ast.Constant)
+            and message.value != text.value
+        )
+        if not distinct:
+            return (
+                f"the warnings.warn of line {other.lineno} may show the same message: under "
+                "compile both would be made from the line of the deferred call, where the "
+                "once-per-location warning filters show it once"
+            )
+    return None
 
 
 def _call_form_problem(
@@ -212,13 +241,39 @@ def _fixed_in_source(node: ast.expr, ctx: FunctionContext) -> bool:
 @functools.lru_cache(maxsize=8)
 def _changing_globals(tree: ast.Module) -> FrozenSet[str]:
     """Names that code of the module may rebind or update at run time: declared ``global``,
-    stored into (``cache[k] = v``, ``state.count += 1``), or updated by a container method."""
+    stored into (``cache[k] = v``, ``state.count += 1``), updated by a container method or in
+    place (``SCRATCH.copy_(x)``), or objects assigned at module level whose methods it calls
+    (``COUNTER.bump()`` may change what ``COUNTER`` prints) but for methods that only read."""
+    assigned = {
+        target.id
+        for statement in tree.body
+        if isinstance(statement, (ast.Assign, ast.AnnAssign))
+        for target in (
+            statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        )
+        if isinstance(target, ast.Name)
+    }
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Global):
             names.update(node.names)
         names |= stored_roots(node)
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in assigned
+            and node.func.attr not in _READING_METHODS
+        ):
+            names.add(node.func.value.id)
     return frozenset(names)
+
+
+#: Methods of module-level objects that only read them (their calls leave the value as it was).
+_READING_METHODS = frozenset({
+    "get", "keys", "values", "items", "copy", "count", "index", "format", "join", "split",
+    "startswith", "endswith", "lower", "upper", "strip", "replace", "encode", "__contains__",
+})
 
 
 def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:

@@ -73,7 +73,7 @@ def returns_new_tensor(
                 return False
             accepted += 1
             continue
-        forward = _forward_of(symbols.classes[name], symbols)
+        forward = forward_of(symbols.classes[name], symbols)
         if forward is None:
             return False
         if not _accepts(forward, call):
@@ -102,11 +102,11 @@ def submodule_classes(
         return None
     if not _only_built_and_called(attribute.attr, owner, symbols):
         return None
-    additions: List[Tuple[List[str], bool]] = []  # the classes of each module added, in order
+    added: List[Tuple[List[str], bool]] = []  # the classes of each module added, in order
     ordered = True  # one list, built once in one method, each module added once, in this order
     methods_adding = 0
     for method in owner.methods.values():
-        found = list(_additions(method, attribute.attr, element is not None, symbols))
+        found = list(additions(method, attribute.attr, element is not None, symbols))
         if any(classes is None for classes, _ in found):
             return None
         if found:
@@ -119,17 +119,17 @@ def submodule_classes(
                 and found[0][1].endswith("assigned")
                 and not any(isinstance(n, ast.Return) for n in ast.walk(method))
             )
-            additions += [
+            added += [
                 (classes, place.startswith("body")) for classes, place in found if classes
             ]
-    if not additions:
+    if not added:
         return None
     if element is None or methods_adding > 1 or not ordered:
-        return sorted({name for classes, _ in additions for name in classes})
+        return sorted({name for classes, _ in added for name in classes})
     index = constant_int(element)
     if index is None:
-        return sorted({name for classes, _ in additions for name in classes})
-    return sorted({name for classes in _at_index(additions, index) for name in classes})
+        return sorted({name for classes, _ in added for name in classes})
+    return sorted({name for classes in _at_index(added, index) for name in classes})
 
 
 #: Methods of a module list (or module) that read it or change no element.
@@ -148,8 +148,8 @@ def _only_built_and_called(attribute: str, owner: ClassInfo, symbols: ModuleSymb
     """Whether ``self.<attribute>`` is, in ``owner``, its bases and subclasses of this file,
     only built in ``owner`` (assigned, appended to) and otherwise only called, indexed,
     iterated or read: not handed on, deleted, replaced elementwise or set by name."""
-    related = _related_classes(owner, symbols)
-    # what `_additions` reads: the statements of the owner's methods, not of functions in them
+    related = related_classes(owner, symbols)
+    # what `additions` reads: the statements of the owner's methods, not of functions in them
     read = {id(node) for method in owner.methods.values() for node in _method_nodes(method)}
     for info in related:
         parents = parent_map(info.node)
@@ -191,7 +191,7 @@ def _called_name(call: ast.Call) -> str:
     return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
 
 
-def _related_classes(owner: ClassInfo, symbols: ModuleSymbols) -> List[ClassInfo]:
+def related_classes(owner: ClassInfo, symbols: ModuleSymbols) -> List[ClassInfo]:
     """``owner``, and the classes of this file it derives from or that derive from it."""
     def bases(info: ClassInfo) -> List[str]:
         names = [b.id for b in info.node.bases if isinstance(b, ast.Name)]
@@ -212,22 +212,26 @@ def _related_classes(owner: ClassInfo, symbols: ModuleSymbols) -> List[ClassInfo
     return [symbols.classes[name] for name in sorted(related)]
 
 
-def _at_index(additions: List[Tuple[List[str], bool]], index: int) -> Iterator[List[str]]:
+def _at_index(added: List[Tuple[List[str], bool]], index: int) -> Iterator[List[str]]:
     """The classes of the additions that may be element ``index`` of the list: the k-th module
     added is addition i when i runs and exactly k of those before it do (all unconditional
     ones, some conditional ones)."""
     if index < 0:
-        additions = additions[::-1]
+        added = added[::-1]
         index = -index - 1
     unconditional_before = 0
-    for position, (classes, unconditional) in enumerate(additions):
+    for position, (classes, unconditional) in enumerate(added):
         if unconditional_before <= index <= position:
             yield classes
         unconditional_before += unconditional
 
 
-def _additions(
-    method: FunctionNode, attribute: str, element: bool, symbols: ModuleSymbols
+def additions(
+    method: FunctionNode,
+    attribute: str,
+    element: bool,
+    symbols: ModuleSymbols,
+    imported: bool = False,
 ) -> Iterator[Tuple[Optional[List[str]], str]]:
     """Each module ``method`` adds to ``self.<attribute>`` (``element``: to the list it holds),
     with its classes (None: not known) and where it is added: ``body`` (a statement of the
@@ -244,7 +248,7 @@ def _additions(
                             yield None, place
                             continue
                         for position, (classes, many) in enumerate(
-                            _built(node.value, element, method, symbols)
+                            _built(node.value, element, method, symbols, imported)
                         ):
                             kind = "loop" if many else place
                             yield classes, kind + (" assigned" if position == 0 else "")
@@ -263,18 +267,24 @@ def _additions(
                 if not element or node.func.attr != "append" or len(node.args) != 1:
                     yield None, place
                     continue
-                yield _classes_of_call(node.args[0], method, symbols), place
+                yield classes_of_call(node.args[0], method, symbols, imported), place
 
 
 def _built(
-    value: ast.expr, element: bool, method: FunctionNode, symbols: ModuleSymbols
+    value: ast.expr,
+    element: bool,
+    method: FunctionNode,
+    symbols: ModuleSymbols,
+    imported: bool = False,
 ) -> Iterator[Tuple[Optional[List[str]], bool]]:
     """The classes of the modules ``self.<attribute> = value`` stores: one module, or (for an
     element) those of a ``nn.ModuleList`` built from a list display or comprehension (which
-    adds any number: ``True``)."""
+    adds any number: ``True``), none for ``None``."""
     if not element:
-        yield _classes_of_call(value, method, symbols), False
+        yield classes_of_call(value, method, symbols, imported), False
         return
+    if isinstance(value, ast.Constant) and value.value is None:
+        return  # no list: calling an element fails
     qualified = (
         symbols.qualified_name(value.func) if isinstance(value, ast.Call) else None
     ) or ""
@@ -288,9 +298,9 @@ def _built(
         yield None, False
     elif isinstance(modules, (ast.List, ast.Tuple)):
         for module in modules.elts:
-            yield _classes_of_call(module, method, symbols), False
+            yield classes_of_call(module, method, symbols, imported), False
     elif isinstance(modules, (ast.ListComp, ast.GeneratorExp)):
-        yield _classes_of_call(modules.elt, method, symbols), True
+        yield classes_of_call(modules.elt, method, symbols, imported), True
     else:
         yield None, False
 
@@ -324,23 +334,56 @@ def _builds_elements(value: ast.expr) -> bool:
     return not isinstance(modules, (ast.List, ast.Tuple)) or bool(modules.elts)
 
 
+#: ``torch.nn`` embeddings, with the position of ``max_norm`` (1-based) among their arguments.
+_RENORMING = {"Embedding": 4, "EmbeddingBag": 3}
 #: ``torch.nn`` modules whose first positional argument is ``inplace``.
 _INPLACE_FIRST = frozenset({"ReLU", "SiLU", "ReLU6", "Hardswish", "Hardsigmoid", "Mish"})
 
 
-def _classes_of_call(
-    value: ast.expr, method: FunctionNode, symbols: ModuleSymbols
+def classes_of_call(
+    value: ast.expr, method: FunctionNode, symbols: ModuleSymbols, imported: bool = False
 ) -> Optional[List[str]]:
     """``[Block]`` for ``Block(...)``, ``[A, B]`` for ``layer(...)`` where the method binds
     ``layer`` only to classes ``A`` and ``B`` of the file, ``[torch.nn.Linear]`` for
-    ``nn.Linear(...)``; None otherwise."""
+    ``nn.Linear(...)``, the classes of a local bound only to such calls (``head = Head(...)``
+    then ``[head for _ in range(n)]``), those of both values of ``A(...) if c else B(...)``,
+    no class for ``None`` (and, with ``imported``, for a
+    module that another file builds: ``ACT2FN[name]``, ``OtherBlock(...)``, not followed);
+    None otherwise."""
+    if isinstance(value, ast.Constant) and value.value is None:
+        return []
+    if imported and _built_elsewhere(value, symbols):
+        return []
+    if isinstance(value, ast.IfExp):
+        either = [classes_of_call(v, method, symbols, imported) for v in (value.body, value.orelse)]
+        if any(classes is None for classes in either):
+            return None
+        return sorted({name for classes in either if classes for name in classes})
+    if isinstance(value, ast.Name) and not _binds_locally(method, value.id, assignments=False):
+        bound = [
+            node.value
+            for node in ast.walk(method)
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)
+        ]
+        found = [
+            classes_of_call(v, method, symbols, imported) for v in bound if isinstance(v, ast.Call)
+        ]
+        if not bound or len(found) != len(bound) or any(f is None for f in found):
+            return None
+        return sorted({name for classes in found if classes for name in classes})
     if not isinstance(value, ast.Call) or any(k.arg == "inplace" for k in value.keywords):
         return None
     func = value.func
     qualified = symbols.qualified_name(func) or ""
     if qualified.startswith("torch.nn.") and qualified.count(".") == 2:
-        if qualified.rsplit(".", 1)[-1] in _INPLACE_FIRST and value.args:
+        short = qualified.rsplit(".", 1)[-1]
+        if short in _INPLACE_FIRST and value.args:
             return None  # `nn.ReLU(True)` updates its input
+        if short in _RENORMING and (
+            len(value.args) >= _RENORMING[short] or any(k.arg == "max_norm" for k in value.keywords)
+        ):
+            return None  # renorms its weight in place on each call
         return [qualified]
     if not isinstance(func, ast.Name):
         return None
@@ -361,6 +404,20 @@ def _classes_of_call(
     ):
         return None
     return sorted({v.id for v in values if isinstance(v, ast.Name)})
+
+
+def _built_elsewhere(value: ast.expr, symbols: ModuleSymbols) -> bool:
+    """Whether ``value`` is a call or item of a name imported from another module than torch
+    (``ACT2FN[config.hidden_act]``, ``AutoModel.from_config(config)``, ``Block(config)``)."""
+    if not isinstance(value, (ast.Call, ast.Subscript)):
+        return False
+    root: ast.expr = value
+    while isinstance(root, (ast.Call, ast.Subscript, ast.Attribute)):
+        root = root.func if isinstance(root, ast.Call) else root.value
+    if not isinstance(root, ast.Name) or root.id not in symbols.imports:
+        return False
+    qualified = symbols.imports[root.id]
+    return qualified != "torch" and not qualified.startswith("torch.")
 
 
 def _rebound(name: str, symbols: ModuleSymbols) -> bool:
@@ -440,7 +497,7 @@ def _is_self_attribute(node: ast.AST, attribute: str) -> bool:
     )
 
 
-def _forward_of(info: ClassInfo, symbols: ModuleSymbols, depth: int = 0) -> Optional[FunctionNode]:
+def forward_of(info: ClassInfo, symbols: ModuleSymbols, depth: int = 0) -> Optional[FunctionNode]:
     """The ``forward`` a call of an instance of ``info`` runs, found in it or in its bases of
     this file; None when a class on the way defines ``__call__``, derives from a class of
     another module (but ``nn.Module``), or decorates ``forward``."""
@@ -449,7 +506,7 @@ def _forward_of(info: ClassInfo, symbols: ModuleSymbols, depth: int = 0) -> Opti
     found = info.methods.get("forward")
     for base in info.node.bases:
         if isinstance(base, ast.Name) and base.id in symbols.classes:
-            inherited = _forward_of(symbols.classes[base.id], symbols, depth + 1)
+            inherited = forward_of(symbols.classes[base.id], symbols, depth + 1)
             if inherited is None:
                 return None
             found = found or inherited

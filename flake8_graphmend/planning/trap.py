@@ -10,14 +10,19 @@ from typing import (
     TYPE_CHECKING, Callable, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
 )
 
-from ..analysis.index import parent_map
+from ..analysis.index import parent_map, root_name
 from ..analysis.purity import impurity
+from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols
 from ..analysis.values import Kind
 from . import Plan, Planned, Position, declined, position
-from .aliasing import caller_visible, root_name, statement_blocks
+from .aliasing import caller_visible, statement_blocks
 from .conditions import split_condition, tensor_condition_problem
 from .items import compared_item
-from .submodules import NAMESPACE_CALLS
+from .module_state import (
+    CONTAINER_UPDATES, body_changes_state, call_changes_state, held_classes, lineage,
+    module_expression, stored_roots, updated_by_call,
+)
+from .submodules import NAMESPACE_CALLS, forward_of
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -29,11 +34,6 @@ BUILTIN_EXCEPTIONS = {
 }
 #: ``try`` statements (``try``/``except*`` is its own node from Python 3.11).
 _TRY_STATEMENTS = (ast.Try, getattr(ast, "TryStar", ast.Try))
-#: Methods that change the Python container they are called on.
-CONTAINER_UPDATES = {
-    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
-    "discard", "popitem", "sort", "reverse",
-}
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ def state_change_problem(
     original leaves: code around it that handles or cleans up, state changed before it."""
     sites = _call_sites(ctx)
     decorated = _context_decorator(ctx.region.function, ctx) or next(
-        (d for caller, _ in sites for d in [_context_decorator(caller, ctx)] if d is not None),
+        (d for site in sites for d in [_context_decorator(site.caller, ctx)] if d is not None),
         None,
     )
     if decorated is not None:
@@ -203,9 +203,9 @@ def state_change_problem(
     if change is None:
         return None
     return (
-        f"`{ast.unparse(change).splitlines()[0]}` (line {change.lineno}{where}) changes Python "
-        f"state or a tensor in place before {subject}; under compile that is applied after the "
-        "graph, so an exception raised inside it would lose it"
+        f"`{ast.unparse(change).splitlines()[0]}` (line {change.lineno}{where}) may change "
+        f"Python state or update a tensor in place before {subject}; under compile that is "
+        "applied after the graph, so an exception raised inside it would lose it"
     )
 
 
@@ -235,79 +235,127 @@ def _enclosing_block(node: ast.stmt, ctx: FunctionContext) -> Optional[ast.stmt]
     return found
 
 
-def _calling_block(sites: Sequence[Tuple[ast.AST, ast.Call]]) -> Optional[ast.stmt]:
-    """A ``try`` or ``with`` statement of the module around a call of the guard's function
-    (``sites``: ``_call_sites``)."""
-    for caller, call in sites:
-        for block in ast.walk(caller):
+@dataclass(frozen=True)
+class _CallSite:
+    """A call in this module that leads to the guard's function: ``call`` in ``caller`` (a
+    method of ``caller_owner``) runs ``callee`` (a method of ``callee_owner``)."""
+
+    caller: FunctionNode
+    caller_owner: Optional[ClassInfo]
+    call: ast.Call
+    callee: FunctionNode
+    callee_owner: Optional[ClassInfo]
+
+    @property
+    def where(self) -> str:
+        owner = f"{self.caller_owner.node.name}." if self.caller_owner else ""
+        return f", in {owner}{self.caller.name}()"
+
+
+def _calling_block(sites: Sequence[_CallSite]) -> Optional[ast.stmt]:
+    """A ``try`` or ``with`` statement of the module around a call that leads to the guard's
+    function (``sites``: ``_call_sites``)."""
+    for site in sites:
+        for block in ast.walk(site.caller):
             if isinstance(block, (*_TRY_STATEMENTS, ast.With, ast.AsyncWith)) and _holds(
-                block, call
+                block, site.call
             ):
                 return block
     return None
 
 
 def _caller_change(
-    sites: Sequence[Tuple[ast.AST, ast.Call]], ctx: FunctionContext
+    sites: Sequence[_CallSite], ctx: FunctionContext
 ) -> Optional[Tuple[Union[ast.stmt, ast.expr], str]]:
     """A change of ``self``'s or the module's state, or an update in place of a tensor, that a
-    function of the module makes before it calls the guard's function; with ``", in
-    <caller>()"`` to say where."""
+    function of the module makes (itself, or by a call that may) before it calls on towards
+    the guard's function, or anywhere in a loop around that call (where the callee also ran
+    whole on an earlier pass); with ``", in <Class.caller>()"`` to say where."""
     module_names = ctx.symbols.defined_here()
-    for caller, call in sites:
-        where = f", in {getattr(caller, 'name', '?')}()"
+    for site in sites:
+        caller = site.caller
+        loops = [
+            sub
+            for sub in ast.walk(caller)
+            if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)) and _holds(sub, site.call)
+        ]
+        # what runs before: earlier lines, the call's own arguments, and a loop around it
+        before = {id(inner) for loop in loops for inner in ast.walk(loop)}
+        before |= {id(inner) for inner in ast.walk(site.call)} - {id(site.call)}
         for sub in ast.walk(caller):
-            if not isinstance(sub, (ast.stmt, ast.expr)) or sub.lineno >= call.lineno:
+            if not isinstance(sub, (ast.stmt, ast.expr)) or sub is site.call:
+                continue
+            if sub.lineno >= site.call.lineno and id(sub) not in before:
                 continue
             if isinstance(sub, ast.Global) or _updates_tensor_in_place(
                 sub, ctx, lambda root: root == "self" or root in _parameters(caller)
             ):
-                return sub, where
+                return sub, site.where
             if stored_roots(sub) & (module_names | {"self"}):
-                return sub, where
+                return sub, site.where
+            if isinstance(sub, ast.Call) and call_changes_state(
+                sub, caller, site.caller_owner, ctx.symbols
+            ):
+                return sub, site.where
+        if loops and body_changes_state(site.callee, site.callee_owner, ctx.symbols):
+            return site.call, f"{site.where}, in a loop, after a pass through the whole call"
     return None
 
 
-def _call_sites(ctx: FunctionContext) -> List[Tuple[ast.AST, ast.Call]]:
-    """``(caller, call)`` for the calls in this module of the guard's function: ``check(x)``,
-    ``self.check(x)`` in its class, and, for a ``forward``, ``self.inner(x)`` in any class whose
-    ``inner`` is built as the guard's class (``self.inner = Inner()``). Callers in other files
-    are not seen."""
-    function = ctx.region.function
-    owner = ctx.region.owner
+def _call_sites(ctx: FunctionContext) -> List[_CallSite]:
+    """The calls in this module that lead to the guard's function, up the chain of callers:
+    ``check(x)``, ``self.check(x)`` in its class, and, for a ``forward``, ``self.inner(x)``,
+    ``self.layers[i](x)`` or ``layer(x)`` over ``self.layers`` in any class whose attribute
+    may hold the guard's class (or a subclass that keeps its ``forward``). Callers in other
+    files are not seen."""
     symbols = ctx.symbols
-    callers: List[ast.AST] = [
-        *symbols.functions.values(),
-        *(method for info in symbols.classes.values() for method in info.methods.values()),
+    functions: List[Tuple[FunctionNode, Optional[ClassInfo]]] = [
+        *((function, None) for function in symbols.functions.values()),
+        *((m, info) for info in symbols.classes.values() for m in info.methods.values()),
     ]
-    instances: Set[str] = set()
-    if owner is not None and function.name == "forward":
-        instances = {
-            target.attr
-            for sub in ast.walk(symbols.tree)
-            if isinstance(sub, ast.Assign)
-            and isinstance(sub.value, ast.Call)
-            and isinstance(sub.value.func, ast.Name)
-            and sub.value.func.id == owner.node.name
-            for target in sub.targets
-            if isinstance(target, ast.Attribute)
-        }
-    sites = []
-    for caller in callers:
-        in_owner = owner is not None and any(caller is m for m in owner.methods.values())
-        for sub in ast.walk(caller):
-            if not isinstance(sub, ast.Call):
-                continue
-            func = sub.func
-            if owner is None:
-                found = isinstance(func, ast.Name) and func.id == function.name
-            else:
-                found = _self_method(func) in (
-                    ({function.name} if in_owner else set()) | instances
-                )
-            if found:
-                sites.append((caller, sub))
+    sites: List[_CallSite] = []
+    frontier = [(ctx.region.function, ctx.region.owner)]
+    reached = {id(ctx.region.function)}
+    while frontier:
+        callee, callee_owner = frontier.pop()
+        for caller, caller_owner in functions:
+            for sub in ast.walk(caller):
+                if isinstance(sub, ast.Call) and _leads_to(
+                    sub, caller, caller_owner, callee, callee_owner, symbols
+                ):
+                    sites.append(_CallSite(caller, caller_owner, sub, callee, callee_owner))
+                    if id(caller) not in reached:
+                        reached.add(id(caller))
+                        frontier.append((caller, caller_owner))
     return sites
+
+
+def _leads_to(
+    call: ast.Call,
+    caller: FunctionNode,
+    caller_owner: Optional[ClassInfo],
+    callee: FunctionNode,
+    callee_owner: Optional[ClassInfo],
+    symbols: ModuleSymbols,
+) -> bool:
+    """Whether ``call`` (in ``caller``, a method of ``caller_owner``) runs ``callee``."""
+    func = call.func
+    if callee_owner is None:
+        return isinstance(func, ast.Name) and func.id == callee.name
+    if caller_owner is None:
+        return False
+    if _self_method(func) == callee.name and any(
+        info is callee_owner for info in lineage(caller_owner, symbols)
+    ):
+        return True
+    if callee.name != "forward":
+        return False
+    module = module_expression(func, caller)
+    held = held_classes(module, caller_owner, symbols) if module is not None else None
+    return any(
+        name in symbols.classes and forward_of(symbols.classes[name], symbols) is callee
+        for name in held or ()
+    )
 
 
 def _parameters(function: ast.AST) -> Set[str]:
@@ -336,22 +384,15 @@ def _updates_tensor_in_place(
     node: ast.AST, ctx: FunctionContext, outlives: Optional[Callable[[str], bool]] = None
 ) -> bool:
     """``x.add_(1)``, ``self.steps += 1`` on a tensor, ``x[i] = v``, an ``inplace=True`` call,
-    of a tensor that outlives the call (``outlives`` of its root name; by default an input or
+    ``out=x``, ``F.batch_norm(h, x, ...)`` (``module_state.updated_by_call``), of a tensor that
+    outlives the call (``outlives`` of its root name; by default an input or
     ``self``'s state, ``aliasing.caller_visible``): with Inductor and ``aot_eager`` such
     updates are written back after the graph. A tensor made in the call is not."""
     if outlives is None:
         outlives = lambda root: caller_visible(root, node, ctx)  # noqa: E731
     updated: List[ast.expr] = []
     if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr.endswith("_"):
-            if not func.attr.startswith("_"):
-                updated.append(func.value)
-        if any(
-            k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value)
-            for k in node.keywords
-        ):
-            updated += node.args[:1]
+        updated = updated_by_call(node)
     elif isinstance(node, (ast.Assign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
@@ -435,7 +476,8 @@ def _state_change_before(
 
     Dynamo applies such changes after the graph, so they are lost when a check inside it fails:
     stores into attributes and items of non-tensors, ``global``/``nonlocal`` stores, updates of
-    containers (``self.seen.append(x)``), calls of ``self``'s methods that make such changes.
+    containers (``self.seen.append(x)``), calls of ``self``'s methods, of functions of the
+    module and of submodules that may make such changes (``module_state.call_changes_state``).
     """
     function = ctx.region.function
     outer = {
@@ -457,85 +499,13 @@ def _state_change_before(
             and (sub.lineno < node.lineno or id(sub) in in_loops)
             and (
                 _changes_state(sub, outer, ctx)
-                or _calls_state_changing_method(sub, ctx)
+                or isinstance(sub, ast.Call)
+                and call_changes_state(sub, function, ctx.region.owner, ctx.symbols)
                 or _updates_tensor_in_place(sub, ctx)
             )
         ):
             return sub
     return None
-
-
-def _calls_state_changing_method(node: ast.AST, ctx: FunctionContext) -> bool:
-    """``self.track(x)``, where the class's ``track`` stores into ``self`` (``self.seen += 1``,
-    ``self.cache.append(x)``) or updates a tensor in place, and ``self.norm(x)`` of a submodule
-    that may: a batch norm (running statistics), or a class of this module whose ``forward``
-    does. One level of calls is followed."""
-    owner = ctx.region.owner
-    name = _self_method(node.func) if isinstance(node, ast.Call) else None
-    if owner is None or name is None:
-        return False
-    method = owner.methods.get(name)
-    if method is None:
-        built = _built_as(name, owner.node, ctx)
-        if built in _STATEFUL_MODULES:
-            return True
-        info = ctx.symbols.classes.get(built or "")
-        method = info.methods.get("forward") if info else None
-    return method is not None and any(
-        _stores_into_self(sub) or _updates_tensor_in_place(sub, ctx, lambda root: root == "self")
-        for sub in ast.walk(method)
-    )
-
-
-#: torch.nn modules whose call updates buffers in place (in training).
-_STATEFUL_MODULES = {
-    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d",
-    "InstanceNorm2d", "InstanceNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
-}
-
-
-def _built_as(attribute: str, owner: ast.ClassDef, ctx: FunctionContext) -> Optional[str]:
-    """The class name of ``self.<attribute> = Class(...)`` in ``owner`` (``BatchNorm1d`` for
-    ``nn.BatchNorm1d(...)``), if it is assigned so."""
-    for sub in ast.walk(owner):
-        if (
-            isinstance(sub, ast.Assign)
-            and isinstance(sub.value, ast.Call)
-            and any(_self_method(target) == attribute for target in sub.targets)
-        ):
-            name = ctx.symbols.qualified_name(sub.value.func)
-            return name.rsplit(".", 1)[-1] if name else None
-    return None
-
-
-def _stores_into_self(node: ast.AST) -> bool:
-    return "self" in stored_roots(node)
-
-
-def stored_roots(node: ast.AST) -> Set[str]:
-    """The names whose value ``node`` changes in place: the root of an attribute or item it
-    stores into (``self.seen += 1``, ``cache[k] = v``), or of a container whose updating
-    method it calls (``self.cache.append(x)``)."""
-    targets: List[ast.expr] = []
-    if isinstance(node, ast.Assign):
-        targets = list(node.targets)
-    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-        targets = [node.target]
-    elif (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in CONTAINER_UPDATES
-    ):
-        targets = [node.func]
-    roots = set()
-    for target in targets:
-        if not isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)):
-            continue
-        while isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)):
-            target = target.value
-        if isinstance(target, ast.Name):
-            roots.add(target.id)
-    return roots
 
 
 def _changes_state(node: ast.AST, outer: Set[str], ctx: FunctionContext) -> bool:

@@ -1,0 +1,387 @@
+"""May a call change state that outlives it: a module's buffers, its inputs, Python state?
+
+Under ``aot_eager`` and Inductor an update in place of a buffer, a parameter or an input made
+inside the graph is written back after the graph, and Dynamo applies changes of Python state
+after it too; a check that raises inside the graph loses them. A call of a submodule runs its
+``forward`` in that graph: a batch norm in training updates its running statistics, a class of
+this file may update its buffers, its inputs or a cache it is handed. A call counts as changing
+nothing only where every class it may reach is known and changes nothing: a submodule built by
+a factory (``norm_layer(dim)``), a container (``nn.Sequential``) or a class of another file
+may change state.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+
+from ..analysis.index import root_name
+from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols
+from .submodules import additions, classes_of_call, forward_of
+
+#: ``torch.nn`` modules whose call updates buffers in place (in training).
+STATEFUL_MODULES = frozenset({
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d",
+    "InstanceNorm2d", "InstanceNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+})
+#: ``torch.nn`` modules that run modules they hold, which are not followed.
+_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+#: Methods that change the Python container they are called on.
+CONTAINER_UPDATES = frozenset({
+    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
+    "discard", "popitem", "sort", "reverse",
+})
+#: How deep calls are followed; deeper ones count as changing state.
+_DEPTH = 4
+
+
+def call_changes_state(
+    call: ast.Call,
+    function: FunctionNode,
+    owner: Optional[ClassInfo],
+    symbols: ModuleSymbols,
+    depth: int = 0,
+) -> bool:
+    """Whether ``call``, made in ``function`` (a method of ``owner``, or a function), may change
+    state that outlives it: a method of ``self`` or a function of this file whose body does, or
+    a submodule (``self.norm(x)``, ``self.layers[i](x)``, ``layer(x)`` over ``self.layers``)
+    that may hold a module that does. Calls of what this file does not define (an inherited
+    method of another file, a torch function) are not followed."""
+    if depth > _DEPTH:
+        return True
+    func = call.func
+    if owner is not None:
+        method = _self_method(func, owner)
+        if method is not None:
+            return body_changes_state(method, owner, symbols, depth + 1)
+        module = module_expression(func, function)
+        if module is not None:
+            classes = held_classes(module, owner, symbols)
+            return classes is None or any(
+                _class_changes_state(name, symbols, depth + 1) for name in classes
+            )
+    if isinstance(func, ast.Name) and func.id in symbols.functions:
+        if not _binds(function, func.id):
+            return body_changes_state(symbols.functions[func.id], None, symbols, depth + 1)
+    return False
+
+
+def body_changes_state(
+    function: FunctionNode, owner: Optional[ClassInfo], symbols: ModuleSymbols, depth: int = 0
+) -> bool:
+    """Whether running ``function`` may change ``self``, its inputs or the module: a store
+    into them or an update of a container they hold, an update in place of a tensor they
+    hold, a ``global`` store, or a call that may (``call_changes_state``)."""
+    callers_values = parameter_names(function) | {"self"}
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) or stored_roots(node) & callers_values:
+            return True
+        if updates_in_place(node, callers_values):
+            return True
+        if isinstance(node, ast.Call) and call_changes_state(
+            node, function, owner, symbols, depth
+        ):
+            return True
+    return False
+
+
+def updates_in_place(node: ast.AST, roots: Set[str]) -> bool:
+    """``x.add_(1)``, ``x[i] = v``, ``x += v``, ``f(x, inplace=True)``, ``torch.add(a, b,
+    out=x)`` or ``F.batch_norm(h, x, ...)`` of a value whose root name is in ``roots``
+    (whatever its type: a tensor is updated in place, a number is only rebound)."""
+    if isinstance(node, ast.Call):
+        return any(root_name(value) in roots for value in updated_by_call(node))
+    if isinstance(node, ast.AugAssign):
+        return root_name(node.target) in roots
+    if isinstance(node, ast.Assign):
+        return any(
+            isinstance(target, ast.Subscript) and root_name(target.value) in roots
+            for target in node.targets
+        )
+    return False
+
+
+#: Functions that update tensors they are given (running statistics), by position and name.
+_UPDATING_ARGUMENTS = {
+    "batch_norm": ((1, "running_mean"), (2, "running_var")),
+    "instance_norm": ((1, "running_mean"), (2, "running_var")),
+}
+
+
+def updated_by_call(call: ast.Call) -> List[ast.expr]:
+    """The values ``call`` may update in place: the tensor of a method named like ``add_``,
+    the first argument of an ``inplace=True`` call, an ``out=`` argument, and the running
+    statistics handed to ``F.batch_norm``/``F.instance_norm`` (``torch.batch_norm`` too)."""
+    updated: List[ast.expr] = []
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if isinstance(func, ast.Attribute) and name.endswith("_") and not name.startswith("_"):
+        updated.append(func.value)
+    for keyword in call.keywords:
+        if keyword.arg == "out":
+            updated.append(keyword.value)
+        elif keyword.arg == "inplace" and not (
+            isinstance(keyword.value, ast.Constant) and not keyword.value.value
+        ):
+            updated += call.args[:1]
+    for position, keyword_name in _UPDATING_ARGUMENTS.get(name, ()):
+        updated += call.args[position:position + 1]
+        updated += [k.value for k in call.keywords if k.arg == keyword_name]
+    return [value for value in updated if not isinstance(value, ast.Starred)]
+
+
+def stored_roots(node: ast.AST) -> Set[str]:
+    """The names whose value ``node`` changes in place: the root of an attribute or item it
+    stores into (``self.seen += 1``, ``cache[k] = v``), or of a container whose updating
+    method it calls (``self.cache.append(x)``)."""
+    targets = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        targets = [node.target]
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in CONTAINER_UPDATES
+    ):
+        targets = [node.func]
+    return {
+        root_name(target)
+        for target in targets
+        if isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)) and root_name(target)
+    }
+
+
+def _class_changes_state(name: str, symbols: ModuleSymbols, depth: int) -> bool:
+    """Whether calling a module of class ``name`` (of this file, or a qualified ``torch.nn``
+    name) may change state."""
+    if name.startswith("torch.nn."):
+        short = name.rsplit(".", 1)[-1]
+        return short in STATEFUL_MODULES or short in _CONTAINERS
+    info = symbols.classes.get(name)
+    forward = forward_of(info, symbols) if info is not None else None
+    if info is None or forward is None:
+        return True
+    return body_changes_state(forward, info, symbols, depth)
+
+
+def _self_method(func: ast.expr, owner: ClassInfo) -> Optional[FunctionNode]:
+    """The method of ``owner`` that ``self.name`` names."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        if func.value.id == "self":
+            return owner.methods.get(func.attr)
+    return None
+
+
+@functools.lru_cache(maxsize=65_536)
+def module_expression(func: ast.expr, function: FunctionNode) -> Optional[ast.expr]:
+    """``self.X`` or ``self.X[k]`` for a call of ``self.X``, ``self.X[k]``, or of a local name
+    that ``function`` binds only by iterating over ``self.X`` (``for layer in self.layers``,
+    in a comprehension too, ``enumerate(self.layers)``: an element ``self.X[?]`` of an unknown
+    index) or by assigning one such value (``layer = self.layers[0]``)."""
+    if _attribute_of(func) is not None:
+        return func
+    if not isinstance(func, ast.Name) or func.id in parameter_names(function):
+        return None
+    sources: List[ast.expr] = []
+    for node in ast.walk(function):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and _names(
+            node.target, func.id
+        ):
+            iterated = node.iter
+            if isinstance(iterated, ast.Call) and _is_named(iterated.func, "enumerate"):
+                iterated = iterated.args[0] if iterated.args else iterated
+            sources.append(ast.Subscript(value=iterated, slice=ast.Name(id="?"), ctx=ast.Load()))
+        elif isinstance(node, ast.Assign) and any(_is_named(t, func.id) for t in node.targets):
+            sources.append(node.value)
+    bindings = sum(
+        isinstance(n, ast.Name) and n.id == func.id and not isinstance(n.ctx, ast.Load)
+        for n in ast.walk(function)
+    )
+    if not sources or bindings != len(sources):
+        return None  # also bound otherwise (unpacked, in a `with`, a comprehension)
+    if len({ast.unparse(source) for source in sources}) != 1:
+        return None
+    return sources[0] if _attribute_of(sources[0]) is not None else None
+
+
+def _attribute_of(value: ast.expr) -> Optional[str]:
+    """``X`` of ``self.X`` or ``self.X[k]``."""
+    if isinstance(value, ast.Subscript):
+        value = value.value
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+        return value.attr if value.value.id == "self" else None
+    return None
+
+
+def held_classes(
+    module: ast.expr,
+    owner: ClassInfo,
+    symbols: ModuleSymbols,
+    resolving: FrozenSet[Tuple[str, str]] = frozenset(),
+) -> Optional[List[str]]:
+    """The classes of the modules that ``self.X`` (or an element of it, for ``self.X[k]``)
+    may hold: every module that ``owner``, its bases or its subclasses of this file build into
+    it, and every module that a class of this file stores into ``.X`` of another object
+    (``self.model.decoder.bbox_embed = self.bbox_embed``), except in a setter (``def
+    set_input_embeddings(self, value): self.embed_tokens = value``, taken to hand in a module
+    of the class built). Empty when nothing is built into it (a method inherited from another
+    file); None when one of them is not known. ``resolving``: the (class, attribute) pairs
+    whose modules are being found already (their own modules add nothing new)."""
+    attribute = _attribute_of(module) or ""
+    element = isinstance(module, ast.Subscript)
+    key = (id(symbols.tree), owner.node.name, attribute, element)
+    cached = _HELD.get(key) if not resolving else None
+    if cached is not None and cached[0] is symbols.tree:
+        return cached[1]
+    held = _held(attribute, element, owner, symbols, resolving | {(owner.node.name, attribute)})
+    if not resolving:
+        if len(_HELD) > _HELD_LIMIT:
+            _HELD.clear()
+        _HELD[key] = (symbols.tree, held)
+    return held
+
+
+#: ``held_classes`` answers by (module tree, class, attribute, element); the tree is kept with
+#: the answer, so an id that a later tree reuses does not match.
+_HELD: Dict[Tuple[int, str, str, bool], Tuple[ast.Module, Optional[List[str]]]] = {}
+_HELD_LIMIT = 10_000
+
+
+def _held(
+    attribute: str,
+    element: bool,
+    owner: ClassInfo,
+    symbols: ModuleSymbols,
+    resolving: FrozenSet[Tuple[str, str]],
+) -> Optional[List[str]]:
+    held: Set[str] = set()
+    for info in lineage(owner, symbols):
+        for method in info.methods.values():
+            if _sets(method, attribute):
+                continue
+            for classes, _ in additions(method, attribute, element, symbols, imported=True):
+                if classes is None:
+                    return None
+                held.update(classes)
+    for class_name, method, value in _stored_from_outside(symbols.tree).get(attribute, ()):
+        if _sets(method, attribute):
+            continue
+        info = symbols.classes[class_name]
+        classes = _classes_of_value(value, element, info, method, symbols, resolving)
+        if classes is None:
+            return None
+        held.update(classes)
+    return sorted(held)
+
+
+@functools.lru_cache(maxsize=8)
+def _stored_from_outside(
+    tree: ast.Module,
+) -> Dict[str, List[Tuple[str, FunctionNode, ast.expr]]]:
+    """attribute -> (class, method, value) of each store of a method of a class of ``tree`` into
+    ``<object>.<attribute>`` of an object not ``self`` (``self.model.decoder.head = ...``)."""
+    stores: Dict[str, List[Tuple[str, FunctionNode, ast.expr]]] = {}
+    for statement in tree.body:
+        if not isinstance(statement, ast.ClassDef):
+            continue
+        for method in statement.body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(method):
+                if not isinstance(node, ast.Assign):
+                    continue
+                for target in node.targets:
+                    if isinstance(target, ast.Attribute) and not (
+                        isinstance(target.value, ast.Name) and target.value.id == "self"
+                    ):
+                        stores.setdefault(target.attr, []).append(
+                            (statement.name, method, node.value)
+                        )
+    return stores
+
+
+def _classes_of_value(
+    value: ast.expr,
+    element: bool,
+    info: ClassInfo,
+    method: FunctionNode,
+    symbols: ModuleSymbols,
+    resolving: FrozenSet[Tuple[str, str]],
+) -> Optional[List[str]]:
+    """The classes of the module (or of its elements) that ``value`` is, in ``method`` of
+    ``info``: those that ``self.Y`` (or ``self.Y[k]``) holds, or of the module a call builds."""
+    attribute = _attribute_of(value)
+    if attribute is not None:
+        if (info.node.name, attribute) in resolving:
+            return []
+        held: ast.expr = value
+        if element:
+            if isinstance(value, ast.Subscript):
+                return None  # an element of an element
+            held = ast.Subscript(value=value, slice=ast.Name(id="?"), ctx=ast.Load())
+        return held_classes(held, info, symbols, resolving)
+    return None if element else classes_of_call(value, method, symbols, imported=True)
+
+
+def lineage(owner: ClassInfo, symbols: ModuleSymbols) -> List[ClassInfo]:
+    """``owner`` and the classes of this file it derives from or that derive from it (not
+    their other subclasses: an instance of a sibling never runs ``owner``'s methods)."""
+    def bases(info: ClassInfo) -> Set[str]:
+        return {b.id for b in info.node.bases if isinstance(b, ast.Name)} & set(symbols.classes)
+
+    ancestors, descendants = {owner.node.name}, {owner.node.name}
+    for found, step in (
+        (ancestors, lambda name: bases(symbols.classes[name])),
+        (descendants, lambda name: {n for n, i in symbols.classes.items() if name in bases(i)}),
+    ):
+        frontier = set(found)
+        while frontier:
+            frontier = {linked for name in frontier for linked in step(name)} - found
+            found |= frontier
+    return [symbols.classes[name] for name in sorted(ancestors | descendants)]
+
+
+def _sets(method: FunctionNode, attribute: Optional[str]) -> bool:
+    """Whether ``method`` (not ``__init__``) only stores a parameter into ``<object>.<attribute>``
+    (``self.embed_tokens = value``, ``self.model.embed_tokens = value``): a setter."""
+    body = [
+        statement
+        for statement in method.body
+        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))
+    ]
+    if method.name == "__init__" or len(body) != 1 or not isinstance(body[0], ast.Assign):
+        return False
+    statement = body[0]
+    return (
+        len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Attribute)
+        and statement.targets[0].attr == attribute
+        and isinstance(statement.value, ast.Name)
+        and statement.value.id in parameter_names(method)
+    )
+
+
+def _names(target: ast.expr, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
+
+
+def _is_named(func: ast.expr, name: str) -> bool:
+    return isinstance(func, ast.Name) and func.id == name
+
+
+def parameter_names(function: FunctionNode) -> Set[str]:
+    arguments = function.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    return {a.arg for a in every}
+
+
+def _binds(function: FunctionNode, name: str) -> bool:
+    """Whether ``function`` binds ``name`` itself (then it is not the module's function)."""
+    return name in parameter_names(function) or any(
+        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+        for n in ast.walk(function)
+    )

@@ -1,0 +1,161 @@
+"""Whether a call before a raising check may change state that outlives it
+(``flake8_graphmend.planning.module_state``): each case is what ``Model.forward`` runs in a
+small module that builds its layers the way real code does."""
+
+from __future__ import annotations
+
+import ast
+from textwrap import dedent
+
+import pytest
+
+from flake8_graphmend.analysis.symbols import ModuleSymbols
+from flake8_graphmend.planning.module_state import call_changes_state
+
+HEADER = """
+import torch
+from torch import nn
+from transformers.activations import ACT2FN
+from .layers import ForeignBlock
+
+
+class Mlp(nn.Module):
+    def __init__(self, dim, drop_path=0.0):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.act = ACT2FN["gelu"]
+        self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
+
+    def forward(self, x):
+        return x + self.drop_path(self.act(self.fc(x)))
+
+
+class DropPath(nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        return x * (torch.rand(x.shape[0], 1) > self.p)
+
+
+class Normed(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(dim)
+
+    def forward(self, x):
+        return self.bn(x)
+
+
+class Counting(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("steps", torch.zeros(()))
+
+    def forward(self, x):
+        self.steps += 1
+        return x
+
+
+class Residual(nn.Module):
+    def forward(self, x):
+        x += 1
+        return x
+
+
+def helper(x):
+    return x * 2
+
+
+def helper_in_place(x):
+    x.mul_(2)
+    return x
+"""
+
+#: name -> (what Model.__init__ builds, what Model.forward runs before it returns, whether one
+#: of its calls may change state)
+CASES = {
+    "torch.nn layers": ("self.lin = nn.Linear(4, 4)", "self.lin(x)", False),
+    "a batch norm": ("self.norm = nn.BatchNorm1d(4)", "self.norm(x)", True),
+    "a norm built by a factory parameter": ("self.norm = norm_layer(4)", "self.norm(x)", True),
+    "a sequential": ("self.seq = nn.Sequential(nn.Linear(4, 4))", "self.seq(x)", True),
+    "an embedding that renorms": (
+        "self.emb = nn.Embedding(10, 4, max_norm=1.0)", "self.emb(x)", True,
+    ),
+    "an embedding": ("self.emb = nn.Embedding(10, 4)", "self.emb(x)", False),
+    "a stateless block: activation of another file, drop path or identity": (
+        "self.mlp = Mlp(4, drop_path=0.1)", "self.mlp(x)", False,
+    ),
+    "a block of this file holding a batch norm": ("self.block = Normed(4)", "self.block(x)", True),
+    "a block updating its buffer": ("self.block = Counting()", "self.block(x)", True),
+    "a block adding in place to its input": ("self.block = Residual()", "self.block(x)", True),
+    "a list of stateless blocks, in a loop": (
+        "self.blocks = nn.ModuleList([Mlp(4) for _ in range(2)])",
+        "for block in self.blocks:\n            x = block(x)",
+        False,
+    ),
+    "a list of blocks holding a batch norm, in a loop": (
+        "self.blocks = nn.ModuleList([Mlp(4), Normed(4)])",
+        "for i, block in enumerate(self.blocks):\n            x = block(x)",
+        True,
+    ),
+    "a list of blocks holding a batch norm, in a comprehension": (
+        "self.blocks = nn.ModuleList([Mlp(4), Normed(4)])",
+        "outputs = [block(x) for block in self.blocks]",
+        True,
+    ),
+    "a list holding a batch norm, by index": (
+        "self.blocks = nn.ModuleList([Mlp(4), Normed(4)])", "self.blocks[1](x)", True,
+    ),
+    "one instance repeated in a list": (
+        "head = Normed(4)\n        self.heads = nn.ModuleList([head for _ in range(2)])",
+        "self.heads[0](x)",
+        True,
+    ),
+    "a module set to None here, and by another class": (
+        "self.head = None", "self.head(x)", False,
+    ),
+    "a helper function": ("pass", "helper(x)", False),
+    "a helper updating its argument in place": ("pass", "helper_in_place(x)", True),
+    "a method inherited from another file": ("pass", "self.post_init()", False),
+    "a class of another file": ("self.block = ForeignBlock()", "self.block(x)", False),
+}
+
+MODEL = """
+
+class Model(nn.Module):
+    def __init__(self, norm_layer=nn.BatchNorm1d):
+        super().__init__()
+        {init}
+
+    def forward(self, x):
+        {call}
+        return x
+
+    def set_head(self, value):
+        self.head = value
+
+
+class Wrapper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.model = Model()
+        self.heads = nn.ModuleList([Mlp(4) for _ in range(2)])
+        self.model.head = self.heads[0]
+
+    def set_model_head(self, value):
+        self.model.head = value
+"""
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_call_changes_state(name: str) -> None:
+    init, call, changes = CASES[name]
+    tree = ast.parse(dedent(HEADER) + MODEL.format(init=init, call=call))
+    symbols = ModuleSymbols.collect(tree)
+    owner = symbols.classes["Model"]
+    forward = owner.methods["forward"]
+    calls = [n for s in forward.body[:-1] for n in ast.walk(s) if isinstance(n, ast.Call)]
+    assert calls
+    assert any(call_changes_state(c, forward, owner, symbols) for c in calls) is changes
