@@ -141,6 +141,37 @@ BAD_ENTRIES = {
         def build():
             return Guarded(), (torch.ones(2, 3), torch.tensor([[0, 0, 0], [1, 1, 1]]))
     """,
+    "check_after_batch_norm.py": """
+        import torch
+
+        class Normed(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = torch.nn.BatchNorm1d(3)
+
+            def forward(self, x):
+                h = self.norm(x)
+                torch._assert_async(~torch.isnan(h).any(), "NaN after the norm")
+                return h
+
+        def build():
+            return Normed().train(), (torch.tensor([[1.0, 2.0, float("nan")], [0.0, 1.0, 2.0]]),)
+    """,
+    "running_average.py": """
+        import torch
+
+        class Average(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("mean", torch.zeros(3))
+
+            def forward(self, x):
+                self.mean.lerp_(x.mean(0), 0.5)
+                return x - self.mean
+
+        def build():
+            return Average(), (torch.ones(2, 3),)
+    """,
     "single_graph.py": """
         import torch
 
@@ -205,6 +236,8 @@ def runs(request, bad_entries, tmp_path_factory):
             "fixed raises": [str(bad_entries / "raises_when_fixed.py")],
             "fixed drops a log record": [str(bad_entries / "logs_only_originally.py")],
             "guard fails": [str(bad_entries / "guard_fails.py")],
+            "check after a batch norm": [str(bad_entries / "check_after_batch_norm.py")],
+            "running average": [str(bad_entries / "running_average.py")],
             "fix target missing": [
                 str(bad_entries / "single_graph.py"),
                 "--fix",
@@ -459,6 +492,30 @@ def test_a_failing_guard_passes_with_the_trap_difference_documented(runs):
     assert report["behaviour"]["eager_original_vs_eager_fixed"]["exceptions_equal"] is True
     assert re.search(r"^behaviour\s+yes", run.stdout, re.M)
     assert "eager original raises ValueError: every row needs a token (at " in run.stdout
+
+
+def test_an_update_lost_by_a_check_failing_inside_the_graph_fails_verification(runs):
+    """A compiled call that raised is recorded again with aot_eager, which writes updates of
+    buffers back after the graph: the batch norm's running statistics are lost there."""
+    run = result(runs, "check after a batch norm")
+    assert run.code == 1, run.stdout + run.stderr
+    functional = run.json["behaviour"]["eager_original_vs_compiled_fixed_aot_eager"]
+    assert functional["state_equal"] is False and functional["values_equal"] is True
+    assert functional["differences"]["state"].startswith("state after call 1: state['buffers']")
+    assert run.json["behaviour"]["eager_original_vs_compiled_fixed"]["state_equal"] is True
+    assert run.error_lines == [
+        "graphmend verify: FAILED: the behaviour differs, "
+        "eager original vs compiled fixed, aot_eager: state"
+    ]
+
+
+def test_each_recording_starts_from_the_state_the_factory_built(runs):
+    """A model that updates a buffer on each call gives the same outputs and states, call for
+    call, eager and compiled: the buffer is restored between the recordings."""
+    run = result(runs, "running average")
+    assert run.code == 0, run.stdout + run.stderr
+    for comparison in run.json["behaviour"].values():
+        assert comparison["behaviour_equal"] and comparison["state_equal"], comparison
 
 
 def test_a_model_that_raises_is_compared_by_its_exception(runs):

@@ -606,6 +606,7 @@ def test_json_has_the_behaviour_of_each_comparison(tmp_path):
     assert compiled == {
         "behaviour_equal": False,
         "values_equal": True,
+        "state_equal": True,
         "exceptions_equal": True,
         "stdout_equal": True,
         "stderr_equal": True,

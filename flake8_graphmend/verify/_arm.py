@@ -13,9 +13,14 @@ An arm:
    lazily built module caches before anything is captured (CUDA graphs must not capture them).
    With ``grad``, each call is followed by a backward pass and its gradients are recorded
    (``gradients``);
-5. reseeds and records ``CALLS`` compiled calls from a fresh "once" state: the first is the probe
-   with the counting backend (graphs, break sites up to an exception, if any), the others call
-   the probe's compiled model again (its graphs run eagerly); with ``grad``, backward passes too;
+5. writes back the buffers, parameters and inputs the factory built (the eager calls may have
+   updated them), reseeds and records ``CALLS`` compiled calls from a fresh "once" state: the
+   first is the probe with the counting backend (graphs, break sites up to an exception, if
+   any), the others call the probe's compiled model again (its graphs run eagerly); with
+   ``grad``, backward passes too. When a compiled call raised, the state is written back again
+   and ``CALLS`` calls are recorded with ``aot_eager`` (``FUNCTIONAL_BACKEND``), which writes
+   updates of buffers and inputs back after the graph: an update that a check failing inside
+   the graph loses shows in the recorded state;
 6. unless a compiled call raised, times the calls (the forward calls only): with the ``eager``
    backend, the probe's call is the cold call and the probe's compiled model is called again;
    with another backend, Dynamo is reset and the model compiled afresh with it and the mode;
@@ -23,7 +28,8 @@ An arm:
    graphs in a compile of their own (``dynamo.count_backward_graphs``);
 7. compares: the original arm saves its recordings and compares its compiled calls with its
    eager ones (for reference: what torch alone changes); the fixed arm compares its compiled
-   and its eager calls with the original's eager ones, and its first compiled output (and, with
+   (and ``aot_eager``) and its eager calls with the original's eager ones, and its first
+   compiled output (and, with
    ``grad``, gradients) bit for bit with the original's (both computed by captured graphs run
    eagerly, whatever ``--backend`` is timed).
 
@@ -37,10 +43,10 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .behaviour import CallRecord, compare_behaviour, compare_gradients, record_calls
-from .compare import compare_outputs
+from .compare import compare_outputs, leaves
 from .dynamo import (
     CompileReport,
     count_backward_graphs,
@@ -56,7 +62,10 @@ from .results import ArmResult, SiteResult
 from .timing import Timings, move_to, resolve_device, time_after_first_call, time_calls, timed
 
 ORIGINAL, FIXED = "original", "fixed"
-EAGER, COMPILED = "eager", "compiled"
+EAGER, COMPILED, FUNCTIONAL = "eager", "compiled", "functional"
+FUNCTIONAL_BACKEND = "aot_eager"
+"""The backend of the third recording, made when a compiled call raised: AOTAutograd writes
+updates of buffers and inputs back after the graph, which an exception inside it skips."""
 CALLS = 2
 """Calls per recording: two show what is written once only (``warning_once``, warnings)."""
 _WEIGHTS, _INPUTS, _RECORDINGS = "weights.pt", "inputs.pt", "recordings.pt"
@@ -119,12 +128,24 @@ def run_arm(spec: ArmSpec) -> ArmResult:
     targets = None
     if spec.grad:
         targets = gradient_targets(workload.model, workload.args, workload.kwargs)
+    state = _state_of(workload)
+    initial = _snapshot(state())
     with torch.set_grad_enabled(spec.grad):
         torch.manual_seed(spec.seed)
-        recordings = {EAGER: record_calls([workload] * CALLS, targets)}
+        recordings = {EAGER: record_calls([workload] * CALLS, targets, state)}
+        _restore(state(), initial)
         torch.manual_seed(spec.seed)
-        recordings[COMPILED] = record_calls([probe_call] + [compiled_call] * (CALLS - 1), targets)
+        recordings[COMPILED] = record_calls(
+            [probe_call] + [compiled_call] * (CALLS - 1), targets, state
+        )
         raised = any(record.exception for record in recordings[COMPILED])
+        if raised:
+            _restore(state(), initial)
+            torch.manual_seed(spec.seed)
+            functional = torch.compile(workload.model, backend=FUNCTIONAL_BACKEND)
+            recordings[FUNCTIONAL] = record_calls(
+                [lambda: functional(*workload.args, **workload.kwargs)] * CALLS, targets, state
+            )
         timings = None if raised else _time(workload, report, probe_s[0], spec, device)
         fullgraph = fullgraph_error(workload.model, *workload.args, **workload.kwargs)
         backward_graphs = _backward_graphs(workload, spec.grad and not raised)
@@ -149,6 +170,45 @@ def run_arm(spec: ArmSpec) -> ArmResult:
     )
     _compare(result, recordings, spec, handover)
     return result
+
+
+def _state_of(workload: Workload) -> Callable[[], Any]:
+    """What outlives a call: the model's buffers and parameters, and the inputs."""
+    import torch
+
+    module = workload.model if isinstance(workload.model, torch.nn.Module) else None
+
+    def state() -> Dict[str, Any]:
+        tensors: Dict[str, Any] = {"inputs": (workload.args, workload.kwargs)}
+        if module is not None:
+            tensors["buffers"] = dict(module.named_buffers())
+            tensors["parameters"] = dict(module.named_parameters())
+        return tensors
+
+    return state
+
+
+def _snapshot(state: Any) -> List[Any]:
+    """Copies of the tensors of ``state``, in ``compare.leaves`` order."""
+    import torch
+
+    return [
+        leaf.detach().clone()
+        for _, leaf in leaves(state, "state")
+        if isinstance(leaf, torch.Tensor)
+    ]
+
+
+def _restore(state: Any, snapshot: List[Any]) -> None:
+    """Write ``snapshot`` back into the tensors of ``state``: each recording starts from the
+    state the factory built, so a model that updates its buffers is compared call for call."""
+    import torch
+
+    tensors = [leaf for _, leaf in leaves(state, "state") if isinstance(leaf, torch.Tensor)]
+    with torch.no_grad():
+        for tensor, saved in zip(tensors, snapshot):
+            if tensor.shape == saved.shape and tensor.dtype == saved.dtype:
+                tensor.copy_(saved)
 
 
 def _backward_graphs(workload: Workload, count: bool) -> Tuple[Optional[int], Optional[str]]:
@@ -200,6 +260,16 @@ def _compare(
             gradients=spec.grad,
         ),
     ]
+    if FUNCTIONAL in recordings:
+        result.behaviour.append(
+            compare_behaviour(
+                original[EAGER],
+                recordings[FUNCTIONAL],
+                ("eager original", f"compiled fixed, {FUNCTIONAL_BACKEND}"),
+                trap_documented=True,
+                gradients=spec.grad,
+            )
+        )
     expected, actual = original[COMPILED][0], recordings[COMPILED][0]
     if expected.output is not None and actual.output is not None:
         result.comparison = compare_outputs(expected.output, actual.output)

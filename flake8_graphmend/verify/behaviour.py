@@ -3,6 +3,9 @@
 A recording is a few calls in a row (``record_calls``); each call gives a ``CallRecord``:
 
 - values: the output, flattened and copied as ``compare.flatten_output`` does (None if it raised);
+- state: after the call, returned or raised, the tensors that outlive it, flattened alike: the
+  model's buffers and parameters and the inputs (an update in place that a failing check
+  inside a graph would lose shows here);
 - exceptions: the type (module-qualified, builtins bare) and ``str()`` of what the call raised
   (and, for the report only, ``entry.describe_failure``'s one line, which says where);
 - stdout, stderr: the text written to ``sys.stdout`` and ``sys.stderr`` (``redirect_stdout`` and
@@ -47,7 +50,7 @@ from . import gradients as grads
 from .compare import compare_outputs, flatten_output
 from .entry import describe_failure
 
-PARTS = ("values", "exceptions", "stdout", "stderr", "logs", "warnings", "gradients")
+PARTS = ("values", "state", "exceptions", "stdout", "stderr", "logs", "warnings", "gradients")
 TRAP_DIFFERENCE = "[Trap]: RuntimeError under compile"
 _TRAP_ERROR = "RuntimeError"
 _SHOWN_CHARACTERS = 160
@@ -63,6 +66,7 @@ class CallRecord:
     """What one call did (see the module docstring)."""
 
     output: Optional[Tuple[Dict[str, Any], Dict[str, str]]] = None
+    state: Optional[Tuple[Dict[str, Any], Dict[str, str]]] = None
     exception: Optional[Tuple[str, str]] = None
     failure: Optional[str] = None
     stdout: str = ""
@@ -74,11 +78,14 @@ class CallRecord:
 
 
 def record_calls(
-    calls: Sequence[Callable[[], Any]], targets: Optional[Dict[str, Any]] = None
+    calls: Sequence[Callable[[], Any]],
+    targets: Optional[Dict[str, Any]] = None,
+    state: Optional[Callable[[], Any]] = None,
 ) -> List[CallRecord]:
     """Make ``calls`` in turn from a fresh "once" state, recording each; an exception that a call
     raises is recorded, not raised. With ``targets`` (``gradients.gradient_targets``), each call
-    is followed by its backward pass and the targets' gradients are recorded."""
+    is followed by its backward pass and the targets' gradients are recorded; with ``state``,
+    what it returns is recorded after each call (the tensors that outlive the call)."""
     _forget_once_state()
     records: List[CallRecord] = []
     with warnings.catch_warnings(record=True) as shown, _recorded_logs() as logs:
@@ -89,6 +96,8 @@ def record_calls(
             stdout, stderr = io.StringIO(), io.StringIO()
             with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
                 _call(call, record, targets)
+            if state is not None:
+                record.state = flatten_output(state(), "state")
             record.stdout, record.stderr = stdout.getvalue(), stderr.getvalue()
             record.logs = list(logs)
             record.warnings = [(_qualified_name(w.category), str(w.message)) for w in shown]
@@ -203,7 +212,7 @@ class BehaviourComparison:
     @property
     def key(self) -> str:
         """``eager_original_vs_compiled_fixed``: the comparison's key in the JSON."""
-        return f"{self.expected} vs {self.actual}".replace(" ", "_")
+        return f"{self.expected} vs {self.actual}".replace(",", "").replace(" ", "_")
 
     @property
     def equal(self) -> bool:
@@ -236,6 +245,7 @@ def compare_behaviour(
     sides = _Sides(*labels)
     parts = {
         "values": _compare_values(expected, actual),
+        "state": _compare_state(expected, actual),
         "exceptions": _compare_exceptions(expected, actual, sides, trap_documented),
     }
     for stream in ("stdout", "stderr"):
@@ -292,12 +302,28 @@ def _compare_values(
     expected: Sequence[CallRecord], actual: Sequence[CallRecord]
 ) -> PartComparison:
     """The outputs of the calls that returned on both sides (the others differ in exceptions)."""
+    return _compare_flattened(expected, actual, "output", "values: call {call}")
+
+
+def _compare_state(
+    expected: Sequence[CallRecord], actual: Sequence[CallRecord]
+) -> PartComparison:
+    """The tensors that outlive each call (a recording without them compares equal)."""
+    return _compare_flattened(expected, actual, "state", "state after call {call}")
+
+
+def _compare_flattened(
+    expected: Sequence[CallRecord], actual: Sequence[CallRecord], field: str, where: str
+) -> PartComparison:
+    """Compare the flattened ``field`` of each call recorded on both sides; the first
+    difference is told after ``where`` (a format of ``call``, numbered from 1)."""
     for call, (want, got) in enumerate(zip(expected, actual), 1):
-        if want.output is None or got.output is None:
+        wanted, found = getattr(want, field), getattr(got, field)
+        if wanted is None or found is None:
             continue
-        outputs = compare_outputs(want.output, got.output)
-        if not outputs.equal:
-            return PartComparison(False, f"values: call {call}: {outputs.differences[0]}")
+        compared = compare_outputs(wanted, found)
+        if not compared.equal:
+            return PartComparison(False, f"{where.format(call=call)}: {compared.differences[0]}")
     return PartComparison(True)
 
 

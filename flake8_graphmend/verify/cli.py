@@ -21,13 +21,14 @@ _MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagra
 EXIT_STATUS = (
     "exit status: 0 verified; 1 verification failed: the fixed code cannot be rewritten or run, "
     "its compiled outputs (with --grad: gradients) differ from the original's, its behaviour "
-    "(values, exceptions, stdout, stderr, log records, warnings, with --grad gradients; compiled "
-    "and eager) differs from the eager original's other than as documented ([Trap]: RuntimeError "
-    "under compile; gradients differing only in the sign of zero), or it has more graphs or break"
-    " events than the original or than --max-breaks; 2 bad input (entry file, factory, a factory "
-    "that raises, inputs that cannot be saved, a --backend that fails on the original, --fix "
-    "target, options); 130 interrupted. A model that raises is not bad input: its exception is "
-    "compared as behaviour."
+    "(values, buffers, parameters and inputs after each call, exceptions, stdout, stderr, log "
+    "records, warnings, with --grad gradients; compiled, eager, and with aot_eager when a "
+    "compiled call raised) differs from the eager original's other than as documented "
+    "([Trap]: RuntimeError under compile; gradients differing only in the sign of zero), or "
+    "it has more graphs or break events than the original or than --max-breaks; 2 bad input "
+    "(entry file, factory, a factory that raises, inputs that cannot be saved, a --backend "
+    "that fails on the original, --fix target, options); 130 interrupted. A model that raises "
+    "is not bad input: its exception is compared as behaviour."
 )
 
 

@@ -29,13 +29,14 @@ class OutputComparison:
     differences: List[str] = field(default_factory=list)
 
 
-def flatten_output(output: Any) -> Tuple[Dict[str, Any], Dict[str, str]]:
-    """Split an output into ``{path: tensor copied to CPU}`` and ``{path: repr}`` for the rest."""
+def flatten_output(output: Any, root: str = "output") -> Tuple[Dict[str, Any], Dict[str, str]]:
+    """Split an output into ``{path: tensor copied to CPU}`` and ``{path: repr}`` for the rest
+    (paths start with ``root``)."""
     import torch
 
     tensors: Dict[str, Any] = {}
     values: Dict[str, str] = {}
-    for path, leaf in leaves(output, "output"):
+    for path, leaf in leaves(output, root):
         if isinstance(leaf, torch.Tensor):
             tensors[path] = leaf.detach().to("cpu", copy=True)
         else:

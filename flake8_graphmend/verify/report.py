@@ -5,11 +5,12 @@ JSON keys (stable): ``entry``, ``settings``, ``original`` and ``fixed`` (each wi
 ``outputs_equal``, ``max_abs_diff``, ``output_differences``, ``behaviour_equal``, ``behaviour``,
 ``timings`` (``original`` and ``fixed``, seconds; null when the compiled calls raise), ``fixes``,
 ``ok`` and ``problems``. ``behaviour`` maps ``eager_original_vs_compiled_fixed``,
-``eager_original_vs_eager_fixed`` (the two that ``behaviour_equal`` and ``ok`` count) and
+``eager_original_vs_eager_fixed``, ``eager_original_vs_compiled_fixed_aot_eager`` (only when a
+compiled call raised; these are the ones that ``behaviour_equal`` and ``ok`` count) and
 ``eager_original_vs_compiled_original`` (for reference) to ``behaviour_equal``, one
-``<part>_equal`` per part (``values``, ``exceptions``, ``stdout``, ``stderr``, ``logs``,
-``warnings``), ``differences`` (part: the first difference) and ``documented`` (part: why its
-difference is allowed). When the fixed side failed, ``fixed``, ``outputs_equal``,
+``<part>_equal`` per part (``values``, ``state``, ``exceptions``, ``stdout``, ``stderr``,
+``logs``, ``warnings``), ``differences`` (part: the first difference) and ``documented``
+(part: why its difference is allowed). When the fixed side failed, ``fixed``, ``outputs_equal``,
 ``behaviour_equal`` and ``timings.fixed`` are null, ``behaviour`` has the reference only and
 ``problems`` holds the error; ``outputs_equal`` is null too when a first compiled call raised.
 

@@ -158,6 +158,7 @@ def run_worker(
         env={**os.environ, **environment},
         capture_output=True,
         text=True,
+        errors="replace",  # what the model prints need not be UTF-8 (a lone surrogate)
     )
     result_path = Path(spec["result_path"])
     if not result_path.is_file():
