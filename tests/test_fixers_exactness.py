@@ -1336,6 +1336,32 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(3),),
         None,
     ),
+    "extremum of the test taken again in the branch": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                x = x * 2
+                if x.max() > 1:
+                    x = x / x.max()
+                return x + 1
+        """,
+        (torch.tensor([0.5, 2.0]),),
+        None,
+    ),
+    "extremum of a name the branch binds again before": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if x.max() > 1:
+                    x = x * 2
+                    y = x / x.max()
+                else:
+                    y = x
+                return y
+        """,
+        (torch.tensor([0.5, 2.0]),),
+        "raises on an empty tensor",
+    ),
     "stateless submodules of torch.nn and of this file before a failing guard": (
         """
         class Block(nn.Module):

@@ -17,7 +17,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
-from ..analysis.purity import impurity
+from ..analysis.purity import extrema_taken, impurity
 from ..analysis.values import Kind
 from . import Plan, Planned, declined
 from .aliasing import (
@@ -410,8 +410,12 @@ def _split_branch(
     earlier: Set[str] = set()
     hoisted: Set[int] = set()
     results: List[str] = []
+    # the selection computes the test first: an extremum it takes of a name that the branch
+    # has not bound again yet cannot fail in a value (`if x.max() > 1: x = x / x.max()`)
+    taken = extrema_taken(node.test, ctx.symbols)
     for index, (name, value) in enumerate(sides[side].items()):
-        problem = impurity(value, ctx.values, ctx.symbols)
+        nonempty = taken - set(list(sides[side])[:index])
+        problem = impurity(value, ctx.values, ctx.symbols, nonempty)
         if problem:
             return None, problem
         if isinstance(value, ast.Constant) and value.value is None:
