@@ -139,8 +139,13 @@ def _kept(command: GraphMendCommand, side: cst.BaseExpression) -> Optional[cst.C
 
 
 def _item_kept(command: GraphMendCommand, test: cst.BaseExpression) -> cst.BaseExpression:
-    """``test``, a comparison of ``<reduction>.item()``, with the number kept a tensor:
-    ``_graphmend_item(<reduction>)`` in place of the ``.item()`` call."""
+    """``test``, a comparison of ``<reduction>.item()`` or that call alone, with the number
+    kept a tensor: ``_graphmend_item(<reduction>)`` in place of the ``.item()`` call."""
+    if isinstance(test, cst.Call):
+        kept = _kept(command, test)
+        if kept is None:
+            raise PlanMismatch("the `.item()` call")
+        return kept
     comparison = expect(test, cst.Comparison, "the `.item()` comparison")
     kept = _kept(command, comparison.left)
     if kept is not None:

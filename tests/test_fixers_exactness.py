@@ -1362,6 +1362,27 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([0.5, 2.0]),),
         "raises on an empty tensor",
     ),
+    "truth of the number of a reduction, failing": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if torch.isnan(x).any().item():
+                    raise ValueError("NaN in the input")
+                return x * 2
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        None,
+    ),
+    "truth of the number of a reduction in an assert, passing": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                assert (x >= 0).all().item(), "negative input"
+                return x * 2
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        None,
+    ),
     "stateless submodules of torch.nn and of this file before a failing guard": (
         """
         class Block(nn.Module):

@@ -32,9 +32,13 @@ _EXACT_FLOAT_INT = 2**53
 
 def compared_item(test: ast.expr, ctx: FunctionContext) -> Optional[ast.Call]:
     """The ``.item()`` call of ``test`` when ``test`` is ``<whole reduction>.item() <op> <int>``
-    (either side, one comparison) and the comparison keeps its result as a 0-d tensor; else
-    None. The int is a literal below 2**53 or a size (``x.size(0)``, ``x.shape[-1]``,
-    ``len(x)``, a local unpacked from ``x.size()``)."""
+    (either side, one comparison) and the comparison keeps its result as a 0-d tensor, or the
+    bare ``<whole reduction>.item()``, whose truth the 0-d tensor has too (``if
+    torch.isnan(x).any().item():``); else None. The int is a literal below 2**53 or a size
+    (``x.size(0)``, ``x.shape[-1]``, ``len(x)``, a local unpacked from ``x.size()``)."""
+    if _is_whole_item(test, ctx):
+        assert isinstance(test, ast.Call)
+        return test
     if not (
         isinstance(test, ast.Compare)
         and len(test.ops) == 1
