@@ -164,10 +164,14 @@ BAD_ENTRIES = {
             def __init__(self):
                 super().__init__()
                 self.register_buffer("mean", torch.zeros(3))
+                self.short, self.long = torch.ones(3), torch.full((3,), 2.0)
+                self.register_buffer("scale", self.short, persistent=False)
 
             def forward(self, x):
                 self.mean.lerp_(x.mean(0), 0.5)
-                return x - self.mean
+                out = (x - self.mean) * self.scale
+                self.register_buffer("scale", self.long, persistent=False)  # as LongRoPE does
+                return out
 
         def build():
             return Average(), (torch.ones(2, 3),)
@@ -510,8 +514,9 @@ def test_an_update_lost_by_a_check_failing_inside_the_graph_fails_verification(r
 
 
 def test_each_recording_starts_from_the_state_the_factory_built(runs):
-    """A model that updates a buffer on each call gives the same outputs and states, call for
-    call, eager and compiled: the buffer is restored between the recordings."""
+    """A model that updates a buffer on each call, and registers another tensor as a buffer,
+    gives the same outputs and states, call for call, eager and compiled: each module gets its
+    buffers back, with their values, between the recordings."""
     run = result(runs, "running average")
     assert run.code == 0, run.stdout + run.stderr
     for comparison in run.json["behaviour"].values():

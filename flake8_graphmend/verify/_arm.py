@@ -129,18 +129,18 @@ def run_arm(spec: ArmSpec) -> ArmResult:
     if spec.grad:
         targets = gradient_targets(workload.model, workload.args, workload.kwargs)
     state = _state_of(workload)
-    initial = _snapshot(state())
+    initial = _Snapshot(workload)
     with torch.set_grad_enabled(spec.grad):
         torch.manual_seed(spec.seed)
         recordings = {EAGER: record_calls([workload] * CALLS, targets, state)}
-        _restore(state(), initial)
+        initial.restore()
         torch.manual_seed(spec.seed)
         recordings[COMPILED] = record_calls(
             [probe_call] + [compiled_call] * (CALLS - 1), targets, state
         )
         raised = any(record.exception for record in recordings[COMPILED])
         if raised:
-            _restore(state(), initial)
+            initial.restore()
             torch.manual_seed(spec.seed)
             functional = torch.compile(workload.model, backend=FUNCTIONAL_BACKEND)
             recordings[FUNCTIONAL] = record_calls(
@@ -188,26 +188,38 @@ def _state_of(workload: Workload) -> Callable[[], Any]:
     return state
 
 
-def _snapshot(state: Any) -> List[Any]:
-    """Copies of the tensors of ``state``, in ``compare.leaves`` order."""
-    import torch
+class _Snapshot:
+    """The tensors a workload starts with, to start each recording from: every buffer and
+    parameter of the model (the object its module held, and a copy of its values) and every
+    tensor of the inputs."""
 
-    return [
-        leaf.detach().clone()
-        for _, leaf in leaves(state, "state")
-        if isinstance(leaf, torch.Tensor)
-    ]
+    def __init__(self, workload: Workload) -> None:
+        import torch
 
+        self.slots: List[Tuple[Dict[str, Any], str, Any, Any]] = []
+        if isinstance(workload.model, torch.nn.Module):
+            for module in workload.model.modules():
+                for table in (module._buffers, module._parameters):
+                    for name, tensor in table.items():
+                        if tensor is not None:
+                            self.slots.append((table, name, tensor, tensor.detach().clone()))
+        self.inputs = [
+            (leaf, leaf.detach().clone())
+            for _, leaf in leaves((workload.args, workload.kwargs), "inputs")
+            if isinstance(leaf, torch.Tensor)
+        ]
 
-def _restore(state: Any, snapshot: List[Any]) -> None:
-    """Write ``snapshot`` back into the tensors of ``state``: each recording starts from the
-    state the factory built, so a model that updates its buffers is compared call for call."""
-    import torch
+    def restore(self) -> None:
+        """Give each module its buffers and parameters back (a model may register another
+        tensor as a buffer: LongRoPE's ``inv_freq``) with their first values, and the inputs
+        theirs."""
+        import torch
 
-    tensors = [leaf for _, leaf in leaves(state, "state") if isinstance(leaf, torch.Tensor)]
-    with torch.no_grad():
-        for tensor, saved in zip(tensors, snapshot):
-            if tensor.shape == saved.shape and tensor.dtype == saved.dtype:
+        with torch.no_grad():
+            for table, name, tensor, saved in self.slots:
+                table[name] = tensor
+                tensor.copy_(saved)
+            for tensor, saved in self.inputs:
                 tensor.copy_(saved)
 
 
