@@ -5,9 +5,10 @@ inside the graph is written back after the graph, and Dynamo applies changes of 
 after it too; a check that raises inside the graph loses them. A call of a submodule runs its
 ``forward`` in that graph: a batch norm in training updates its running statistics, a class of
 this file may update its buffers, its inputs or a cache it is handed. A call counts as changing
-nothing only where every class it may reach is known and changes nothing: a submodule built by
-a factory (``norm_layer(dim)``), a container (``nn.Sequential``) or a class of another file
-may change state.
+nothing only where every class of this file or of ``torch.nn`` it may reach is known and changes
+nothing: a submodule built by a factory (``norm_layer(dim)``) or a container (``nn.Sequential``)
+may change state. A module built by what another file defines (``ACT2FN[name]``,
+``OtherBlock(...)``) is not followed: a known problem, documented for GM301.
 """
 
 from __future__ import annotations
