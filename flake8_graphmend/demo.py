@@ -40,8 +40,9 @@ COLUMNS: Tuple[Tuple[str, str], ...] = (
     ("outputs equal", "the first compiled outputs of the two versions are bitwise equal"),
     (
         "behaviour equal",
-        "values, exceptions, stdout, stderr, log records and warnings of the fixed code, eager "
-        "and compiled, against the eager original",
+        "values, state after each call (buffers, parameters, inputs), exceptions, stdout, "
+        "stderr, log records and warnings of the fixed code, eager and compiled, against the "
+        "eager original",
     ),
     (
         "one graph",
