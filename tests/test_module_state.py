@@ -116,6 +116,12 @@ CASES = {
     "a module set to None here, and by another class": (
         "self.head = None", "self.head(x)", False,
     ),
+    "blocks zipped with norms, in a loop": (
+        "self.blocks = nn.ModuleList([Mlp(4)])\n        self.norms = nn.ModuleList([Normed(4)])",
+        "for block, norm in zip(self.blocks, self.norms):\n            x = norm(block(x))",
+        True,
+    ),
+    "a local function": ("pass", "act = torch.relu\n        x = act(x)", True),
     "a helper function": ("pass", "helper(x)", False),
     "a helper updating its argument in place": ("pass", "helper_in_place(x)", True),
     "a method inherited from another file": ("pass", "self.post_init()", False),

@@ -48,8 +48,9 @@ def call_changes_state(
     """Whether ``call``, made in ``function`` (a method of ``owner``, or a function), may change
     state that outlives it: a method of ``self`` or a function of this file whose body does, or
     a submodule (``self.norm(x)``, ``self.layers[i](x)``, ``layer(x)`` over ``self.layers``)
-    that may hold a module that does. Calls of what this file does not define (an inherited
-    method of another file, a torch function) are not followed."""
+    that may hold a module that does; a local callable it cannot name may. Calls of what this
+    file does not define (an inherited method of another file, a torch function) are not
+    followed."""
     if depth > _DEPTH:
         return True
     func = call.func
@@ -63,9 +64,10 @@ def call_changes_state(
             return classes is None or any(
                 _class_changes_state(name, symbols, depth + 1) for name in classes
             )
+    if isinstance(func, ast.Name) and _binds(function, func.id):
+        return True  # a local callable it cannot name (`for norm in zip(self.a, self.b)`)
     if isinstance(func, ast.Name) and func.id in symbols.functions:
-        if not _binds(function, func.id):
-            return body_changes_state(symbols.functions[func.id], None, symbols, depth + 1)
+        return body_changes_state(symbols.functions[func.id], None, symbols, depth + 1)
     return False
 
 
