@@ -93,6 +93,8 @@ _DEFER_NOTE = (
     "it; under compile, where an operation after the call fails while Dynamo traces (a "
     "shape error such as `y.view(2, 2)` of 3 elements), the fixed code fails before its graph "
     "runs, so the deferred call is not made, where the original made it and then failed; "
+    "a logging handler that raises makes logging print a traceback to stderr, which then "
+    "shows the helper's frames and lines; "
     "under compile the "
     "record's or warning's location is torch's custom-op frame "
     "(`torch/_library/custom_ops.py`), not the call site, so location-based warning filters "
