@@ -18,7 +18,7 @@ import functools
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from ..analysis.index import root_name
-from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols
+from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
 from .submodules import additions, classes_of_call, forward_of
 
 #: ``torch.nn`` modules whose call updates buffers in place (in training).
@@ -55,7 +55,7 @@ def call_changes_state(
         return True
     func = call.func
     if owner is not None:
-        method = _self_method(func, owner)
+        method = owner.methods.get(self_attribute(func) or "")
         if method is not None:
             return body_changes_state(method, owner, symbols, depth + 1)
         module = module_expression(func, function)
@@ -170,14 +170,6 @@ def _class_changes_state(name: str, symbols: ModuleSymbols, depth: int) -> bool:
     return body_changes_state(forward, info, symbols, depth)
 
 
-def _self_method(func: ast.expr, owner: ClassInfo) -> Optional[FunctionNode]:
-    """The method of ``owner`` that ``self.name`` names."""
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-        if func.value.id == "self":
-            return owner.methods.get(func.attr)
-    return None
-
-
 @functools.lru_cache(maxsize=65_536)
 def module_expression(func: ast.expr, function: FunctionNode) -> Optional[ast.expr]:
     """``self.X`` or ``self.X[k]`` for a call of ``self.X``, ``self.X[k]``, or of a local name
@@ -212,11 +204,7 @@ def module_expression(func: ast.expr, function: FunctionNode) -> Optional[ast.ex
 
 def _attribute_of(value: ast.expr) -> Optional[str]:
     """``X`` of ``self.X`` or ``self.X[k]``."""
-    if isinstance(value, ast.Subscript):
-        value = value.value
-    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
-        return value.attr if value.value.id == "self" else None
-    return None
+    return self_attribute(value.value if isinstance(value, ast.Subscript) else value)
 
 
 def held_classes(

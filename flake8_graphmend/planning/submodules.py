@@ -17,7 +17,7 @@ from collections import Counter
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from ..analysis.index import child_blocks, parent_map
-from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols
+from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
 from ..analysis.values import constant_int
 
 #: Tensor operations (functions of ``torch`` and ``torch.nn.functional``, and tensor methods)
@@ -92,21 +92,16 @@ def submodule_classes(
     assignment from anything else, a store into an element, a module built with
     ``inplace=True``)."""
     element = func.slice if isinstance(func, ast.Subscript) else None
-    attribute = func.value if isinstance(func, ast.Subscript) else func
-    if not (
-        owner is not None
-        and isinstance(attribute, ast.Attribute)
-        and isinstance(attribute.value, ast.Name)
-        and attribute.value.id == "self"
-    ):
+    attribute = self_attribute(func.value if isinstance(func, ast.Subscript) else func)
+    if owner is None or attribute is None:
         return None
-    if not _only_built_and_called(attribute.attr, owner, symbols):
+    if not _only_built_and_called(attribute, owner, symbols):
         return None
     added: List[Tuple[List[str], bool]] = []  # the classes of each module added, in order
     ordered = True  # one list, built once in one method, each module added once, in this order
     methods_adding = 0
     for method in owner.methods.values():
-        found = list(additions(method, attribute.attr, element is not None, symbols))
+        found = list(additions(method, attribute, element is not None, symbols))
         if any(classes is None for classes, _ in found):
             return None
         if found:
@@ -489,12 +484,7 @@ def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
 
 
 def _is_self_attribute(node: ast.AST, attribute: str) -> bool:
-    return (
-        isinstance(node, ast.Attribute)
-        and node.attr == attribute
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "self"
-    )
+    return isinstance(node, ast.expr) and self_attribute(node) == attribute
 
 
 def forward_of(info: ClassInfo, symbols: ModuleSymbols, depth: int = 0) -> Optional[FunctionNode]:

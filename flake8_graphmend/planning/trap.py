@@ -12,7 +12,7 @@ from typing import (
 
 from ..analysis.index import parent_map, root_name
 from ..analysis.purity import impurity
-from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols
+from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
 from ..analysis.values import Kind
 from . import Plan, Planned, Position, declined, position
 from .aliasing import caller_visible, statement_blocks
@@ -344,7 +344,7 @@ def _leads_to(
         return isinstance(func, ast.Name) and func.id == callee.name
     if caller_owner is None:
         return False
-    if _self_method(func) == callee.name and any(
+    if self_attribute(func) == callee.name and any(
         info is callee_owner for info in lineage(caller_owner, symbols)
     ):
         return True
@@ -371,13 +371,6 @@ def _parameters(function: ast.AST) -> Set[str]:
     }
     names = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
     return names - rebound
-
-
-def _self_method(func: ast.expr) -> Optional[str]:
-    """``name`` of ``self.name``."""
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-        return func.attr if func.value.id == "self" else None
-    return None
 
 
 def _updates_tensor_in_place(
