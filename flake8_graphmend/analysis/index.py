@@ -153,6 +153,14 @@ _MATCH_CAPTURES = tuple(
 )
 
 
+def parameter_names(function: FunctionNode) -> Set[str]:
+    """The names of ``function``'s parameters, ``*args`` and ``**kwargs`` included."""
+    arguments = function.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    return {a.arg for a in every}
+
+
 def scope_names(function: FunctionNode) -> Set[str]:
     """Names that are not module globals inside ``function``'s own body.
 
@@ -160,9 +168,7 @@ def scope_names(function: FunctionNode) -> Set[str]:
     nested functions and classes, and ``nonlocal`` names; less those declared ``global``.
     Comprehension variables are counted too (an over-approximation, on the safe side).
     """
-    arguments = function.args
-    names = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
-    names |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    names = parameter_names(function)
     declared_global: Set[str] = set()
     stack: List[ast.AST] = list(function.body)
     while stack:

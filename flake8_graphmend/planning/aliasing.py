@@ -10,10 +10,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..analysis.index import child_blocks, parent_map, root_name
+from ..analysis.index import child_blocks, parameter_names, parent_map, root_name
 from ..analysis.purity import ALIASING_OPERATIONS
 from ..analysis.values import Kind, constant_int
-from .module_state import parameter_names, updated_by_call, updates_in_place
+from .module_state import updated_by_call, updates_in_place
 from .submodules import (
     FRESH_OPERATIONS,
     fresh_torch_call,

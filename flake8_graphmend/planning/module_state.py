@@ -17,9 +17,9 @@ import ast
 import functools
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
-from ..analysis.index import root_name
+from ..analysis.index import parameter_names, root_name
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
-from .submodules import additions, classes_of_call, forward_of
+from .submodules import additions, binds_locally, classes_of_call, forward_of
 
 #: ``torch.nn`` modules whose call updates buffers in place (in training).
 STATEFUL_MODULES = frozenset({
@@ -64,7 +64,7 @@ def call_changes_state(
             return classes is None or any(
                 _class_changes_state(name, symbols, depth + 1) for name in classes
             )
-    if isinstance(func, ast.Name) and _binds(function, func.id):
+    if isinstance(func, ast.Name) and binds_locally(function, func.id):
         return True  # a local callable it cannot name (`for norm in zip(self.a, self.b)`)
     if isinstance(func, ast.Name) and func.id in symbols.functions:
         return body_changes_state(symbols.functions[func.id], None, symbols, depth + 1)
@@ -361,18 +361,3 @@ def _names(target: ast.expr, name: str) -> bool:
 
 def _is_named(func: ast.expr, name: str) -> bool:
     return isinstance(func, ast.Name) and func.id == name
-
-
-def parameter_names(function: FunctionNode) -> Set[str]:
-    arguments = function.args
-    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-    every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
-    return {a.arg for a in every}
-
-
-def _binds(function: FunctionNode, name: str) -> bool:
-    """Whether ``function`` binds ``name`` itself (then it is not the module's function)."""
-    return name in parameter_names(function) or any(
-        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-        for n in ast.walk(function)
-    )

@@ -16,7 +16,7 @@ import functools
 from collections import Counter
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
-from ..analysis.index import child_blocks, parent_map
+from ..analysis.index import child_blocks, parameter_names, parent_map
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
 from ..analysis.values import constant_int
 
@@ -354,7 +354,7 @@ def classes_of_call(
         if any(classes is None for classes in either):
             return None
         return sorted({name for classes in either if classes for name in classes})
-    if isinstance(value, ast.Name) and not _binds_locally(method, value.id, assignments=False):
+    if isinstance(value, ast.Name) and not binds_locally(method, value.id, assignments=False):
         bound = [
             node.value
             for node in ast.walk(method)
@@ -382,7 +382,7 @@ def classes_of_call(
         return [qualified]
     if not isinstance(func, ast.Name):
         return None
-    if func.id in symbols.classes and not _binds_locally(method, func.id):
+    if func.id in symbols.classes and not binds_locally(method, func.id):
         return None if _rebound(func.id, symbols) else [func.id]
     values = [
         node.value
@@ -394,7 +394,7 @@ def classes_of_call(
         isinstance(v, ast.Name) and v.id in symbols.classes for v in values
     ):
         return None
-    if _binds_locally(method, func.id, assignments=False) or any(
+    if binds_locally(method, func.id, assignments=False) or any(
         isinstance(v, ast.Name) and _rebound(v.id, symbols) for v in values
     ):
         return None
@@ -436,19 +436,13 @@ def _rebound_names(tree: ast.Module) -> FrozenSet[str]:
     return frozenset(other | {name for name, count in definitions.items() if count > 1})
 
 
-def _binds_locally(method: FunctionNode, name: str, assignments: bool = True) -> bool:
+def binds_locally(method: FunctionNode, name: str, assignments: bool = True) -> bool:
     """Whether ``method`` binds ``name`` (a parameter, or any binding but a plain assignment
-    unless ``assignments``)."""
-    arguments = method.args
-    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-    if arguments.vararg:
-        every.append(arguments.vararg)
-    if arguments.kwarg:
-        every.append(arguments.kwarg)
-    if any(a.arg == name for a in every):
+    unless ``assignments``; a ``del`` makes the name local too)."""
+    if name in parameter_names(method):
         return True
     for node in ast.walk(method):
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
             if assignments:
                 return True
             parent_is_assignment = any(
@@ -650,13 +644,7 @@ class _Callee:
 
     def _rebound_before(self, name: str, at: ast.stmt) -> bool:
         """Not a parameter, or one that a statement of the body rebinds before ``at``."""
-        arguments = self.function.args
-        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-        if arguments.vararg:
-            every.append(arguments.vararg)
-        if arguments.kwarg:
-            every.append(arguments.kwarg)
-        if not any(a.arg == name for a in every):
+        if name not in parameter_names(self.function):
             return True
         return any(
             place == "body"
