@@ -234,25 +234,16 @@ def _fixed_in_source(node: ast.expr, ctx: FunctionContext) -> bool:
         and _is_module_global(node, ctx)
         and not _mangled(node, ctx)
         and isinstance(root, ast.Name)
-        and root.id not in _changing_globals(ctx.symbols.tree)
+        and root.id not in _changing_globals(ctx.symbols.tree, frozenset(ctx.symbols.assignments))
     )
 
 
 @functools.lru_cache(maxsize=8)
-def _changing_globals(tree: ast.Module) -> FrozenSet[str]:
+def _changing_globals(tree: ast.Module, assigned: FrozenSet[str]) -> FrozenSet[str]:
     """Names that code of the module may rebind or update at run time: declared ``global``,
     stored into (``cache[k] = v``, ``state.count += 1``), updated by a container method or in
-    place (``SCRATCH.copy_(x)``), or objects assigned at module level whose methods it calls
+    place (``SCRATCH.copy_(x)``), or objects ``assigned`` at module level whose methods it calls
     (``COUNTER.bump()`` may change what ``COUNTER`` prints) but for methods that only read."""
-    assigned = {
-        target.id
-        for statement in tree.body
-        if isinstance(statement, (ast.Assign, ast.AnnAssign))
-        for target in (
-            statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-        )
-        if isinstance(target, ast.Name)
-    }
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Global):
