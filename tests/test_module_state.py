@@ -165,3 +165,24 @@ def test_call_changes_state(name: str) -> None:
     calls = [n for s in forward.body[:-1] for n in ast.walk(s) if isinstance(n, ast.Call)]
     assert calls
     assert any(call_changes_state(c, forward, owner, symbols) for c in calls) is changes
+
+
+def test_a_store_from_a_shadowed_class_statement_is_not_known() -> None:
+    """``holder.head = ...`` in a class statement that a later one of the same name shadows:
+    the analysis does not say which of the two the value was read in, so the head is unknown."""
+    source = dedent(HEADER) + MODEL.format(init="self.head = None", call="self.head(x)") + dedent(
+        """
+
+        class Wrapper(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = Model()
+                self.model.head = self.norm
+        """
+    )
+    tree = ast.parse(source)
+    symbols = ModuleSymbols.collect(tree)
+    owner = symbols.classes["Model"]
+    forward = owner.methods["forward"]
+    call = next(n for n in ast.walk(forward.body[0]) if isinstance(n, ast.Call))
+    assert call_changes_state(call, forward, owner, symbols)

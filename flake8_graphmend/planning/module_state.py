@@ -257,11 +257,13 @@ def _held(
                 if classes is None:
                     return None
                 held.update(classes)
-    for class_name, method, value in _stored_from_outside(symbols.tree).get(attribute, ()):
+    for definition, method, value in _stored_from_outside(symbols.tree).get(attribute, ()):
         if _sets(method, attribute):
             continue
-        info = symbols.classes[class_name]
-        classes = _classes_of_value(value, element, info, method, symbols, resolving)
+        holder = symbols.classes.get(definition.name)
+        if holder is None or holder.node is not definition:
+            return None  # a class statement that a later one of the same name shadows
+        classes = _classes_of_value(value, element, holder, method, symbols, resolving)
         if classes is None:
             return None
         held.update(classes)
@@ -271,10 +273,11 @@ def _held(
 @functools.lru_cache(maxsize=8)
 def _stored_from_outside(
     tree: ast.Module,
-) -> Dict[str, List[Tuple[str, FunctionNode, ast.expr]]]:
-    """attribute -> (class, method, value) of each store of a method of a class of ``tree`` into
-    ``<object>.<attribute>`` of an object not ``self`` (``self.model.decoder.head = ...``)."""
-    stores: Dict[str, List[Tuple[str, FunctionNode, ast.expr]]] = {}
+) -> Dict[str, List[Tuple[ast.ClassDef, FunctionNode, ast.expr]]]:
+    """attribute -> (class statement, method, value) of each store of a method of a class of
+    ``tree`` into ``<object>.<attribute>`` of an object not ``self``
+    (``self.model.decoder.head = ...``)."""
+    stores: Dict[str, List[Tuple[ast.ClassDef, FunctionNode, ast.expr]]] = {}
     for statement in tree.body:
         if not isinstance(statement, ast.ClassDef):
             continue
@@ -289,7 +292,7 @@ def _stored_from_outside(
                         isinstance(target.value, ast.Name) and target.value.id == "self"
                     ):
                         stores.setdefault(target.attr, []).append(
-                            (statement.name, method, node.value)
+                            (statement, method, node.value)
                         )
     return stores
 
