@@ -19,7 +19,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from ..analysis.index import parameter_names, root_name
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
-from .submodules import additions, binds_locally, classes_of_call, forward_of
+from .submodules import additions, binds_locally, classes_of_call, file_bases, forward_of
 
 #: ``torch.nn`` modules whose call updates buffers in place (in training).
 STATEFUL_MODULES = frozenset({
@@ -323,13 +323,13 @@ def _classes_of_value(
 def lineage(owner: ClassInfo, symbols: ModuleSymbols) -> List[ClassInfo]:
     """``owner`` and the classes of this file it derives from or that derive from it (not
     their other subclasses: an instance of a sibling never runs ``owner``'s methods)."""
-    def bases(info: ClassInfo) -> Set[str]:
-        return {b.id for b in info.node.bases if isinstance(b, ast.Name)} & set(symbols.classes)
-
     ancestors, descendants = {owner.node.name}, {owner.node.name}
     for found, step in (
-        (ancestors, lambda name: bases(symbols.classes[name])),
-        (descendants, lambda name: {n for n, i in symbols.classes.items() if name in bases(i)}),
+        (ancestors, lambda name: set(file_bases(symbols.classes[name], symbols))),
+        (
+            descendants,
+            lambda name: {n for n, i in symbols.classes.items() if name in file_bases(i, symbols)},
+        ),
     ):
         frontier = set(found)
         while frontier:

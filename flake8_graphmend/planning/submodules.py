@@ -186,20 +186,22 @@ def _called_name(call: ast.Call) -> str:
     return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
 
 
+def file_bases(info: ClassInfo, symbols: ModuleSymbols) -> List[str]:
+    """The names of the classes of this file that ``info`` names as its bases."""
+    names = [b.id for b in info.node.bases if isinstance(b, ast.Name)]
+    return [name for name in names if name in symbols.classes]
+
+
 def related_classes(owner: ClassInfo, symbols: ModuleSymbols) -> List[ClassInfo]:
     """``owner``, and the classes of this file it derives from or that derive from it."""
-    def bases(info: ClassInfo) -> List[str]:
-        names = [b.id for b in info.node.bases if isinstance(b, ast.Name)]
-        return [name for name in names if name in symbols.classes]
-
     related = {owner.node.name}
     changed = True
     while changed:
         changed = False
         for name, info in symbols.classes.items():
             linked = name not in related and (
-                any(base in related for base in bases(info))  # a subclass
-                or any(name in bases(symbols.classes[r]) for r in related)  # a base
+                any(base in related for base in file_bases(info, symbols))  # a subclass
+                or any(name in file_bases(symbols.classes[r], symbols) for r in related)  # a base
             )
             if linked:
                 related.add(name)
