@@ -465,11 +465,16 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
             raise Decline(str(error)) from None
 
     def deferred_helper(
-        self, base: str, parameters: Sequence[str], callee: str, arguments: Sequence[str]
+        self,
+        base: str,
+        parameters: Sequence[str],
+        callee: str,
+        arguments: Sequence[str],
+        shared: bool = True,
     ) -> str:
         """The name of a registered helper calling ``callee(arguments)`` (see ``HelperSet``)."""
         try:
-            return self.helpers.deferred(base, parameters, callee, arguments)
+            return self.helpers.deferred(base, parameters, callee, arguments, shared)
         except HelperNameTaken as error:
             raise Decline(str(error)) from None
 

@@ -8,7 +8,7 @@ the whole ``if`` (GM201, applied by ``PredicateControlFlow`` and ``FixAll``).
 from __future__ import annotations
 
 import re
-from typing import AbstractSet, Callable, List, Optional, Set, Tuple
+from typing import AbstractSet, Callable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -26,7 +26,13 @@ from .base import (
     with_static_prefix,
 )
 from .base import _shifted as shifted
-from .helpers import DEFERRED_WRAPPER_FRAMES, PREFIX, HelperNameTaken, call_source
+from .helpers import (
+    DEFERRED_WRAPPER_FRAMES,
+    IN_GRAPH,
+    PREFIX,
+    HelperNameTaken,
+    call_source,
+)
 
 #: Callees whose first positional argument is the message.
 _MESSAGE_FIRST = re.compile(
@@ -42,7 +48,8 @@ class DeferSideEffects(GraphMendCommand):
     the tensors as they are at the call. Arguments written in the source (messages, the
     category of warnings.warn, keywords) are built into the helper; only tensors are passed.
     `stacklevel` is raised past the helper's frames, so that eager records and warnings keep
-    the caller's location.
+    the caller's location; run by the graph, they are made from the helper's line, in the
+    caller's module (each warnings.warn call has a helper of its own).
     """
 
     DESCRIPTION = __doc__.splitlines()[0]
@@ -57,7 +64,11 @@ def rewrite_call(command: GraphMendCommand, call: cst.Call, plan: DeferPlan) -> 
         command, call, plan, lambda name: _fresh(name, taken, reserved)
     )
     name = command.deferred_helper(
-        PREFIX + plan.callee.replace(".", "_"), parameters, plan.callee, inner
+        PREFIX + plan.callee.replace(".", "_"),
+        parameters + _located([plan], reserved),
+        plan.callee,
+        inner,
+        shared=not plan.own_helper,
     )
     if not kept:
         return call.with_changes(
@@ -68,6 +79,16 @@ def rewrite_call(command: GraphMendCommand, call: cst.Call, plan: DeferPlan) -> 
         comma=last.comma, whitespace_after_arg=last.whitespace_after_arg
     )
     return call.with_changes(func=cst.Name(name), args=kept)
+
+
+def _located(plans: Sequence[DeferPlan], reserved: AbstractSet[str]) -> List[str]:
+    """The helper's ``in_graph`` keyword, where a call passes ``stacklevel``: the graph sets it,
+    and the call is then attributed to the helper's own line."""
+    if all(plan.stacklevel is None for plan in plans):
+        return []
+    if IN_GRAPH in reserved:
+        raise Decline(f"the call reads `{IN_GRAPH}`, the name of the helper's keyword")
+    return ["*", f"{IN_GRAPH}=False"]
 
 
 def _helper_arguments(
@@ -90,7 +111,8 @@ def _helper_arguments(
         if plan.stacklevel is None or name != "stacklevel":
             inner.append(f"{name}={command.code(arg.value)}")
     if plan.stacklevel is not None:  # the plan counts the helper's frame; add its wrapper's
-        inner.append(f"stacklevel={plan.stacklevel + DEFERRED_WRAPPER_FRAMES}")
+        level = plan.stacklevel + DEFERRED_WRAPPER_FRAMES
+        inner.append(f"stacklevel=1 if {IN_GRAPH} else {level}")
     kept = [
         arg.with_changes(value=_str_of(arg.value)) if index in plan.str_args else arg
         for index, arg in enumerate(positional)
@@ -142,7 +164,9 @@ def rewrite_if(
             removed += [line] if line is not None else []
     base = PREFIX + "if_" + plan.calls[0].callee.replace(".", "_")
     try:
-        name = command.helpers.deferred_function(base, taken, "".join(body))
+        parameters = taken + _located(plan.calls, reserved)
+        own = any(call.own_helper for call in plan.calls)
+        name = command.helpers.deferred_function(base, parameters, "".join(body), not own)
     except HelperNameTaken as error:
         raise Decline(str(error)) from None
     indent = command.indentation(original)
@@ -213,9 +237,10 @@ def _parameter_name(callee: str, index: int) -> str:
 
 def _fresh(name: str, taken: List[str], reserved: AbstractSet[str] = frozenset()) -> str:
     """``name``, or ``name_2``, ``name_3``... if taken or ``reserved`` (a name the helper's
-    body reads: a module-level name written into it); the result is taken from now on."""
+    body reads: a module-level name written into it) or the helper's keyword; the result is
+    taken from now on."""
     number, fresh = 1, name
-    while fresh in taken or fresh in reserved:
+    while fresh in taken or fresh in reserved or fresh == IN_GRAPH:
         number += 1
         fresh = f"{name}_{number}"
     taken.append(fresh)

@@ -29,6 +29,8 @@ HELPER_LINE_LENGTH = 79
 #: Frames that ``_graphmend_deferred``'s wrapper (``call``) adds between the caller and the
 #: helper: ``stacklevel`` counts them.
 DEFERRED_WRAPPER_FRAMES = 1
+#: The keyword that ``_graphmend_deferred`` sets on a helper when the graph runs it.
+IN_GRAPH = "in_graph"
 #: The process-wide module (in ``sys.modules``) that holds the custom op and the deferred
 #: functions of every fixed module, so that the op is registered once.
 RUNTIME_MODULE = f"{PREFIX}runtime"
@@ -40,10 +42,13 @@ def {DEFERRED}(function):
     Eager calls run `function` as it is. Under torch.compile, in every frame
     that Dynamo inlines, the call becomes an ordered custom op that runs
     `function` at the same point of the graph, with the tensors as they are
-    there. Arguments must be tensors, str, int, float or bool; where that, or
-    the op, is not available (an older torch, a tensor that autograd records),
-    the call runs as written, graph break included.
+    there, and with `in_graph=True` if it takes that keyword. Arguments must
+    be tensors, str, int, float or bool; where that, or the op, is not
+    available (an older torch, a tensor that autograd records), the call
+    runs as written, graph break included.
     """
+    import functools
+    import inspect
     import sys
     import types
 
@@ -74,9 +79,13 @@ def {DEFERRED}(function):
             runtime.op = deferred
         sys.modules[runtime.__name__] = runtime
     # two files loaded under one module name must not share a name
-    code = function.__code__.co_filename
-    name = f"{{function.__module__}}.{{function.__qualname__}}@{{code}}"
-    runtime.functions[name] = function
+    code = function.__code__
+    name = f"{{function.__module__}}.{{function.__qualname__}}@{{code.co_filename}}"
+    # a function with an `in_graph` keyword is told when the graph runs it
+    located = "in_graph" in inspect.signature(function).parameters
+    runtime.functions[name] = (
+        functools.partial(function, in_graph=True) if located else function
+    )
 
     def kind_of(value):  # an Enum or a numpy scalar prints otherwise: "?"
         if isinstance(value, torch.Tensor):
@@ -339,15 +348,23 @@ class HelperSet:
         return name
 
     def deferred(
-        self, base: str, parameters: Sequence[str], callee: str, arguments: Sequence[str]
+        self,
+        base: str,
+        parameters: Sequence[str],
+        callee: str,
+        arguments: Sequence[str],
+        shared: bool = True,
     ) -> str:
         """The name of a registered helper calling ``callee(arguments)``: an identical existing
-        one, or a new one."""
-        return self.deferred_function(base, parameters, call_source(callee, arguments, "    "))
+        one (if ``shared``), or a new one."""
+        body = call_source(callee, arguments, "    ")
+        return self.deferred_function(base, parameters, body, shared)
 
-    def deferred_function(self, base: str, parameters: Sequence[str], body: str) -> str:
+    def deferred_function(
+        self, base: str, parameters: Sequence[str], body: str, shared: bool = True
+    ) -> str:
         """The name of a registered helper ``(parameters)`` running ``body`` (its lines, indented
-        once): an identical existing one, or a new one."""
+        once): an identical existing one (if ``shared``), or a new one."""
         self.fixed(DEFERRED)
         for number in range(1, 100):
             name = base if number == 1 else f"{base}_{number}"
@@ -358,7 +375,7 @@ class HelperSet:
             if known is None:
                 self._new[name] = source
                 return name
-            if _same_code(known, source):
+            if shared and _same_code(known, source):
                 return name
         raise HelperNameTaken(base)
 

@@ -727,6 +727,57 @@ def test_conditional_side_effects_under_inductor(
     assert [r[:3] for r in records] == [r[:3] for r in expected[1]]
 
 
+WARNING_SITES_SOURCE = """
+    import warnings
+
+    import torch
+    from torch import nn
+
+
+    class Model(nn.Module):
+        def forward(self, x):
+            y = x * 2
+            warnings.warn("check the input")
+            y = y + 1
+            warnings.warn("check the input")
+            if (x < 0).any():
+                warnings.warn("negative input", RuntimeWarning)
+            else:
+                warnings.warn("check the input", RuntimeWarning)
+            return y
+"""
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("action", ["default", "error", "ignore"])
+def test_deferred_warnings_meet_the_filters_of_their_module(
+    tmp_path: Path, backend: str, action: str
+) -> None:
+    """Compiled, each deferred warning comes from a line of its own in the caller's module:
+    Python's once-per-location filter shows a message repeated on two lines twice, and a
+    filter scoped to the module (`module=__name__`) raises or hides it, as in the original."""
+    original, fixed, _ = original_and_fixed(WARNING_SITES_SOURCE, tmp_path)
+    shown = []
+    for module, arm in [
+        (original, original.Model()),
+        (fixed, fixed.Model()),
+        (fixed, compiled(fixed.Model(), backend)),
+    ]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            warnings.filterwarnings(action, module=module.__name__)
+            results = [outcome(arm, x) for x in (torch.ones(2), torch.ones(2), -torch.ones(2))]
+        files = {Path(w.filename).name for w in caught}
+        assert files <= {"model.py"}, files
+        shown.append(([(w.category, str(w.message)) for w in caught], results))
+    assert len(shown[0][0]) == {"default": 4, "error": 0, "ignore": 0}[action]
+    assert same_outcomes(shown[1], shown[0]) and same_outcomes(shown[2], shown[0])
+
+
+def same_outcomes(got: Tuple[list, list], expected: Tuple[list, list]) -> bool:
+    return got[0] == expected[0] and all(same(a, b) for a, b in zip(got[1], expected[1]))
+
+
 # ---------------------------------------------------------------------------- --helpers-module
 HELPERS_SOURCE = """
     import logging

@@ -43,9 +43,8 @@ eagerly). After each call, eager(fixed) and compiled(fixed) must match eager(ori
 * the input tensor after the call (in-place updates);
 * last (so that they do not hide the differences above), where records and warnings come from:
   the file of each record and warning, and in eager also the function of each record
-  (``GRAPHMEND_PROPERTY_LOCATIONS=0`` leaves these out). Compiled, they are not compared: a
-  deferred call's records and warnings come from torch's custom-op frame (a known problem,
-  stated in the GM101-GM103 docs).
+  (``GRAPHMEND_PROPERTY_LOCATIONS=0`` leaves these out). Compiled, only the files compare: a
+  deferred call's records and warnings are made from its helper's line, in the same file.
 
 Where compiled(original) itself differs from eager(original) on a field (torch's own behaviour,
 e.g. the message of an op's error raised while tracing), compiled(fixed) may match
@@ -1048,8 +1047,8 @@ def check_semantics(program: Program, xs: Sequence[torch.Tensor], folder: Path) 
                     for name in FIELDS:
                         on_graph = run.startswith("compiled")
                         want, have = expected.field(name, on_graph), got.field(name, on_graph)
-                        if have == want or on_graph and name in ("record_sites", "warning_sites"):
-                            continue  # compiled: deferred calls run in torch's custom-op frame
+                        if have == want:
+                            continue
                         if on_graph:
                             if reference is None:
                                 reference = replay(program.source, xs, folder, grad)

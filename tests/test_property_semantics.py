@@ -12,10 +12,10 @@ For each module: FixAll declines exactly the findings that the analysis declines
 others, and its output parses and is a fixed point. For each input, with grad mode on and off:
 eager(original) == eager(fixed) (values bitwise, exception type and message, stdout, log records
 and warnings, with the function and file they come from) == compiled(fixed) (the same, except
-that deferred records and warnings come from torch's custom-op frame). Each compilation is one
-graph, unless a
-site was declined or autograd records through a selection (where the helper keeps the branch,
-as documented). Examples are derandomized and no database is used: CI runs the same ones.
+where records and warnings come from: a deferred call makes them from its helper's line).
+Each compilation is one graph, unless a site was declined or autograd records through a
+selection (where the helper keeps the branch, as documented). Examples are derandomized and no
+database is used: CI runs the same ones.
 """
 
 from __future__ import annotations
@@ -368,8 +368,6 @@ class Observed(NamedTuple):
 
 
 TORCH_ROOT = Path(torch.__file__).parent
-#: Where records and warnings of deferred calls come from under compile (graphmend::deferred).
-CUSTOM_OP_FRAME = TORCH_ROOT / "_library" / "custom_ops.py"
 
 
 def observe(fn: Callable, x: torch.Tensor) -> Observed:
@@ -381,7 +379,7 @@ def observe(fn: Callable, x: torch.Tensor) -> Observed:
     caught = [  # Dynamo warns about what it cannot trace (a declined site's logging internals)
         (w.category, str(w.message), Path(w.filename).name)
         for w in caught
-        if not Path(w.filename).is_relative_to(TORCH_ROOT) or Path(w.filename) == CUSTOM_OP_FRAME
+        if not Path(w.filename).is_relative_to(TORCH_ROOT)
     ]
     return Observed(result, stdout.getvalue(), records, caught)
 
@@ -425,7 +423,7 @@ def check_example(program: Program, xs: Sequence[torch.Tensor], folder: Path) ->
                 if graphs and one_graph:  # compiled in this call, not a cache hit
                     assert (len(graphs), sites) == (1, []), [str(site) for site in sites]
                 assert same(got.outcome, expected.outcome), (got.outcome, expected.outcome)
-                # compiled, records come from the custom op or from Dynamo's resume function
+                # compiled, records come from the helper's line or from Dynamo's resume function
                 assert got.effects(located=False) == expected.effects(located=False)
                 if grad and program.weighted and not raised(expected.outcome):
                     grads = [gradient(o.outcome, m.weight) for o, m in

@@ -24,12 +24,7 @@ SCRIPT = ROOT / "benchmarks" / "table2.py"
 
 #: Rows known to fall short of the paper, and why. The test fails when such a row reaches the
 #: paper's rate (remove it here then), and xfails while it does not.
-KNOWN_GAPS: dict[str, str] = {
-    "layoutlmv3": (
-        "its deprecation warning (modeling_utils.py:1614) repeats line 1569's message; deferred,"
-        " both would come from one location under compile and show once, so [Defer] declines it"
-    ),
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
 
@@ -47,8 +48,12 @@ class DeferPlan(Plan):
     #: Positional arguments passed as ``str(value)``: what ``print`` writes for tensor metadata.
     str_args: FrozenSet[int]
     #: The ``stacklevel`` the helper's call passes, counting the helper's own frame (None: the
-    #: callee takes none).
+    #: callee takes none). Run by the graph, where no caller frame is left, the helper passes
+    #: 1: records and warnings are made from its own line, in the caller's module.
     stacklevel: Optional[int]
+    #: A helper of its own, never shared with another call: under compile the line the warning
+    #: is made from stands for the call's, for the once-per-location filter.
+    own_helper: bool
 
 
 def defer_plan(
@@ -60,7 +65,7 @@ def defer_plan(
         or _keywords_problem(code, node, ctx)
         or _logger_problem(code, node, ctx)
         or (state_change_problem(statement, ctx, _RAISING_WARNING) if code == "GM103" else None)
-        or (_repeated_warning_problem(node, ctx) if code == "GM103" else None)
+        or (_attributed_warning_problem(node) if code == "GM103" else None)
     )
     if problem:
         return declined(problem)
@@ -80,35 +85,24 @@ def defer_plan(
         baked_args=frozenset(baked),
         str_args=frozenset(printed),
         stacklevel=_helper_stacklevel(code, node),
+        own_helper=code == "GM103",
     )
     return plan, None
 
 
-def _repeated_warning_problem(node: ast.Call, ctx: FunctionContext) -> Optional[str]:
-    """Another ``warnings.warn`` of the module that may show the same message: under compile
-    every deferred warning is made from one line, where the once-per-location filters show a
-    message once, and the original showed it once per line."""
-    message = node.args[0] if node.args else None
-    for other in ast.walk(ctx.symbols.tree):
-        if (
-            other is node
-            or not isinstance(other, ast.Call)
-            or ctx.symbols.qualified_name(other.func) != "warnings.warn"
-        ):
-            continue
-        text = other.args[0] if other.args else None
-        distinct = (
-            isinstance(message, ast.Constant)
-            and isinstance(text, ast.Constant)
-            and message.value != text.value
-        )
-        if not distinct:
-            return (
-                f"the warnings.warn of line {other.lineno} may show the same message: under "
-                "compile both would be made from the line of the deferred call, where the "
-                "once-per-location warning filters show it once"
-            )
-    return None
+def _attributed_warning_problem(node: ast.Call) -> Optional[str]:
+    """A warning attributed to a caller (``stacklevel`` of 2 or more): the graph has no caller
+    frame to attribute it to, and filters of the caller's module (Python's own shows
+    DeprecationWarning in ``__main__``) or the once-per-location filter over several callers
+    would act otherwise on the helper's line."""
+    level = _stacklevel(node)
+    if level is None or level <= 1:
+        return None
+    return (
+        f"`stacklevel={level}` attributes the warning to a caller, which the compiled graph "
+        "cannot name: the filters of the caller's module, and the once-per-location filter "
+        "over several callers, would act on the helper's line instead"
+    )
 
 
 def _call_form_problem(
@@ -506,11 +500,17 @@ def _deferred_if_plan(
             return declined(
                 f"`{text}` (line {statement.lineno}) is not a print, log or warnings.warn call"
             )
-    if codes.count("GM103") > 1:
-        return declined(
-            "its warnings.warn calls would all be made from the line of the deferred call, so "
-            "the once-per-location warning filters could show fewer of them"
-        )
+    problem = _shared_warning_problem(
+        [
+            statement.value
+            for statement, code in zip(statements, codes)
+            if code == "GM103"
+            and isinstance(statement, ast.Expr)
+            and isinstance(statement.value, ast.Call)
+        ]
+    )
+    if problem:
+        return declined(problem)
     for clause in clauses:
         problem = shared_line_problem(clause, ctx)
         if problem:
@@ -538,6 +538,43 @@ def _deferred_if_plan(
         calls.append(call)
         sites.append(position(statement.value, ctx))
     return DeferIfPlan(head.lineno, len(static), tuple(calls), frozenset(sites)), None
+
+
+def _shared_warning_problem(warnings: List[ast.Call]) -> Optional[str]:
+    """Two warnings.warn calls of one deferred ``if`` that may show the same message with the
+    same category: eager, the helper makes both from the line of its call, where Python's
+    once-per-location filter shows the message once, and the original showed it once per line."""
+    for first, second in itertools.combinations(warnings, 2):
+        if not (_distinct(first, second, 0) or _distinct(first, second, 1)):
+            return (
+                f"the warnings.warn calls of lines {first.lineno} and {second.lineno} may "
+                "show the same message: eager, the deferred `if` makes both from its own "
+                "line, where the once-per-location filter shows it once"
+            )
+    return None
+
+
+def _distinct(first: ast.Call, second: ast.Call, index: int) -> bool:
+    """The ``index``-th arguments of two warnings.warn calls (the message, the category) are
+    different string literals or builtin names (a missing category is ``UserWarning``)."""
+
+    def written(call: ast.Call) -> Optional[str]:
+        if index < len(call.args):
+            argument = call.args[index]
+        else:
+            keyword = ("message", "category")[index]
+            found = [k.value for k in call.keywords if k.arg == keyword]
+            if not found:
+                return "UserWarning" if index else None
+            argument = found[0]
+        if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+            return repr(argument.value)
+        if index and isinstance(argument, ast.Name) and hasattr(builtins, argument.id):
+            return argument.id  # a name of the module's own may alias another
+        return None
+
+    one, other = written(first), written(second)
+    return one is not None and other is not None and one != other
 
 
 def _operands_problem(operands: List[ast.expr], ctx: FunctionContext) -> Optional[str]:
