@@ -465,16 +465,12 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
             raise Decline(str(error)) from None
 
     def deferred_helper(
-        self,
-        base: str,
-        parameters: Sequence[str],
-        callee: str,
-        arguments: Sequence[str],
-        shared: bool = True,
+        self, base: str, parameters: Sequence[str], body: str, shared: bool = True
     ) -> str:
-        """The name of a registered helper calling ``callee(arguments)`` (see ``HelperSet``)."""
+        """The name of a registered helper ``(parameters)`` running ``body`` (see
+        ``HelperSet.deferred``)."""
         try:
-            return self.helpers.deferred(base, parameters, callee, arguments, shared)
+            return self.helpers.deferred(base, parameters, body, shared)
         except HelperNameTaken as error:
             raise Decline(str(error)) from None
 

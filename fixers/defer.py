@@ -30,7 +30,6 @@ from .helpers import (
     DEFERRED_WRAPPER_FRAMES,
     IN_GRAPH,
     PREFIX,
-    HelperNameTaken,
     call_source,
 )
 
@@ -66,8 +65,7 @@ def rewrite_call(command: GraphMendCommand, call: cst.Call, plan: DeferPlan) -> 
     name = command.deferred_helper(
         PREFIX + plan.callee.replace(".", "_"),
         parameters + _located([plan], reserved),
-        plan.callee,
-        inner,
+        call_source(plan.callee, inner, "    "),
         shared=not plan.own_helper,
     )
     if not kept:
@@ -163,12 +161,9 @@ def rewrite_if(
             passed += [command.code(arg.value) for arg in kept]
             removed += [line] if line is not None else []
     base = PREFIX + "if_" + plan.calls[0].callee.replace(".", "_")
-    try:
-        parameters = taken + _located(plan.calls, reserved)
-        own = any(call.own_helper for call in plan.calls)
-        name = command.helpers.deferred_function(base, parameters, "".join(body), not own)
-    except HelperNameTaken as error:
-        raise Decline(str(error)) from None
+    parameters = taken + _located(plan.calls, reserved)
+    own = any(call.own_helper for call in plan.calls)
+    name = command.deferred_helper(base, parameters, "".join(body), shared=not own)
     indent = command.indentation(original)
     block = command.indented(updated.body)
     if static:

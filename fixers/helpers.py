@@ -348,19 +348,6 @@ class HelperSet:
         return name
 
     def deferred(
-        self,
-        base: str,
-        parameters: Sequence[str],
-        callee: str,
-        arguments: Sequence[str],
-        shared: bool = True,
-    ) -> str:
-        """The name of a registered helper calling ``callee(arguments)``: an identical existing
-        one (if ``shared``), or a new one."""
-        body = call_source(callee, arguments, "    ")
-        return self.deferred_function(base, parameters, body, shared)
-
-    def deferred_function(
         self, base: str, parameters: Sequence[str], body: str, shared: bool = True
     ) -> str:
         """The name of a registered helper ``(parameters)`` running ``body`` (its lines, indented

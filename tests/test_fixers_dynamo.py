@@ -769,13 +769,9 @@ def test_deferred_warnings_meet_the_filters_of_their_module(
             results = [outcome(arm, x) for x in (torch.ones(2), torch.ones(2), -torch.ones(2))]
         files = {Path(w.filename).name for w in caught}
         assert files <= {"model.py"}, files
-        shown.append(([(w.category, str(w.message)) for w in caught], results))
+        shown.append((tuple((w.category, str(w.message)) for w in caught), tuple(results)))
     assert len(shown[0][0]) == {"default": 4, "error": 0, "ignore": 0}[action]
-    assert same_outcomes(shown[1], shown[0]) and same_outcomes(shown[2], shown[0])
-
-
-def same_outcomes(got: Tuple[list, list], expected: Tuple[list, list]) -> bool:
-    return got[0] == expected[0] and all(same(a, b) for a, b in zip(got[1], expected[1]))
+    assert same(shown[1], shown[0]) and same(shown[2], shown[0])
 
 
 # ---------------------------------------------------------------------------- --helpers-module
