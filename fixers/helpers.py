@@ -42,7 +42,7 @@ def {DEFERRED}(function):
     Eager calls run `function` as it is. Under torch.compile, in every frame
     that Dynamo inlines, the call becomes an ordered custom op that runs
     `function` at the same point of the graph, with the tensors as they are
-    there, and with `in_graph=True` if it takes that keyword. Arguments must
+    there, and with `{IN_GRAPH}=True` if it takes that keyword. Arguments must
     be tensors, str, int, float or bool; where that, or the op, is not
     available (an older torch, a tensor that autograd records), the call
     runs as written, graph break included.
@@ -81,10 +81,10 @@ def {DEFERRED}(function):
     # two files loaded under one module name must not share a name
     code = function.__code__
     name = f"{{function.__module__}}.{{function.__qualname__}}@{{code.co_filename}}"
-    # a function with an `in_graph` keyword is told when the graph runs it
-    located = "in_graph" in inspect.signature(function).parameters
+    # a function with an `{IN_GRAPH}` keyword is told when the graph runs it
+    located = "{IN_GRAPH}" in inspect.signature(function).parameters
     runtime.functions[name] = (
-        functools.partial(function, in_graph=True) if located else function
+        functools.partial(function, {IN_GRAPH}=True) if located else function
     )
 
     def kind_of(value):  # an Enum or a numpy scalar prints otherwise: "?"
