@@ -40,7 +40,8 @@ COLUMNS: Tuple[Tuple[str, str], ...] = (
     ("outputs equal", "the first compiled outputs of the two versions are bitwise equal"),
     (
         "behaviour equal",
-        "values, state after each call (buffers, parameters, inputs), exceptions, stdout, "
+        "values, state after each call (buffers, parameters, attributes, inputs, aliasing), "
+        "exceptions, stdout, "
         "stderr, log records and warnings of the fixed code, eager and compiled, against the "
         "eager original",
     ),

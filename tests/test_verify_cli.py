@@ -176,6 +176,27 @@ BAD_ENTRIES = {
         def build():
             return Average(), (torch.ones(2, 3),)
     """,
+    "aliases_when_fixed.py": """
+        import torch
+
+        ORIGINAL_FILE = {original!r}
+
+        class Rope(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.short, self.long = torch.ones(3), torch.full((3,), 2.0)
+                self.register_buffer("inv_freq", self.short, persistent=False)
+                self.calls = 0
+
+            def forward(self, x):
+                self.calls += 1
+                chosen = self.long if __file__ == ORIGINAL_FILE else self.long.clone()
+                self.register_buffer("inv_freq", chosen, persistent=False)
+                return x * self.inv_freq
+
+        def build():
+            return Rope(), (torch.ones(3),)
+    """,
     "single_graph.py": """
         import torch
 
@@ -242,6 +263,7 @@ def runs(request, bad_entries, tmp_path_factory):
             "guard fails": [str(bad_entries / "guard_fails.py")],
             "check after a batch norm": [str(bad_entries / "check_after_batch_norm.py")],
             "running average": [str(bad_entries / "running_average.py")],
+            "fixed aliases otherwise": [str(bad_entries / "aliases_when_fixed.py")],
             "fix target missing": [
                 str(bad_entries / "single_graph.py"),
                 "--fix",
@@ -521,6 +543,23 @@ def test_each_recording_starts_from_the_state_the_factory_built(runs):
     assert run.code == 0, run.stdout + run.stderr
     for comparison in run.json["behaviour"].values():
         assert comparison["behaviour_equal"] and comparison["state_equal"], comparison
+
+
+def test_a_buffer_that_no_longer_aliases_an_attribute_fails_verification(runs):
+    """Equal values, but the fixed code registers a copy where the original registered the
+    attribute itself (as a [Where] rewrite of LongRoPE's choice would): the state's aliasing
+    differs. The plain attribute ``calls`` counts alike on both sides."""
+    run = result(runs, "fixed aliases otherwise")
+    assert run.code == 1, run.stdout + run.stderr
+    assert run.json["outputs_equal"] is True
+    for fixed in ("compiled_fixed", "eager_fixed"):
+        comparison = run.json["behaviour"][f"eager_original_vs_{fixed}"]
+        assert comparison["differences"] == {
+            "state": "state after call 1: state (aliasing): "
+            "one tensor: [\"state['attributes']['']['long']\", "
+            "\"state['buffers']['inv_freq']\"] != None"
+        }
+    assert run.json["behaviour"]["eager_original_vs_compiled_original"]["behaviour_equal"]
 
 
 def test_a_model_that_raises_is_compared_by_its_exception(runs):

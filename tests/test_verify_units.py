@@ -175,6 +175,28 @@ def test_differences_are_located_and_measured():
     ]
 
 
+def test_layouts_compare():
+    square = torch.arange(4.0).reshape(2, 2)
+    transposed = _compare(square.t(), square.t().contiguous())
+    assert transposed.differences == [
+        "output (layout): strides (1, 2), requires_grad False "
+        "!= strides (2, 1), requires_grad False"
+    ]
+    assert not _compare(torch.ones(2), torch.ones(2, requires_grad=True)).equal
+
+
+def test_aliasing_compares():
+    base = torch.arange(4.0)
+    same = _compare((base, base), (base, base.clone()))
+    one = "output (aliasing): one tensor: ['output[0]', 'output[1]'] != None"
+    assert same.differences == [one]
+    view = _compare((base, base[:2]), (base, base[:2].clone()))
+    assert view.differences == ["output (aliasing): one memory: ['output[0]', 'output[1]'] != None"]
+    twin = base.clone()
+    assert _compare((base, base[:2]), (twin, twin[:2])).equal
+    assert _compare((torch.empty(0), torch.empty(0)), (torch.empty(0), torch.empty(0))).equal
+
+
 def test_objects_are_compared_through_their_attributes():
     class Cache:
         def __init__(self, value):
@@ -202,7 +224,10 @@ def test_a_recording_captures_every_part():
     first, second = record_calls([lambda: _chatty(torch.ones(2))] * 2)
     tensors, values = first.output
     assert torch.equal(tensors["output['y']"], torch.full((2,), 2.0))
-    assert values == {"output['n']": "1"}
+    assert values == {
+        "output['n']": "1",
+        "output['y'] (layout)": "strides (1,), requires_grad False",
+    }
     assert first.exception is None
     assert (first.stdout, first.stderr) == ("to stdout\n", "to stderr\n")
     assert first.logs == [("graphmend.test.chatty", "WARNING", "careful with x")]

@@ -173,19 +173,42 @@ def run_arm(spec: ArmSpec) -> ArmResult:
 
 
 def _state_of(workload: Workload) -> Callable[[], Any]:
-    """What outlives a call: the model's buffers and parameters, and the inputs."""
+    """What outlives a call: the model's buffers, parameters and plain attributes (``_plain``),
+    and the inputs."""
     import torch
 
     module = workload.model if isinstance(workload.model, torch.nn.Module) else None
+    # what every module keeps, and the mark torch.compile leaves on the module it wraps
+    internal = set(vars(torch.nn.Module())) - {"training"} | {"_is_torch_compile"}
 
     def state() -> Dict[str, Any]:
         tensors: Dict[str, Any] = {"inputs": (workload.args, workload.kwargs)}
         if module is not None:
             tensors["buffers"] = dict(module.named_buffers())
             tensors["parameters"] = dict(module.named_parameters())
+            tensors["attributes"] = {
+                name: {key: _plain(item) for key, item in vars(sub).items() if key not in internal}
+                for name, sub in module.named_modules(remove_duplicate=False)
+            }
         return tensors
 
     return state
+
+
+def _plain(value: Any, depth: int = 3) -> Any:
+    """``value`` where it is a tensor, a scalar, or a tuple, list or dict of those (to ``depth``
+    levels); else the name of its type: an attribute that holds a config, a function or a
+    cache compares by type, not by an address that differs between processes."""
+    import torch
+
+    if value is None or isinstance(value, (torch.Tensor, str, bytes, int, float, complex)):
+        return value
+    if depth and isinstance(value, (tuple, list)):
+        items = [_plain(item, depth - 1) for item in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    if depth and isinstance(value, dict) and all(isinstance(k, (str, int)) for k in value):
+        return {key: _plain(item, depth - 1) for key, item in value.items()}
+    return f"<{type(value).__qualname__}>"
 
 
 class _Snapshot:

@@ -3,9 +3,10 @@
 A recording is a few calls in a row (``record_calls``); each call gives a ``CallRecord``:
 
 - values: the output, flattened and copied as ``compare.flatten_output`` does (None if it raised);
-- state: after the call, returned or raised, the tensors that outlive it, flattened alike: the
-  model's buffers and parameters and the inputs (an update in place that a failing check
-  inside a graph would lose shows here);
+- state: after the call, returned or raised, what outlives it, flattened alike: the model's
+  buffers, parameters and plain attributes and the inputs (an update in place that a failing
+  check inside a graph would lose shows here), with the aliasing of those tensors and the
+  output's (a buffer registered anew, an output that is an input or a view of one);
 - exceptions: the type (module-qualified, builtins bare) and ``str()`` of what the call raised
   (and, for the report only, ``entry.describe_failure``'s one line, which says where);
 - stdout, stderr: the text written to ``sys.stdout`` and ``sys.stderr`` (``redirect_stdout`` and
@@ -47,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import gradients as grads
-from .compare import compare_outputs, flatten_output
+from .compare import compare_outputs, flatten_output, leaves
 from .entry import describe_failure
 
 PARTS = ("values", "state", "exceptions", "stdout", "stderr", "logs", "warnings", "gradients")
@@ -95,9 +96,10 @@ def record_calls(
             record = CallRecord()
             stdout, stderr = io.StringIO(), io.StringIO()
             with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-                _call(call, record, targets)
+                output = _call(call, record, targets)
             if state is not None:
-                record.state = flatten_output(state(), "state")
+                beside = [] if record.output is None else list(leaves(output, "output"))
+                record.state = flatten_output(state(), "state", beside)
             record.stdout, record.stderr = stdout.getvalue(), stderr.getvalue()
             record.logs = list(logs)
             record.warnings = [(_qualified_name(w.category), str(w.message)) for w in shown]
@@ -105,8 +107,8 @@ def record_calls(
     return records
 
 
-def _call(call: Callable[[], Any], record: CallRecord, targets: Optional[Dict[str, Any]]) -> None:
-    """Make the call (and its backward pass, with ``targets``) into ``record``."""
+def _call(call: Callable[[], Any], record: CallRecord, targets: Optional[Dict[str, Any]]) -> Any:
+    """Make the call (and its backward pass, with ``targets``) into ``record``; its output."""
     if targets is not None:
         grads.clear_gradients(targets)
     try:
@@ -114,14 +116,15 @@ def _call(call: Callable[[], Any], record: CallRecord, targets: Optional[Dict[st
         record.output = flatten_output(output)
     except Exception as error:  # the exception is the behaviour
         _record_exception(record, error)
-        return
+        return None
     if targets is None:
-        return
+        return output
     try:
         record.backward, record.gradients = grads.backward(output, targets)
     except Exception as error:
         record.backward = grads.RAISED
         _record_exception(record, error, "in backward: ")
+    return output
 
 
 def _record_exception(record: CallRecord, error: Exception, where: str = "") -> None:

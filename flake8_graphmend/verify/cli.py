@@ -21,7 +21,8 @@ _MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagra
 EXIT_STATUS = (
     "exit status: 0 verified; 1 verification failed: the fixed code cannot be rewritten or run, "
     "its compiled outputs (with --grad: gradients) differ from the original's, its behaviour "
-    "(values, buffers, parameters and inputs after each call, exceptions, stdout, stderr, log "
+    "(values, buffers, parameters, attributes and inputs after each call and their aliasing, "
+    "exceptions, stdout, stderr, log "
     "records, warnings, with --grad gradients; compiled, eager, and with aot_eager when a "
     "compiled call raised) differs from the eager original's other than as documented "
     "([Trap]: RuntimeError under compile; gradients differing only in the sign of zero), or "

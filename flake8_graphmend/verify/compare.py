@@ -3,7 +3,9 @@
 Outputs may nest tuples, lists, dicts, ``ModelOutput`` (a mapping), dataclasses and plain
 objects such as cache classes (through their attributes). Tensor leaves are compared by their
 bytes (so NaN equals NaN and -0.0 differs from 0.0); when they differ the largest absolute
-difference is reported. Other leaves are compared by ``repr`` (a ``repr`` that raises gives
+difference is reported. A tensor's layout (strides, ``requires_grad``) compares too, and so does
+the aliasing of the leaves (which paths hold one tensor object, which share memory). Other
+leaves are compared by ``repr`` (a ``repr`` that raises gives
 ``<unrepresentable TYPE>``). ``differs_only_in_zero_signs`` tells a difference in the sign of zero
 alone (which the gradients comparison documents rather than fails).
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 _SCALARS = (str, bytes, int, float, complex, bool, type(None))
 _MAX_LISTED_DIFFERENCES = 10
@@ -29,19 +31,71 @@ class OutputComparison:
     differences: List[str] = field(default_factory=list)
 
 
-def flatten_output(output: Any, root: str = "output") -> Tuple[Dict[str, Any], Dict[str, str]]:
+def flatten_output(
+    output: Any, root: str = "output", beside: Sequence[Tuple[str, Any]] = ()
+) -> Tuple[Dict[str, Any], Dict[str, str]]:
     """Split an output into ``{path: tensor copied to CPU}`` and ``{path: repr}`` for the rest
-    (paths start with ``root``)."""
+    (paths start with ``root``); the values hold each tensor's layout (``PATH (layout)``) and,
+    where its leaves alias one another or the ``(path, leaf)`` pairs ``beside``,
+    ``ROOT (aliasing)``."""
     import torch
 
     tensors: Dict[str, Any] = {}
     values: Dict[str, str] = {}
-    for path, leaf in leaves(output, root):
+    flat = list(leaves(output, root))
+    for path, leaf in flat:
         if isinstance(leaf, torch.Tensor):
             tensors[path] = leaf.detach().to("cpu", copy=True)
+            values[f"{path} (layout)"] = _layout(leaf)
         else:
             values[path] = _repr(leaf)
+    shared = aliasing([*flat, *beside])
+    if shared:
+        values[f"{root} (aliasing)"] = shared
     return tensors, values
+
+
+def aliasing(flat: List[Tuple[str, Any]]) -> str:
+    """Which of the ``(path, leaf)`` pairs hold one tensor object, and which tensor objects share
+    memory (views; each named by its first path): groups of paths, "" when no two alias. Equal
+    aliasing gives equal text."""
+    import torch
+
+    objects: Dict[int, List[str]] = {}
+    memory: Dict[Tuple[str, int], List[str]] = {}  # the first path of each tensor object
+    for path, leaf in flat:
+        if not isinstance(leaf, torch.Tensor):
+            continue
+        where = _memory(leaf)
+        if where is not None and id(leaf) not in objects:
+            memory.setdefault(where, []).append(path)
+        objects.setdefault(id(leaf), []).append(path)
+    groups = [
+        f"{kind} {sorted(paths)}"
+        for kind, table in (("one tensor:", objects), ("one memory:", memory))
+        for paths in table.values()
+        if len(paths) > 1
+    ]
+    return "; ".join(sorted(groups))
+
+
+def _memory(tensor: Any) -> Optional[Tuple[str, int]]:
+    """(device, address of the storage) of a strided tensor with elements, else None."""
+    import torch
+
+    if tensor.layout != torch.strided or tensor.numel() == 0:
+        return None
+    try:
+        return str(tensor.device), tensor.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):  # a tensor without storage (a wrapper subclass)
+        return None
+
+
+def _layout(tensor: Any) -> str:
+    import torch
+
+    strides = tuple(tensor.stride()) if tensor.layout == torch.strided else tensor.layout
+    return f"strides {strides}, requires_grad {tensor.requires_grad}"
 
 
 def leaves(value: Any, path: str, seen: Optional[Set[int]] = None) -> Iterator[Tuple[str, Any]]:
