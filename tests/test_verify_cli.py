@@ -160,16 +160,21 @@ BAD_ENTRIES = {
     "running_average.py": """
         import torch
 
+        SEEN = {{"calls": []}}
+
         class Average(torch.nn.Module):
             def __init__(self):
                 super().__init__()
                 self.register_buffer("mean", torch.zeros(3))
                 self.short, self.long = torch.ones(3), torch.full((3,), 2.0)
                 self.register_buffer("scale", self.short, persistent=False)
+                self.calls = 0
 
             def forward(self, x):
+                self.calls += 1
+                SEEN["calls"].append(self.calls)
                 self.mean.lerp_(x.mean(0), 0.5)
-                out = (x - self.mean) * self.scale
+                out = (x - self.mean) * self.scale * len(SEEN["calls"])
                 self.register_buffer("scale", self.long, persistent=False)  # as LongRoPE does
                 return out
 
@@ -536,9 +541,10 @@ def test_an_update_lost_by_a_check_failing_inside_the_graph_fails_verification(r
 
 
 def test_each_recording_starts_from_the_state_the_factory_built(runs):
-    """A model that updates a buffer on each call, and registers another tensor as a buffer,
-    gives the same outputs and states, call for call, eager and compiled: each module gets its
-    buffers back, with their values, between the recordings."""
+    """A model that updates a buffer, an attribute and a global on each call, and registers
+    another tensor as a buffer, gives the same outputs and states, call for call, eager and
+    compiled: each module gets its buffers and attributes back, with their values, and the
+    module its globals, between the recordings."""
     run = result(runs, "running average")
     assert run.code == 0, run.stdout + run.stderr
     for comparison in run.json["behaviour"].values():

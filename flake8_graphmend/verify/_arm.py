@@ -13,11 +13,12 @@ An arm:
    lazily built module caches before anything is captured (CUDA graphs must not capture them).
    With ``grad``, each call is followed by a backward pass and its gradients are recorded
    (``gradients``);
-5. writes back the buffers, parameters and inputs the factory built (the eager calls may have
-   updated them), reseeds and records ``CALLS`` compiled calls from a fresh "once" state: the
-   first is the probe with the counting backend (graphs, break sites up to an exception, if
-   any), the others call the probe's compiled model again (its graphs run eagerly); with
-   ``grad``, backward passes too. When a compiled call raised, the state is written back again
+5. writes back the state the factory built (``state.Snapshot``: buffers, parameters, plain
+   attributes and globals, inputs; the eager calls may have updated them), reseeds and
+   records ``CALLS`` compiled calls from a fresh "once" state: the first is the probe with
+   the counting backend (graphs, break sites up to an exception, if any), the others call
+   the probe's compiled model again (its graphs run eagerly); with ``grad``, backward passes
+   too. When a compiled call raised, the state is written back again
    and ``CALLS`` calls are recorded with ``aot_eager`` (``FUNCTIONAL_BACKEND``), which writes
    updates of buffers and inputs back after the graph: an update that a check failing inside
    the graph loses shows in the recorded state;
@@ -43,10 +44,10 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .behaviour import CallRecord, compare_behaviour, compare_gradients, record_calls
-from .compare import compare_outputs, leaves
+from .compare import compare_outputs
 from .dynamo import (
     CompileReport,
     count_backward_graphs,
@@ -59,6 +60,7 @@ from .errors import VerifyError
 from .gradients import backward, gradient_targets
 from .overlay import OverlayFinder
 from .results import ArmResult, SiteResult
+from .state import Snapshot, state_of
 from .timing import Timings, move_to, resolve_device, time_after_first_call, time_calls, timed
 
 ORIGINAL, FIXED = "original", "fixed"
@@ -128,8 +130,8 @@ def run_arm(spec: ArmSpec) -> ArmResult:
     targets = None
     if spec.grad:
         targets = gradient_targets(workload.model, workload.args, workload.kwargs)
-    state = _state_of(workload)
-    initial = _Snapshot(workload)
+    state = state_of(workload)
+    initial = Snapshot(workload)
     with torch.set_grad_enabled(spec.grad):
         torch.manual_seed(spec.seed)
         recordings = {EAGER: record_calls([workload] * CALLS, targets, state)}
@@ -170,80 +172,6 @@ def run_arm(spec: ArmSpec) -> ArmResult:
     )
     _compare(result, recordings, spec, handover)
     return result
-
-
-def _state_of(workload: Workload) -> Callable[[], Any]:
-    """What outlives a call: the model's buffers, parameters and plain attributes (``_plain``),
-    and the inputs."""
-    import torch
-
-    module = workload.model if isinstance(workload.model, torch.nn.Module) else None
-    # what every module keeps, and the mark torch.compile leaves on the module it wraps
-    internal = set(vars(torch.nn.Module())) - {"training"} | {"_is_torch_compile"}
-
-    def state() -> Dict[str, Any]:
-        tensors: Dict[str, Any] = {"inputs": (workload.args, workload.kwargs)}
-        if module is not None:
-            tensors["buffers"] = dict(module.named_buffers())
-            tensors["parameters"] = dict(module.named_parameters())
-            tensors["attributes"] = {
-                name: {key: _plain(item) for key, item in vars(sub).items() if key not in internal}
-                for name, sub in module.named_modules(remove_duplicate=False)
-            }
-        return tensors
-
-    return state
-
-
-def _plain(value: Any, depth: int = 3) -> Any:
-    """``value`` where it is a tensor, a scalar, or a tuple, list or dict of those (to ``depth``
-    levels); else the name of its type: an attribute that holds a config, a function or a
-    cache compares by type, not by an address that differs between processes."""
-    import torch
-
-    if value is None or isinstance(value, (torch.Tensor, str, bytes, int, float, complex)):
-        return value
-    if depth and isinstance(value, (tuple, list)):
-        items = [_plain(item, depth - 1) for item in value]
-        return tuple(items) if isinstance(value, tuple) else items
-    if depth and isinstance(value, dict) and all(isinstance(k, (str, int)) for k in value):
-        return {key: _plain(item, depth - 1) for key, item in value.items()}
-    return f"<{type(value).__qualname__}>"
-
-
-class _Snapshot:
-    """The tensors a workload starts with, to start each recording from: every buffer and
-    parameter of the model (the object its module held, and a copy of its values) and every
-    tensor of the inputs."""
-
-    def __init__(self, workload: Workload) -> None:
-        import torch
-
-        self.slots: List[Tuple[Dict[str, Any], str, Any, Any]] = []
-        if isinstance(workload.model, torch.nn.Module):
-            for module in workload.model.modules():
-                for table in (module._buffers, module._parameters):
-                    for name, tensor in table.items():
-                        if tensor is not None:
-                            self.slots.append((table, name, tensor, tensor.detach().clone()))
-        self.inputs = [
-            (leaf, leaf.detach().clone())
-            for _, leaf in leaves((workload.args, workload.kwargs), "inputs")
-            if isinstance(leaf, torch.Tensor)
-        ]
-
-    def restore(self) -> None:
-        """Give each module its buffers and parameters back (a model may register another
-        tensor as a buffer: LongRoPE's ``inv_freq``) with their first values, and the inputs
-        theirs."""
-        import torch
-
-        with torch.no_grad():
-            for table, name, tensor, saved in self.slots:
-                table[name] = tensor
-                tensor.copy_(saved)
-            for tensor, saved in self.inputs:
-                tensor.copy_(saved)
 
 
 def _backward_graphs(workload: Workload, count: bool) -> Tuple[Optional[int], Optional[str]]:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
-_SCALARS = (str, bytes, int, float, complex, bool, type(None))
+SCALARS = (str, bytes, int, float, complex, bool, type(None))
 _MAX_LISTED_DIFFERENCES = 10
 _SIGNED_INTEGERS = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
 
@@ -104,7 +104,7 @@ def leaves(value: Any, path: str, seen: Optional[Set[int]] = None) -> Iterator[T
     import torch
 
     seen = set() if seen is None else seen
-    if isinstance(value, (torch.Tensor, *_SCALARS)) or id(value) in seen:
+    if isinstance(value, (torch.Tensor, *SCALARS)) or id(value) in seen:
         yield path, value
         return
     seen.add(id(value))
