@@ -152,24 +152,22 @@ def {name}(condition, if_true, if_false):
 _WHERE_SOURCE = _where_source(
     WHERE,
     "Select like `if condition:`, without a branch on data (graphmend).",
-    """keeps that layout), and no autograd recording. Otherwise it branches in
-    Python, exactly as the original code did.""",
-    """not (
-            torch.is_grad_enabled()
-            and (if_true.requires_grad or if_false.requires_grad)
-        )""",
+    """keeps that layout), and neither side requiring grad (autograd would
+    record the selection; without it, a kept Parameter would lose its
+    requires_grad). Otherwise it branches in Python, exactly as the original
+    code did.""",
+    """not (if_true.requires_grad or if_false.requires_grad)""",
 )
 _WHERE_GRAD_SOURCE = _where_source(
     WHERE_GRAD,
     "Select like `if condition:`, also while autograd records (graphmend).",
-    """keeps that layout), and, while autograd records, both sides requiring
-    grad alike: the fixer proved that the side not selected passes exact
+    """keeps that layout), and both sides requiring grad alike (neither while
+    autograd is off, when the selection would not require grad where a kept
+    Parameter does): the fixer proved that the side not selected passes exact
     zeros back and reads the same tensors as the other, so gradients are the
     original's. Otherwise it branches in Python, as the original code did.""",
-    """not (
-            torch.is_grad_enabled()
-            and if_true.requires_grad != if_false.requires_grad
-        )""",
+    """if_true.requires_grad == if_false.requires_grad
+        and (torch.is_grad_enabled() or not if_true.requires_grad)""",
 )
 
 _CHECK_SOURCE = f'''\
