@@ -30,7 +30,7 @@ from libcst.codemod import CodemodContext, TransformSuccess, transform_module  #
 from test_fixers_dynamo import Capture, load, same  # noqa: E402
 
 from fixers.fix_all import FixAll  # noqa: E402
-from fixers.helpers import FIXED_HELPERS, WHERE  # noqa: E402
+from fixers.helpers import FIXED_HELPERS, WHERE, WHERE_GRAD  # noqa: E402
 from flake8_graphmend.engine import analyze_source  # noqa: E402
 from flake8_graphmend.registry import RULES  # noqa: E402
 from flake8_graphmend.verify.dynamo import probe  # noqa: E402
@@ -1446,6 +1446,203 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([[1.0, 2.0, float("nan")], [0.0, 1.0, 2.0]]),),
         None,
     ),
+    # --- third adversarial sweep of [Where] ---------------------------------------------------
+    "inplace passed by position to a submodule": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = nn.LeakyReLU(0.2, True)
+
+            def forward(self, x):
+                h = x
+                if x.abs().max() > 100:
+                    h = x * 0.5
+                y = self.act(h)
+                return y + x
+        """,
+        (torch.tensor([-1.0, 2.0]),),
+        "may update it in place",
+    ),
+    "inplace passed by position to a function": (
+        """
+        import torch.nn.functional as F
+
+        class Model(nn.Module):
+            def forward(self, x):
+                h = x
+                if x.abs().max() > 100:
+                    h = x * 0.5
+                y = F.relu(h, True)
+                return y + x
+        """,
+        (torch.tensor([-1.0, 2.0]),),
+        "may update it in place",
+    ),
+    "a method that updates its argument in place": (
+        """
+        class Model(nn.Module):
+            def _squash_(self, t):
+                t.clamp_(-1, 1)
+
+            def forward(self, x):
+                h = x
+                if x.abs().max() > 100:
+                    h = x * 0.5
+                self._squash_(h)
+                return x + h
+        """,
+        (torch.tensor([-3.0, 2.0]),),
+        "may update it in place",
+    ),
+    "a submodule of this file that updates its input in place": (
+        """
+        class ScaleInPlace(nn.Module):
+            def forward(self, t):
+                return t.mul_(2)
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = ScaleInPlace()
+
+            def forward(self, x):
+                h = x
+                if x.abs().max() > 100:
+                    h = x * 0.5
+                y = self.scale(h)
+                return y + x
+        """,
+        (torch.tensor([-3.0, 2.0]),),
+        "may update it in place",
+    ),
+    "an alias through a list, updated in place": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                base = x * 1.0
+                h = base
+                if x.abs().max() > 100:
+                    h = base * 0.5
+                hs = [h]
+                hs[0].add_(1)
+                return base
+        """,
+        (torch.tensor([-3.0, 2.0]),),
+        "mutated in place",
+    ),
+    "an alias through a helper that returns its argument": (
+        """
+        def passthrough(t):
+            return t
+
+        class Model(nn.Module):
+            def forward(self, x):
+                base = x * 1.0
+                h = base
+                if x.abs().max() > 100:
+                    h = base * 0.5
+                g = passthrough(h)
+                g.add_(1)
+                return base
+        """,
+        (torch.tensor([-3.0, 2.0]),),
+        "mutated in place",
+    ),
+    "the kept tensor stored with setattr": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                h = x
+                if x.abs().max() > 100:
+                    h = x * 0.5
+                setattr(self, "last_hidden", h)
+                return x + 1
+        """,
+        (torch.tensor([-3.0, 2.0]),),
+        "hands the result on",
+    ),
+    "the kept tensor stored by a method": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.saved = []
+
+            def remember(self, t):
+                self.saved.append(t)
+
+            def forward(self, x):
+                h = x
+                if x.abs().max() > 100:
+                    h = x * 0.5
+                self.remember(h)
+                return x + 1
+        """,
+        (torch.tensor([-3.0, 2.0]),),
+        "hands the result on",
+    ),
+    "the kept tensor stored in a global": (
+        """
+        LAST = None
+
+        class Model(nn.Module):
+            def forward(self, x):
+                global LAST
+                h = x
+                if x.abs().max() > 100:
+                    h = x * 0.5
+                LAST = h
+                return x + 1
+        """,
+        (torch.tensor([-3.0, 2.0]),),
+        "hands the result on",
+    ),
+    "a global bound in a branch": (
+        """
+        LAST_SCALED = None
+
+        class Model(nn.Module):
+            def forward(self, x):
+                global LAST_SCALED
+                if x.abs().max() > 100:
+                    LAST_SCALED = x * 0.5
+                    y = x * 0.5
+                else:
+                    y = x * 2
+                return y
+        """,
+        (torch.tensor([-3.0, 2.0]),),
+        "global or nonlocal",
+    ),
+    "a name unbound by del before the branch": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                y = x * 2
+                z = y + 1
+                del y
+                if z.sum() > 0:
+                    y = z * 0.5
+                return z + 1 if z.sum() <= 0 else y
+        """,
+        (torch.tensor([-3.0, 2.0]),),
+        "deleted by a `del`",
+    ),
+    "a size taken from a tensor on the path that did not run": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                count = (x > 0).sum()
+                if count > 1:
+                    offset = torch.arange(count - 1).float().sum()
+                else:
+                    offset = torch.zeros(())
+                return x + offset
+        """,
+        (torch.tensor([-3.0, -2.0]),),
+        "not known to be a count",
+    ),
 }
 
 
@@ -1646,6 +1843,56 @@ def test_selection_of_sparse_tensors_branches_in_python() -> None:
     first, second = adj * 0.5, adj * 2.0
     assert where(torch.tensor(True), first, second) is first
     assert where(torch.tensor(False), first, second) is second
+
+
+@pytest.mark.parametrize("helper", [WHERE, WHERE_GRAD])
+def test_a_kept_parameter_is_selected_as_itself_without_autograd(helper: str) -> None:
+    """Under ``torch.no_grad()`` a Parameter kept on one path still requires grad, and the
+    selection would not: the helper gives the branch's tensor itself."""
+    namespace: Dict[str, Any] = {"torch": torch}
+    exec(FIXED_HELPERS[helper], namespace)
+    where = namespace[helper]
+    weight = torch.nn.Parameter(torch.ones(2))
+    with torch.no_grad():
+        scaled = weight * 0.5
+        assert where(torch.tensor(False), scaled, weight) is weight
+        assert where(torch.tensor(True), scaled, weight) is scaled
+        both = where(torch.tensor(False), scaled, scaled + 1)
+        assert not both.requires_grad and torch.equal(both, scaled + 1)
+
+
+def test_a_printed_selection_names_the_original_autograd_node(tmp_path: Path) -> None:
+    """A merged ``print`` of one of two tensors: while autograd records, the selection would
+    print ``grad_fn=<WhereBackward0>``; the helper keeps the Python branch there."""
+    source = HEADER + dedent(
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 3)
+
+            def forward(self, x):
+                h = self.lin(x)
+                if h.sum() > 0:
+                    print("hidden:", h * 2)
+                else:
+                    print("hidden:", h)
+                return x + 1
+        """
+    )
+    code = fixed_source(source)
+    assert code != source
+    original, fixed = load(source, tmp_path / "original"), load(code, tmp_path / "fixed")
+    inputs = (torch.tensor([1.0, 2.0, 3.0]),)
+    torch.manual_seed(0)
+    before = original.Model()
+    torch.manual_seed(0)
+    after = fixed.Model()
+    expected = behaviour(before, before, inputs)
+    assert "grad_fn=" in expected[1]
+    assert behaviour(after, after, inputs)[1] == expected[1]
+    torch._dynamo.reset()
+    assert behaviour(torch.compile(after, backend="eager"), after, inputs)[1] == expected[1]
 
 
 def test_range_check_on_an_empty_tensor_fails_where_it_failed(tmp_path: Path) -> None:

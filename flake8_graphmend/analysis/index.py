@@ -161,6 +161,26 @@ def parameter_names(function: FunctionNode) -> Set[str]:
     return {a.arg for a in every}
 
 
+def outer_names(function: FunctionNode) -> Set[str]:
+    """Names that ``function`` declares ``global`` or ``nonlocal``: what it binds to them
+    outlives the call."""
+    return {
+        name
+        for node in ast.walk(function)
+        if isinstance(node, (ast.Global, ast.Nonlocal))
+        for name in node.names
+    }
+
+
+def deleted_names(function: FunctionNode) -> Set[str]:
+    """Names that a ``del`` in ``function`` unbinds."""
+    return {
+        node.id
+        for node in ast.walk(function)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del)
+    }
+
+
 def scope_names(function: FunctionNode) -> Set[str]:
     """Names that are not module globals inside ``function``'s own body.
 

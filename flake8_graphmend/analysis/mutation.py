@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Tuple
+from typing import Dict, Iterator, List, Set, Tuple
 
-from .index import FunctionFacts
+from .index import FunctionFacts, parameter_names
 from .symbols import ModuleSymbols
 from .values import Kind, ValueAnalysis
 
@@ -58,7 +58,8 @@ def storage_root(node: ast.expr, values: ValueAnalysis, symbols: ModuleSymbols) 
 def _aliases(
     facts: FunctionFacts, values: ValueAnalysis, symbols: ModuleSymbols
 ) -> Iterator[Tuple[str, str]]:
-    """Pairs of names that may share storage: ``z = y``, ``z = y[0]``, ``for row in y``, ..."""
+    """Pairs of names that may share storage: ``z = y``, ``z = y[0]``, ``for row in y``,
+    ``z = same(y)`` (a function of this file that returns a parameter), ..."""
     for node in facts.bindings:
         if isinstance(node, ast.Assign):
             pairs = [(target, node.value) for target in node.targets]
@@ -77,12 +78,31 @@ def _aliases(
                     pairs += [(element, value) for element in target.elts]
             elif isinstance(target, ast.Starred):
                 pairs.append((target.value, value))
+            elif isinstance(target, ast.Name) and isinstance(value, ast.Call) and (
+                _returns_an_argument(value, symbols)
+            ):
+                pairs += [(target, argument) for argument in value.args]  # `g = same(h)`
             elif isinstance(target, ast.Name) and (
                 isinstance(value, ast.Name) or values.kind(value) in (Kind.TENSOR, Kind.UNKNOWN)
             ):  # `n = x.dim()` binds a new Python value
                 root = storage_root(value, values, symbols)
                 if root and root != target.id:
                     yield target.id, root
+
+
+def _returns_an_argument(value: ast.Call, symbols: ModuleSymbols) -> bool:
+    """A call of a function of this file that may return one of its parameters."""
+    if not isinstance(value.func, ast.Name):
+        return False
+    function = symbols.functions.get(value.func.id)
+    if function is None:
+        return False
+    parameters = parameter_names(function)
+    return any(
+        isinstance(node, ast.Return) and node.value is not None
+        and _root_name(node.value) in parameters
+        for node in ast.walk(function)
+    )
 
 
 def in_place_mutations(
@@ -118,14 +138,20 @@ def in_place_mutations(
 def _direct_mutations(
     facts: FunctionFacts, values: ValueAnalysis, symbols: ModuleSymbols
 ) -> Dict[str, List[int]]:
-    """``in_place_mutations`` of the mutated names themselves, before aliases are followed."""
+    """``in_place_mutations`` of the mutated names themselves, before aliases are followed;
+    an update of an element of a container display (``hs = [h]`` then ``hs[0].add_(1)``)
+    counts for the names it holds."""
     direct: Dict[str, List[int]] = {}
+    elements = _displayed_elements(facts)
 
-    def note(node: ast.expr, line: int) -> None:
+    def note(node: ast.expr, line: int, element: bool = False) -> None:
         # `self.cache[0] = 1` changes `self` (as does any store into an attribute chain)
         name = storage_root(node, values, symbols) or _root_name(node)
         if name:
             direct.setdefault(name, []).append(line)
+        if element or isinstance(node, ast.Subscript):
+            for held in elements.get(_root_name(node), ()):
+                direct.setdefault(held, []).append(line)
 
     for call in facts.calls:
         if isinstance(call.func, ast.Attribute):
@@ -141,7 +167,20 @@ def _direct_mutations(
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, (ast.Subscript, ast.Attribute)):
-                    note(target.value, node.lineno)
+                    # `hs[0] += 1` updates the element in place before storing it back
+                    note(target.value, node.lineno, isinstance(node, ast.AugAssign))
                 elif isinstance(node, ast.AugAssign) and isinstance(target, ast.Name):
                     note(target, node.lineno)
     return direct
+
+
+def _displayed_elements(facts: FunctionFacts) -> Dict[str, Set[str]]:
+    """The names each local bound to a tuple, list or set display holds (``hs = [h, g]``)."""
+    held: Dict[str, Set[str]] = {}
+    for node in facts.bindings:
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Tuple, ast.List, ast.Set)):
+            names = {_root_name(e) for e in node.value.elts} - {""}
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    held.setdefault(target.id, set()).update(names)
+    return held

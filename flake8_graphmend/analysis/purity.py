@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from typing import AbstractSet, Optional, Set
 
+from .inplace import updates_first_argument
 from .symbols import ModuleSymbols
 from .values import Kind, ValueAnalysis
 
@@ -48,6 +49,10 @@ SAFE_OPERATIONS = frozenset({
     "zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "arange", "linspace",
     "finfo", "iinfo",
 })
+#: Factories of ``SAFE_OPERATIONS`` whose arguments set the size: safe only with sizes that
+#: cannot be negative (``torch.arange(n - 1)`` fails for ``n < 1``, tensor or int).
+_FACTORIES = frozenset({"zeros", "ones", "full", "arange", "linspace"})
+_SIZE_KEYWORDS = frozenset({"size", "start", "end", "step", "steps"})
 #: Whole-tensor extrema: left out of ``SAFE_OPERATIONS``, they raise on an empty tensor only.
 _EXTREMA = frozenset({"max", "min", "amax", "amin"})
 #: Reductions left out of ``SAFE_OPERATIONS`` because they raise on an empty tensor.
@@ -162,6 +167,8 @@ def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
         return False
     if any(k.arg in ("out", "rounding_mode", "inplace") for k in call.keywords):
         return False
+    if updates_first_argument(call):
+        return False  # `F.relu(x, True)`
     receiver = symbols.qualified_name(func.value)
     dim_position = 1 if receiver in _TORCH_NAMESPACES else 0  # F.softmax(x, dim) / x.softmax(dim)
     if func.attr in _NEEDS_DIM and len(call.args) <= dim_position and not any(
@@ -189,8 +196,41 @@ def _empty_raising_reduction(call: ast.Call, symbols: ModuleSymbols) -> bool:
     return symbols.qualified_name(func.value) not in _TORCH_NAMESPACES or len(call.args) < 2
 
 
+def _sized_by_data(call: ast.Call) -> Optional[ast.expr]:
+    """The argument of a factory of ``SAFE_OPERATIONS`` (``torch.arange(n)``, ``zeros(n, 2)``)
+    that sets its size and may be negative; None when each such argument is a literal count or
+    a read of a shape (``x.shape``, ``x.size(1)``), alone or in a tuple or list."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    if name not in _FACTORIES:
+        return None
+    positional = {"full": call.args[:1], "linspace": call.args[2:3]}.get(name, call.args)
+    sizing = [*positional, *(k.value for k in call.keywords if k.arg in _SIZE_KEYWORDS)]
+    if name == "arange" and len(sizing) > 1:  # `arange(start, end)` fails when end < start
+        return sizing[0]
+    return next((value for value in sizing if not _never_negative(value)), None)
+
+
+def _never_negative(value: ast.expr) -> bool:
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return all(_never_negative(element) for element in value.elts)
+    if isinstance(value, ast.Constant):
+        return type(value.value) is int and value.value >= 0
+    if isinstance(value, ast.Subscript):
+        value = value.value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        return value.func.attr == "size" and len(value.args) <= 1 and not value.keywords
+    return isinstance(value, ast.Attribute) and value.attr == "shape"
+
+
 def _call_impurity(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols) -> Optional[str]:
     func = call.func
+    sized = _sized_by_data(call)
+    if sized is not None:
+        return (
+            f"`{ast.unparse(call)}` takes its size from `{ast.unparse(sized)}`, which is not "
+            "known to be a count: it fails for a negative value, which the path that did not "
+            "run it may hold"
+        )
     if safe_operation(call, symbols):
         if isinstance(func, ast.Attribute) and values.kind(func.value) is Kind.STATIC:
             if symbols.qualified_name(func.value) not in _TORCH_NAMESPACES:

@@ -10,11 +10,14 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..analysis.index import child_blocks, parameter_names, parent_map, root_name
+from ..analysis.index import child_blocks, outer_names, parameter_names, parent_map, root_name
+from ..analysis.inplace import builds_in_place_module
 from ..analysis.purity import ALIASING_OPERATIONS
 from ..analysis.values import Kind, constant_int
 from .module_state import updated_by_call, updates_in_place
+from ..analysis.symbols import FunctionNode, self_attribute
 from .submodules import (
+    forward_of,
     FRESH_OPERATIONS,
     fresh_torch_call,
     is_torch_function,
@@ -444,8 +447,10 @@ def _handed_on_between(
     locals_too: bool = True,
 ) -> Optional[int]:
     """A line of ``roots`` after ``start`` (and before ``end``) that hands ``name``'s tensor
-    on: a return or yield, a store into an attribute or item (``locals_too``: or a name), a
-    container display, a method that keeps its argument; None."""
+    on: a return or yield, a store into an attribute, an item or a global or nonlocal name
+    (``locals_too``: any name), a container display, a method or function that keeps its
+    argument; None."""
+    outer = outer_names(ctx.region.function)
     for sub in (node for root in roots for node in ast.walk(root)):
         line = getattr(sub, "lineno", 0)
         if line <= start or (end is not None and line >= end):
@@ -454,15 +459,20 @@ def _handed_on_between(
         if isinstance(sub, (ast.Return, ast.Yield, ast.YieldFrom)) and sub.value is not None:
             values = [sub.value]
         elif isinstance(sub, ast.Assign) and (
-            locals_too or any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in sub.targets)
+            locals_too
+            or any(
+                isinstance(t, (ast.Attribute, ast.Subscript))
+                or isinstance(t, ast.Name) and t.id in outer
+                for t in sub.targets
+            )
         ):
             values = [sub.value]
         elif isinstance(sub, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
             values = [sub]
-        elif (
-            isinstance(sub, ast.Call)
-            and isinstance(sub.func, ast.Attribute)
+        elif isinstance(sub, ast.Call) and (
+            isinstance(sub.func, ast.Attribute)
             and sub.func.attr in _KEEPING_METHODS
+            or _keeps_argument(sub, ctx)
         ):
             values = [*sub.args, *(k.value for k in sub.keywords)]
         if any(_hands_on(value, name, ctx) for value in values):
@@ -518,27 +528,74 @@ def _may_mutate_arguments(call: ast.Call, ctx: FunctionContext) -> bool:
     receiver = func.value if isinstance(func, ast.Attribute) else None
     if any(value is not receiver for value in updated_by_call(call)):
         return True
-    if (
-        isinstance(func, ast.Attribute)
-        and isinstance(func.value, ast.Name)
-        and func.value.id == "self"
-    ):
-        return func.attr in _in_place_submodules(ctx)
-    if isinstance(func, ast.Name):
-        function = ctx.symbols.functions.get(func.id)
-        if isinstance(function, ast.FunctionDef):
-            return any(
-                updates_in_place(sub, parameter_names(function)) for sub in ast.walk(function)
-            )
+    attribute = self_attribute(func)
+    if attribute is not None and attribute in _in_place_submodules(ctx):
+        return True
+    return any(
+        updates_in_place(sub, parameters)
+        for function, parameters in _callees_in_file(call, ctx)
+        for sub in ast.walk(function)
+    )
+
+
+def _callees_in_file(call: ast.Call, ctx: FunctionContext) -> List[Tuple[FunctionNode, Set[str]]]:
+    """The functions of this file that ``call`` may run, each with the parameters that receive
+    its arguments: a module function, a method of the class (``self.norm_(h)``), or the
+    ``forward`` of a submodule of a class of this file (``self.scale(h)``)."""
+    func, symbols = call.func, ctx.symbols
+    found: List[Tuple[FunctionNode, Set[str]]] = []
+    if isinstance(func, ast.Name) and func.id in symbols.functions:
+        function = symbols.functions[func.id]
+        found.append((function, parameter_names(function)))
+    owner = ctx.region.owner
+    attribute = self_attribute(func)
+    if owner is None or attribute is None:
+        return found
+    methods = [owner.methods[attribute]] if attribute in owner.methods else []
+    for name in submodule_classes(func, owner, symbols) or []:
+        forward = forward_of(symbols.classes[name], symbols) if name in symbols.classes else None
+        methods += [forward] if forward is not None else []
+    for method in methods:
+        found.append((method, parameter_names(method) - {method.args.args[0].arg}))
+    return found
+
+
+def _keeps_argument(call: ast.Call, ctx: FunctionContext) -> bool:
+    """``setattr(obj, name, h)``, or a function of this file that stores a parameter into an
+    attribute, an item or a global, or hands it to a container's updating method."""
+    if isinstance(call.func, ast.Name) and call.func.id == "setattr":
+        return "setattr" not in ctx.symbols.functions
+    for function, parameters in _callees_in_file(call, ctx):
+        outer = outer_names(function)
+        for sub in ast.walk(function):
+            stored: List[ast.expr] = []
+            if isinstance(sub, ast.Assign) and any(
+                isinstance(t, (ast.Attribute, ast.Subscript))
+                or isinstance(t, ast.Name) and t.id in outer
+                for t in sub.targets
+            ):
+                stored = [sub.value]
+            elif isinstance(sub, ast.Call) and (
+                isinstance(sub.func, ast.Attribute) and sub.func.attr in _KEEPING_METHODS
+                or isinstance(sub.func, ast.Name) and sub.func.id == "setattr"
+            ):
+                stored = [*sub.args, *(k.value for k in sub.keywords)]
+            if any(root_name(value) in parameters for value in stored):
+                return True
     return False
 
 
 def _in_place_submodules(ctx: FunctionContext) -> Set[str]:
-    """Attributes of the region's class assigned a call with ``inplace=True`` anywhere in it."""
+    """Attributes of the region's class assigned a call with ``inplace=True`` anywhere in it,
+    or a module built in place by position (``nn.LeakyReLU(0.2, True)``)."""
     owner = ctx.region.owner
     names: Set[str] = set()
     for sub in ast.walk(owner.node) if owner else ():
         if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call):
-            if any(k.arg == "inplace" for k in ast.walk(sub.value) if isinstance(k, ast.keyword)):
+            if any(
+                isinstance(k, ast.keyword) and k.arg == "inplace"
+                or isinstance(k, ast.Call) and builds_in_place_module(k)
+                for k in ast.walk(sub.value)
+            ):
                 names |= {t.attr for t in sub.targets if isinstance(t, ast.Attribute)}
     return names

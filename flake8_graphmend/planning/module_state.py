@@ -18,6 +18,7 @@ import functools
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from ..analysis.index import parameter_names, root_name
+from ..analysis.inplace import updates_first_argument
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
 from .submodules import additions, binds_locally, classes_of_call, file_bases, forward_of
 
@@ -115,20 +116,17 @@ _UPDATING_ARGUMENTS = {
 
 def updated_by_call(call: ast.Call) -> List[ast.expr]:
     """The values ``call`` may update in place: the tensor of a method named like ``add_``,
-    the first argument of an ``inplace=True`` call, an ``out=`` argument, and the running
+    the first argument of an ``inplace=True`` call (``F.relu(x, True)`` too), an ``out=``
+    argument, and the running
     statistics handed to ``F.batch_norm``/``F.instance_norm`` (``torch.batch_norm`` too)."""
     updated: List[ast.expr] = []
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     if isinstance(func, ast.Attribute) and name.endswith("_") and not name.startswith("_"):
         updated.append(func.value)
-    for keyword in call.keywords:
-        if keyword.arg == "out":
-            updated.append(keyword.value)
-        elif keyword.arg == "inplace" and not (
-            isinstance(keyword.value, ast.Constant) and not keyword.value.value
-        ):
-            updated += call.args[:1]
+    updated += [keyword.value for keyword in call.keywords if keyword.arg == "out"]
+    if updates_first_argument(call):
+        updated += call.args[:1]
     for position, keyword_name in _UPDATING_ARGUMENTS.get(name, ()):
         updated += call.args[position:position + 1]
         updated += [k.value for k in call.keywords if k.arg == keyword_name]

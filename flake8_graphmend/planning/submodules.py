@@ -17,6 +17,7 @@ from collections import Counter
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from ..analysis.index import child_blocks, parameter_names, parent_map
+from ..analysis.inplace import builds_in_place_module, updates_first_argument
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
 from ..analysis.values import constant_int
 
@@ -35,8 +36,6 @@ FRESH_OPERATIONS = frozenset({
     "eq", "ne", "lt", "le", "gt", "ge", "pad", "normalize", "zeros", "ones", "full", "arange",
     "new_zeros", "new_ones", "new_full", "new_empty", "empty_like", "scaled_dot_product_attention",
 })
-#: Functions of ``torch.nn.functional`` whose second positional argument is ``inplace``.
-_INPLACE_SECOND = frozenset({"relu", "silu", "relu6", "hardswish", "hardsigmoid", "mish"})
 #: ``nn`` modules whose call returns a new tensor (unless built with ``inplace=True``).
 FRESH_MODULES = frozenset({
     "Linear", "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "Conv1d",
@@ -311,16 +310,8 @@ def fresh_torch_call(call: ast.Call, qualified: str) -> bool:
     """Whether ``call`` of the torch function ``qualified`` returns a new tensor: one of
     ``FRESH_OPERATIONS``, without ``out=`` or ``inplace`` (``F.relu(x, True)``)."""
     name = qualified.rsplit(".", 1)[-1]
-    in_place = any(
-        k.arg == "out"
-        or (k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value))
-        for k in call.keywords
-    )
-    return (
-        name in FRESH_OPERATIONS
-        and not in_place
-        and not (name in _INPLACE_SECOND and len(call.args) > 1)
-    )
+    in_place = updates_first_argument(call) or any(k.arg == "out" for k in call.keywords)
+    return name in FRESH_OPERATIONS and not in_place
 
 
 def _builds_elements(value: ast.expr) -> bool:
@@ -333,8 +324,6 @@ def _builds_elements(value: ast.expr) -> bool:
 
 #: ``torch.nn`` embeddings, with the position of ``max_norm`` (1-based) among their arguments.
 _RENORMING = {"Embedding": 4, "EmbeddingBag": 3}
-#: ``torch.nn`` modules whose first positional argument is ``inplace``.
-_INPLACE_FIRST = frozenset({"ReLU", "SiLU", "ReLU6", "Hardswish", "Hardsigmoid", "Mish"})
 
 
 def classes_of_call(
@@ -375,7 +364,7 @@ def classes_of_call(
     qualified = symbols.qualified_name(func) or ""
     if qualified.startswith("torch.nn.") and qualified.count(".") == 2:
         short = qualified.rsplit(".", 1)[-1]
-        if short in _INPLACE_FIRST and value.args:
+        if builds_in_place_module(value):
             return None  # `nn.ReLU(True)` updates its input
         if short in _RENORMING and (
             len(value.args) >= _RENORMING[short] or any(k.arg == "max_norm" for k in value.keywords)

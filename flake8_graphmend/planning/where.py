@@ -17,6 +17,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
+from ..analysis.index import deleted_names, outer_names
 from ..analysis.purity import extrema_taken, impurity
 from ..analysis.values import Kind
 from . import Plan, Planned, declined
@@ -222,6 +223,13 @@ def _call_plan(node: ast.If, static: int, ctx: FunctionContext) -> Planned[CallS
     if problem:
         return declined(problem)
     gradients = gradient_problem([pairs[i] for i in differing], ctx)
+    from ..rules.side_effects import classify_call  # the rules import the planners
+
+    if gradients is None and classify_call(first, ctx):
+        gradients = (
+            f"`{ast.unparse(first.func)}()` shows its arguments, and a selected tensor names "
+            "another autograd node (`grad_fn=<WhereBackward0>`)"
+        )
     return CallSelection(differing, gradient_problem=gradients), None
 
 
@@ -318,7 +326,7 @@ def _assign_plan(
         if assigned is None:
             return declined(problem or "")
         sides.append(assigned)
-    problem = shared_line_problem(node, ctx)
+    problem = _scope_problem(sides, ctx) or shared_line_problem(node, ctx)
     if problem:
         return declined(problem)
     condition_reads = _names_read(ast.BoolOp(op=ast.And(), values=list(tensor_part)))
@@ -355,6 +363,23 @@ def _assign_plan(
         ),
         gradient_problem=gradient_problem(pairs, ctx, setups),
     ), None
+
+
+def _scope_problem(sides: Sequence[Assigned], ctx: FunctionContext) -> Optional[str]:
+    """Why a name the branches bind cannot be bound unconditionally: it is ``global`` or
+    ``nonlocal`` (the binding outlives the call), or a ``del`` unbinds it (the kept value of
+    the path that skips the branch may not exist)."""
+    function = ctx.region.function
+    outer, deleted = outer_names(function), deleted_names(function)
+    for name in sorted({name for side in sides for name in side}):
+        if name in outer:
+            return f"`{name}` is a global or nonlocal name: the selection would bind it always"
+        if name in deleted:
+            return (
+                f"`{name}` is deleted by a `del`: the path that skips the branch may have no "
+                "value"
+            )
+    return None
 
 
 def _condition_acts(
