@@ -720,3 +720,22 @@ def test_bad_command_lines_fail_before_any_arm(arguments, message, tmp_path, cap
     error = capsys.readouterr().err
     assert error.startswith("graphmend verify: error: ") and message in error
     assert error.count("\n") == 1
+
+
+def test_the_fixed_arm_keeps_its_own_inputs_when_they_are_the_saved_ones(tmp_path):
+    """Saving makes a tensor that autograd computed a leaf; inputs built alike are kept."""
+    from flake8_graphmend.verify._arm import _same_inputs
+
+    def build():
+        torch.manual_seed(0)
+        return (torch.randn(3, requires_grad=True) * 2, 4), {"mask": torch.ones(3).t()}
+
+    torch.save(build(), tmp_path / "inputs.pt")
+    saved = torch.load(tmp_path / "inputs.pt", weights_only=False)
+    assert saved[0][0].is_leaf and not build()[0][0].is_leaf
+    assert _same_inputs(saved, build())
+    other = build()
+    other[0][0].data.add_(1)
+    assert not _same_inputs(saved, other)
+    assert not _same_inputs(saved, ((saved[0][0], 5), saved[1]))
+    assert not _same_inputs(saved, ((saved[0][0].detach(), 4), saved[1]))

@@ -7,7 +7,9 @@ An arm:
 2. seeds torch and calls the entry's factory;
 3. hands weights and inputs over: the original arm saves the model's ``state_dict`` and the
    inputs, the fixed arm loads that ``state_dict`` with ``strict=True`` and uses those inputs
-   (a model that is not an ``nn.Module`` has no weights to hand over);
+   unless its own factory built the same (``_same_inputs``: then its own, which keep a tensor
+   that autograd computed a non-leaf); a model that is not an ``nn.Module`` has no weights to
+   hand over;
 4. moves model and inputs to the device and, under ``torch.no_grad()`` unless ``grad`` is set,
    records ``CALLS`` eager calls (``behaviour``): that records the eager behaviour, and it fills
    lazily built module caches before anything is captured (CUDA graphs must not capture them).
@@ -47,7 +49,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from .behaviour import CallRecord, compare_behaviour, compare_gradients, record_calls
-from .compare import compare_outputs
+from .compare import compare_outputs, leaves, tensor_difference
 from .dynamo import (
     CompileReport,
     count_backward_graphs,
@@ -269,7 +271,32 @@ def _hand_over(workload: Workload, role: str, folder: Path) -> None:
                 + summarize_exception(error)
             ) from None
     inputs = torch.load(folder / _INPUTS, weights_only=False)
-    workload.args, workload.kwargs = inputs["args"], inputs["kwargs"]
+    if not _same_inputs((inputs["args"], inputs["kwargs"]), (workload.args, workload.kwargs)):
+        workload.args, workload.kwargs = inputs["args"], inputs["kwargs"]
+
+
+def _same_inputs(saved: Any, built: Any) -> bool:
+    """Whether the fixed arm's factory built the inputs the original arm saved (same leaves,
+    tensors bitwise): then its own are used, which keeps what saving loses (a tensor that
+    autograd computed stays a non-leaf, so its ``.grad`` stays None as in the original)."""
+    import torch
+
+    expected, actual = list(leaves(saved, "inputs")), list(leaves(built, "inputs"))
+    if [path for path, _ in expected] != [path for path, _ in actual]:
+        return False
+    for (_, want), (_, got) in zip(expected, actual):
+        if isinstance(want, torch.Tensor) != isinstance(got, torch.Tensor):
+            return False
+        if isinstance(want, torch.Tensor):
+            if tensor_difference(want.detach().cpu(), got.detach().cpu())[0] is not None:
+                return False
+            if want.requires_grad != got.requires_grad or want.layout != got.layout:
+                return False
+            if want.layout == torch.strided and want.stride() != got.stride():
+                return False
+        elif repr(want) != repr(got):
+            return False
+    return True
 
 
 def _on_device(workload: Workload, device: str) -> Workload:

@@ -60,15 +60,24 @@ def clear_gradients(targets: Dict[str, Any]) -> None:
 
 def backward(output: Any, targets: Dict[str, Any]) -> Tuple[str, Optional[Gradients]]:
     """Run the backward pass of ``output``'s scalar; (``DONE``, the targets' gradients), or
-    (``NO_OUTPUT``, None) when no output tensor requires grad. Raises what backward raises."""
+    (``NO_OUTPUT``, None) when no output tensor requires grad. Raises what backward raises.
+
+    The graph is kept: an input that autograd computed (a non-leaf) is one graph for every
+    recorded call. A non-leaf target that does not retain its gradient has None, read without
+    the warning that reading its ``.grad`` gives."""
     scalar = training_scalar(output)
     if scalar is None:
         return NO_OUTPUT, None
-    scalar.backward()
+    scalar.backward(retain_graph=True)
     return DONE, {
-        name: None if tensor.grad is None else tensor.grad.detach().to("cpu", copy=True)
-        for name, tensor in targets.items()
+        name: _gradient(tensor) for name, tensor in targets.items()
     }
+
+
+def _gradient(tensor: Any) -> Any:
+    if not (tensor.is_leaf or tensor.retains_grad) or tensor.grad is None:
+        return None
+    return tensor.grad.detach().to("cpu", copy=True)
 
 
 def training_scalar(output: Any) -> Any:
