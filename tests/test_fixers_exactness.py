@@ -1495,6 +1495,27 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([-3.0, 2.0]),),
         "may update it in place",
     ),
+    "a static method that updates its argument in place": (
+        """
+        class Model(nn.Module):
+            @staticmethod
+            def squash_(t):
+                t.clamp_(-1, 1)
+
+            def log_all(self, *tensors):
+                return len(tensors)
+
+            def forward(self, x):
+                h = x
+                if x.abs().max() > 100:
+                    h = x * 0.5
+                self.log_all(h)
+                self.squash_(h)
+                return x + h
+        """,
+        (torch.tensor([-3.0, 2.0]),),
+        "may update it in place",
+    ),
     "a submodule of this file that updates its input in place": (
         """
         class ScaleInPlace(nn.Module):

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 from ..analysis.index import child_blocks, outer_names, parameter_names, parent_map, root_name
 from ..analysis.inplace import builds_in_place_module
 from ..analysis.purity import ALIASING_OPERATIONS
+from ..analysis.symbols import FunctionNode, self_attribute
 from ..analysis.values import Kind, constant_int
 from .module_state import updated_by_call, updates_in_place
-from ..analysis.symbols import FunctionNode, self_attribute
 from .submodules import (
     forward_of,
     FRESH_OPERATIONS,
@@ -455,25 +455,12 @@ def _handed_on_between(
         line = getattr(sub, "lineno", 0)
         if line <= start or (end is not None and line >= end):
             continue
-        values: List[ast.expr] = []
+        values = _kept_values(sub, outer, locals_too)
         if isinstance(sub, (ast.Return, ast.Yield, ast.YieldFrom)) and sub.value is not None:
-            values = [sub.value]
-        elif isinstance(sub, ast.Assign) and (
-            locals_too
-            or any(
-                isinstance(t, (ast.Attribute, ast.Subscript))
-                or isinstance(t, ast.Name) and t.id in outer
-                for t in sub.targets
-            )
-        ):
             values = [sub.value]
         elif isinstance(sub, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
             values = [sub]
-        elif isinstance(sub, ast.Call) and (
-            isinstance(sub.func, ast.Attribute)
-            and sub.func.attr in _KEEPING_METHODS
-            or _keeps_argument(sub, ctx)
-        ):
+        elif isinstance(sub, ast.Call) and _keeps_argument(sub, ctx):
             values = [*sub.args, *(k.value for k in sub.keywords)]
         if any(_hands_on(value, name, ctx) for value in values):
             return line
@@ -556,33 +543,43 @@ def _callees_in_file(call: ast.Call, ctx: FunctionContext) -> List[Tuple[Functio
         forward = forward_of(symbols.classes[name], symbols) if name in symbols.classes else None
         methods += [forward] if forward is not None else []
     for method in methods:
-        found.append((method, parameter_names(method) - {method.args.args[0].arg}))
+        positional = [a.arg for a in method.args.posonlyargs + method.args.args]
+        bound = set() if _static(method) else set(positional[:1])  # `self`
+        found.append((method, parameter_names(method) - bound))
     return found
 
 
+def _static(function: FunctionNode) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+
+
+def _kept_values(node: ast.AST, outer: Set[str], locals_too: bool = False) -> List[ast.expr]:
+    """The values ``node`` keeps beyond itself: stored into an attribute, an item or a global
+    or nonlocal name (``locals_too``: any name), or handed to a container's updating method
+    (``cache.append(h)``) or to ``setattr``."""
+    if isinstance(node, ast.Assign) and any(
+        locals_too
+        or isinstance(t, (ast.Attribute, ast.Subscript))
+        or isinstance(t, ast.Name) and t.id in outer
+        for t in node.targets
+    ):
+        return [node.value]
+    if isinstance(node, ast.Call) and (
+        isinstance(node.func, ast.Attribute) and node.func.attr in _KEEPING_METHODS
+        or isinstance(node.func, ast.Name) and node.func.id == "setattr"
+    ):
+        return [*node.args, *(k.value for k in node.keywords)]
+    return []
+
+
 def _keeps_argument(call: ast.Call, ctx: FunctionContext) -> bool:
-    """``setattr(obj, name, h)``, or a function of this file that stores a parameter into an
-    attribute, an item or a global, or hands it to a container's updating method."""
-    if isinstance(call.func, ast.Name) and call.func.id == "setattr":
-        return "setattr" not in ctx.symbols.functions
-    for function, parameters in _callees_in_file(call, ctx):
-        outer = outer_names(function)
-        for sub in ast.walk(function):
-            stored: List[ast.expr] = []
-            if isinstance(sub, ast.Assign) and any(
-                isinstance(t, (ast.Attribute, ast.Subscript))
-                or isinstance(t, ast.Name) and t.id in outer
-                for t in sub.targets
-            ):
-                stored = [sub.value]
-            elif isinstance(sub, ast.Call) and (
-                isinstance(sub.func, ast.Attribute) and sub.func.attr in _KEEPING_METHODS
-                or isinstance(sub.func, ast.Name) and sub.func.id == "setattr"
-            ):
-                stored = [*sub.args, *(k.value for k in sub.keywords)]
-            if any(root_name(value) in parameters for value in stored):
-                return True
-    return False
+    """A function of this file that keeps a parameter (``_kept_values``)."""
+    return any(
+        root_name(value) in parameters
+        for function, parameters in _callees_in_file(call, ctx)
+        for sub in ast.walk(function)
+        for value in _kept_values(sub, outer_names(function))
+    )
 
 
 def _in_place_submodules(ctx: FunctionContext) -> Set[str]:
