@@ -103,7 +103,7 @@ def _helper_arguments(
             inner.append(command.code(arg.value))
         else:
             parameters.append(named(_parameter_name(plan.callee, index)))
-            inner.append(parameters[-1])
+            inner.append(parameters[-1] + (".item()" if index in plan.item_args else ""))
     for arg in keywords:
         name = arg.keyword.value if arg.keyword else ""
         if plan.stacklevel is None or name != "stacklevel":
@@ -112,11 +112,22 @@ def _helper_arguments(
         level = plan.stacklevel + DEFERRED_WRAPPER_FRAMES
         inner.append(f"stacklevel=1 if {IN_GRAPH} else {level}")
     kept = [
-        arg.with_changes(value=_str_of(arg.value)) if index in plan.str_args else arg
-        for index, arg in enumerate(positional)
+        _passed(arg, index, plan) for index, arg in enumerate(positional)
         if index not in plan.baked_args
     ]
     return parameters, inner, kept
+
+
+def _passed(arg: cst.Arg, index: int, plan: DeferPlan) -> cst.Arg:
+    """What the call of the helper passes for the positional argument ``arg``: ``str(value)``
+    of tensor metadata, ``t`` of ``t.item()`` (the helper takes the number), else ``arg``."""
+    if index in plan.str_args:
+        return arg.with_changes(value=_str_of(arg.value))
+    if index in plan.item_args:
+        item = expect(arg.value, cst.Call, "the `.item()` call")
+        method = expect(item.func, cst.Attribute, "the `.item` attribute")
+        return arg.with_changes(value=method.value)
+    return arg
 
 
 @rewrites_statement(DeferIfPlan)

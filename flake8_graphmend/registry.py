@@ -77,7 +77,10 @@ _DEFER_NOTE = (
     "helper, unless the module may change them: `global`, item stores, `.append()`, an "
     "update in place, a call of a method of an object made at module level (`COUNTER.bump()`) "
     "other than one that only reads (`.get()`); those are passed, read where the call reads "
-    "them); the fixer declines other values (`x.shape`, an "
+    "them); `t.item()` of a tensor that always holds one element (a whole reduction such as "
+    "`x.abs().max()`, a comparison of one, a local only ever assigned one) passes `t`, and "
+    "the helper takes the number, so that break (GM401) goes too; the fixer declines other "
+    "values (`x.shape`, `loss.item()` of a tensor of unknown size, an "
     "exception object), and where one turns up at run time (an Enum, a numpy scalar, an int "
     "beyond int64, a string with a lone surrogate such as `os.fsdecode` gives), or a printed "
     "tensor requires grad while autograd records, the helper makes the call as written and the "
@@ -664,7 +667,9 @@ RULES: Tuple[Rule, ...] = (
             "the number a 0-d float64 or int64 tensor, so the flag holds a 0-d bool tensor with "
             "the truth the Python bool had; the guard becomes the check of GM301. Each of the "
             "two rewrites is exact alone too: a tensor flag tested by the original `if`, or a "
-            "Python flag checked by the helper. Other `.item()` calls keep the hint."
+            "Python flag checked by the helper. An `.item()` of a one-element tensor passed to "
+            "`print`, a logger or `warnings.warn` goes with the call's fix (GM101-GM103: the "
+            "helper takes the number). Other `.item()` calls keep the hint."
         ),
         failing=_example(
             """

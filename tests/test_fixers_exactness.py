@@ -1446,6 +1446,44 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([[1.0, 2.0, float("nan")], [0.0, 1.0, 2.0]]),),
         None,
     ),
+    ".item() of one-element tensors taken inside the deferred call": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                total = x.sum()
+                print("max", x.abs().max().item(), "all positive", (x > 0).all().item())
+                logger.warning("total %.3f of %d", total.item(), x.shape[0])
+                x.add_(1)
+                logger.info("after %s", x.sum().item())
+                return x / total
+        """,
+        (torch.tensor([1.0, -2.5, 3.0]),),
+        None,
+    ),
+    "an if deferred as a whole takes .item() when its test holds": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                total = x.nansum()
+                if total > 0:
+                    print("positive total", total.item())
+                else:
+                    logger.warning("total %s", total.item())
+                return x.nan_to_num()
+        """,
+        (torch.tensor([1.0, float("nan"), 2.0]),),
+        None,
+    ),
+    ".item() of a tensor that may hold several elements": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                print("value", x.item())
+                return x * 2
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        "known to hold one element",
+    ),
     # --- third adversarial sweep of [Where] ---------------------------------------------------
     "inplace passed by position to a submodule": (
         """

@@ -47,6 +47,9 @@ class DeferPlan(Plan):
     baked_args: FrozenSet[int]
     #: Positional arguments passed as ``str(value)``: what ``print`` writes for tensor metadata.
     str_args: FrozenSet[int]
+    #: Positional arguments ``t.item()`` of a one-element ``t``: ``t`` is passed, and the
+    #: helper takes the number (``item_receiver``), so the value need not leave the graph.
+    item_args: FrozenSet[int]
     #: The ``stacklevel`` the helper's call passes, counting the helper's own frame (None: the
     #: callee takes none). Run by the graph, where no caller frame is left, the helper passes
     #: 1: records and warnings are made from its own line, in the caller's module.
@@ -71,9 +74,14 @@ def defer_plan(
         return declined(problem)
     baked: List[int] = []
     printed: List[int] = []
+    items: List[int] = []
     for index, arg in enumerate(node.args):
         if _fixed_in_source(arg, ctx):
             baked.append(index)
+            continue
+        receiver = item_receiver(arg, ctx)
+        if receiver is not None and _passed_problem(receiver, ctx) is None:
+            items.append(index)
             continue
         problem = _passed_problem(arg, ctx)
         if problem and code == "GM101" and _tensor_metadata(arg):
@@ -84,6 +92,7 @@ def defer_plan(
         callee=ast.unparse(node.func),
         baked_args=frozenset(baked),
         str_args=frozenset(printed),
+        item_args=frozenset(items),
         stacklevel=_helper_stacklevel(code, node),
         own_helper=code == "GM103",
     )
@@ -261,6 +270,24 @@ _READING_METHODS = frozenset({
 })
 
 
+def item_receiver(node: ast.expr, ctx: FunctionContext) -> Optional[ast.expr]:
+    """``t`` of ``t.item()`` where ``t`` is a tensor that always has one element (a whole
+    reduction, a comparison of one, a local only ever assigned one: ``items.is_zero_dim``), so
+    that ``.item()`` cannot fail and gives the same number inside the helper."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "item"
+        and not node.args
+        and not node.keywords
+    ):
+        return None
+    receiver = node.func.value
+    if ctx.values.kind(receiver) is Kind.STATIC or not is_zero_dim(receiver, ctx):
+        return None
+    return receiver
+
+
 def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
     """Why ``node`` cannot be passed to the deferred call under compile (None: it can).
 
@@ -286,6 +313,14 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
         return None
     if _is_exception(node, ctx):
         return f"`{ast.unparse(node)}` is the exception object of an `except` clause"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr == "item" and not node.args and not node.keywords:
+            return (
+                f"`{ast.unparse(node)}` turns tensor data into a Python number; the helper "
+                "takes `.item()` itself only of a tensor known to hold one element (a whole "
+                f"reduction such as `x.sum()`, or a comparison of one), and "
+                f"`{ast.unparse(node.func.value)}` is not known to"
+            )
     if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)) or (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
@@ -689,6 +724,8 @@ def _arguments_problem(
     for index, argument in enumerate(call.args):
         if index in plan.baked_args:
             continue
+        if index in plan.item_args:  # the tensor is passed; the helper takes `.item()`
+            argument = item_receiver(argument, ctx) or argument
         if not _plain_argument(argument, ctx):
             return (
                 f"`{ast.unparse(argument)}` would be computed on every call, not only when the "
