@@ -318,7 +318,7 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
             return (
                 f"`{ast.unparse(node)}` turns tensor data into a Python number; the helper "
                 "takes `.item()` itself only of a tensor known to hold one element (a whole "
-                f"reduction such as `x.sum()`, or a comparison of one), and "
+                "reduction such as `x.sum()`, or a comparison of one), and "
                 f"`{ast.unparse(node.func.value)}` is not known to"
             )
     if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)) or (
