@@ -22,7 +22,7 @@ from .base import (
     tensor_condition,
     with_static_prefix,
 )
-from .helpers import ASSERT, CHECK, DIFFER, ITEM
+from .helpers import ASSERT, CHECK, DIFFER, ITEM, PREFIX
 
 
 class TrapGuards(GraphMendCommand):
@@ -59,14 +59,58 @@ def rewrite_guard(
         failed = command.code(_item_kept(command, conjuncts(updated.test)[static]))
     else:
         failed = command.condition_text(tensor_condition(updated.test, static), "", indent)
-    arguments = [failed, command.code(exception.func), command.code(exception.args[0].value)]
-    check = command.statement(command.call_text("", command.helper(CHECK), arguments, indent))
+    message = exception.args[0].value
+    if plan.lazy_message:
+        name, values = _lazy_check(command, exception, message)
+        arguments = [failed, *values]
+    else:
+        name = command.helper(CHECK)
+        arguments = [failed, command.code(exception.func), command.code(message)]
+    check = command.statement(command.call_text("", name, arguments, indent))
     if static:  # the `if` line stays
         check = check.with_changes(leading_lines=comment_lines([line] if line else []))
         guard = with_static_prefix(updated, static)
         return [guard.with_changes(body=block.with_changes(body=[check]))], False
     comments = comment_lines([node for node in (updated.body, line) if node is not None])
     return [check.with_changes(leading_lines=(*updated.leading_lines, *comments))], False
+
+
+class _Parameters(cst.CSTTransformer):
+    """Each formatted expression of an f-string (or of f-strings joined) becomes a parameter,
+    ``value1``, ``value2``..., in source order; ``values`` holds the expressions' code."""
+
+    def __init__(self, command: GraphMendCommand) -> None:
+        super().__init__()
+        self.command = command
+        self.values: List[str] = []
+
+    def leave_FormattedStringExpression(
+        self, original: cst.FormattedStringExpression, updated: cst.FormattedStringExpression
+    ) -> cst.FormattedStringExpression:
+        self.values.append(self.command.code(original.expression))
+        return updated.with_changes(expression=cst.Name(f"value{len(self.values)}"))
+
+
+def _lazy_check(
+    command: GraphMendCommand, exception: cst.Call, message: cst.BaseExpression
+) -> Tuple[str, List[str]]:
+    """A check of its own, ``(failed, value1, ...)``, that raises with the f-string ``message``
+    built from the values only when ``failed``; its name, and the values it is passed (each
+    formatted expression of the message, in order)."""
+    parameters = _Parameters(command)
+    built = message.visit(parameters)
+    assert isinstance(built, cst.BaseExpression)
+    values = parameters.values
+    taken = ["failed", *(f"value{index}" for index in range(1, len(values) + 1))]
+    error = command.code(exception.func)
+    text = command.code(built.with_changes(lpar=[], rpar=[]))
+    if '"""' not in text and "'''" not in text:  # one literal a line, as the message was
+        text = "\n".join(" " * 12 + line.strip() for line in text.split("\n"))
+    else:  # a line break inside a literal is text: leave the lines as they are
+        text = " " * 12 + text
+    body = f"    if failed:\n        raise {error}(\n{text}\n        )\n"
+    name = command.deferred_helper(PREFIX + "check_" + error.lower(), taken, body, shared=False)
+    return name, values
 
 
 @rewrites_statement(AssertPlan)

@@ -1446,6 +1446,36 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([[1.0, 2.0, float("nan")], [0.0, 1.0, 2.0]]),),
         None,
     ),
+    "a guard whose message formats tensor counts, passing": (
+        """
+        class Model(nn.Module):
+            def forward(self, input_ids, features):
+                n_tokens = (input_ids == 7).sum()
+                n_features = features.shape[0]
+                if n_tokens != n_features:
+                    raise ValueError(
+                        f"tokens: {n_tokens}, "
+                        f"features {n_features}"
+                    )
+                return features * 2
+        """,
+        (torch.tensor([7, 1, 7]), torch.ones(2, 2)),
+        None,
+    ),
+    "a guard whose message formats tensor counts, failing": (
+        """
+        class Model(nn.Module):
+            def forward(self, input_ids, features):
+                n_tokens = (input_ids == 7).sum()
+                n_features = features.shape[0]
+                print("tokens", n_tokens)
+                if n_tokens != n_features:
+                    raise ValueError(f"tokens: {n_tokens!r} ({n_tokens}), features {n_features}")
+                return features * 2
+        """,
+        (torch.tensor([7, 1, 7]), torch.ones(3, 2)),
+        None,
+    ),
     ".item() of one-element tensors taken inside the deferred call": (
         """
         class Model(nn.Module):

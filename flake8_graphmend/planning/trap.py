@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
+import re
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING, Callable, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
@@ -55,6 +57,10 @@ class TrapPlan(Plan):
     #: The tensor part is a flag assigned such a comparison just before (``flagged_guard``),
     #: whose ``.item()`` (this position) is kept a tensor by the ``ItemKeptPlan`` of its GM401.
     flag_item: Optional[Position] = None
+    #: The message is an f-string that formats tensors (``f"{n_tokens} tokens"``): a helper of
+    #: its own receives the formatted values and builds the message only when the check
+    #: fails, as the original built it only when raising.
+    lazy_message: bool = False
 
     def covers(self) -> FrozenSet[Position]:
         return frozenset() if self.flag_item is None else frozenset({self.flag_item})
@@ -83,12 +89,43 @@ def trap_plan(node: ast.If, code: str, ctx: FunctionContext) -> Planned[TrapPlan
     """Whether the guard ``node`` (reported as ``code``) may become a graph-native check."""
     raise_stmt = node.body[0]
     assert isinstance(raise_stmt, ast.Raise)
-    problem = _exception_problem(raise_stmt, ctx)
+    problem = _exception_problem(raise_stmt, ctx) or state_change_problem(node, ctx)
     if problem:
         return declined(problem)
-    problem = state_change_problem(node, ctx)
-    if problem:
-        return declined(problem)
+    plan, reason = _guard_plan(node, code, ctx)
+    assert isinstance(raise_stmt.exc, ast.Call)  # _exception_problem checked it
+    message = raise_stmt.exc.args[0]
+    if plan is not None and _formats_tensor(message, ctx):
+        problem = _lazy_message_problem(message, ctx)
+        if problem:
+            return declined(problem)
+        plan = dataclasses.replace(plan, lazy_message=True)
+    return plan, reason
+
+
+def _lazy_message_problem(message: ast.expr, ctx: FunctionContext) -> Optional[str]:
+    """Why the check's own helper cannot build the message: a format spec that names a value
+    (``{x:{width}}``), which the helper would not have, or a ``{x=}`` that writes the
+    expression's own text (the helper's would be its parameter's name)."""
+    assert isinstance(message, ast.JoinedStr)
+    for piece in message.values:
+        spec = piece.format_spec if isinstance(piece, ast.FormattedValue) else None
+        if spec is not None and any(isinstance(n, ast.FormattedValue) for n in ast.walk(spec)):
+            return f"the message's format spec `{ast.unparse(spec)}` reads a value"
+    lines = ctx.lines[message.lineno - 1: message.end_lineno]
+    text = "\n".join(lines).encode("utf-8")
+    end = len(text) - len(lines[-1].encode("utf-8")) + (message.end_col_offset or 0)
+    if _SELF_DOCUMENTING.search(text[message.col_offset:end].decode("utf-8", "replace")):
+        return "the message writes an expression's text (`{x=}`)"
+    return None
+
+
+#: ``{x=}``, ``{x=!r}``, ``{x = :>4}`` of an f-string (and, on the safe side, look-alikes).
+_SELF_DOCUMENTING = re.compile(r"[^=!<>]=\s*(![rsa])?\s*(:[^{}]*)?}")
+
+
+def _guard_plan(node: ast.If, code: str, ctx: FunctionContext) -> Planned[TrapPlan]:
+    """The shape of the check (the message aside)."""
     static, tensor_part = split_condition(node.test, ctx)
     if code == "GM302":
         return _equal_plan(tensor_part, len(static), ctx)
@@ -416,11 +453,22 @@ def _exception_problem(raise_stmt: ast.Raise, ctx: FunctionContext) -> Optional[
         return f"`{name}` is not a builtin exception class"
     if len(exc.args) != 1 or exc.keywords or isinstance(exc.args[0], ast.Starred):
         return "the exception takes other than exactly one message argument"
-    return _message_problem(exc.args[0], ctx)
+    return _message_problem(exc.args[0], ctx, lazy=True)
 
 
-def _message_problem(message: ast.expr, ctx: FunctionContext) -> Optional[str]:
-    """The check builds its message on every call, where the original built it on failure."""
+def _formats_tensor(message: ast.expr, ctx: FunctionContext) -> bool:
+    return isinstance(message, ast.JoinedStr) and any(
+        isinstance(piece, ast.FormattedValue)
+        and ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA)
+        for piece in message.values
+    )
+
+
+def _message_problem(message: ast.expr, ctx: FunctionContext, lazy: bool = False) -> Optional[str]:
+    """The check builds its message on every call, where the original built it on failure;
+    with ``lazy`` (a guard's), a message that formats tensors is built by the check's own
+    helper only on failure, and its values are passed on every call: each must compute
+    without failing and be formatted without a spec (``str()`` of a tensor cannot fail)."""
     if isinstance(message, ast.Constant) and isinstance(message.value, str):
         return None
     if not isinstance(message, ast.JoinedStr):
@@ -428,7 +476,13 @@ def _message_problem(message: ast.expr, ctx: FunctionContext) -> Optional[str]:
     for piece in message.values:
         if isinstance(piece, ast.FormattedValue):
             if ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA):
-                return f"the message formats tensor data `{ast.unparse(piece.value)}`"
+                if not lazy:
+                    return f"the message formats tensor data `{ast.unparse(piece.value)}`"
+                if piece.format_spec is not None:
+                    return (
+                        f"the message formats tensor data `{ast.unparse(piece.value)}` with a "
+                        "format spec, which fails for a tensor of several elements"
+                    )
             problem = impurity(piece.value, ctx.values, ctx.symbols, static_indexing=False)
             if problem is None and piece.format_spec is not None:
                 problem = impurity(piece, ctx.values, ctx.symbols)
