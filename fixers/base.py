@@ -87,6 +87,19 @@ def rewrites_statement(*plan_types: Type[Plan]) -> Callable[[RewriteT], RewriteT
     return register
 
 
+def rewrite_statement(
+    command: "GraphMendCommand",
+    original: cst.BaseStatement,
+    updated: cst.BaseStatement,
+    plan: Plan,
+    following: Optional[cst.BaseStatement],
+) -> Tuple[List[cst.BaseStatement], bool]:
+    """The statements that the rewrite registered for ``plan``'s type puts in place of
+    ``updated`` (``original`` before its sites were rewritten), and whether they replace
+    ``following`` too."""
+    return _STATEMENT_REWRITES[type(plan)](command, original, updated, plan, following)
+
+
 def decline_message(finding: Finding, reason: str) -> str:
     """The warning for a site that is not fixed: ``line:col: CODE not fixed: reason`` (the code
     with the condition its break needs, if any: ``GM201 (only when `self.training`)``)."""
@@ -430,9 +443,10 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
             original, finding = entry
             following = body[index] if index < len(body) else None
             assert finding.plan is not None  # the targets are the findings with a plan (_select)
-            rewrite = _STATEMENT_REWRITES[type(finding.plan)]
             try:
-                statements, consumed = rewrite(self, original, statement, finding.plan, following)
+                statements, consumed = rewrite_statement(
+                    self, original, statement, finding.plan, following
+                )
             except Decline as reason:
                 self.declined(finding, str(reason))
                 new_body.append(statement)

@@ -300,7 +300,12 @@ RULES: Tuple[Rule, ...] = (
             "the calls' arguments, and runs the original `if` on them inside the graph, so the "
             "calls happen after the condition is computed, only when it holds, in their order. "
             "A leading Python test (`attention_mask is not None`, `self.training`) stays a plain "
-            "`if` when there is no `elif` or `else`."
+            "`if` when there is no `elif` or `else`. An `if` whose branches do both (`if "
+            "torch.isinf(h).any(): logger.warning(...); h = h.clamp(-1e4, 1e4)`) becomes two "
+            "statements on the same test: first its calls, deferred as a whole, then the "
+            "selection of the rest; that is declined when a call reads a name its branch assigns "
+            "before it (the selection makes a new tensor), when computing the test again could "
+            "differ (a random draw, an update in place) and when either part declines."
         ),
         fix_note=(
             "Eager values are bitwise identical. Both branches are evaluated, so the fixer "

@@ -46,6 +46,20 @@ from torch import nn
 logger = logging.getLogger("graphmend.exactness")
 """
 
+#: An ``if`` whose branches log and compute: the calls deferred, the rest selected.
+LOGS_AND_CLAMPS = """
+class Model(nn.Module):
+    def forward(self, x):
+        h = x * 2
+        if torch.isinf(h).any():
+            logger.warning("inf in h")
+            h = h.clamp(-1e4, 1e4)
+        else:
+            print("finite", "h")
+            h = h + 1
+        return h * 3
+"""
+
 #: name -> (module body after HEADER, inputs, expected decline substring or None when fixed)
 CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
     "defer in an inlined submodule, helper and super()": (
@@ -1731,6 +1745,72 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         """,
         (torch.tensor([-3.0, -2.0]),),
         "not known to be a count",
+    ),
+    "an if that logs and clamps, its branch taken": (
+        LOGS_AND_CLAMPS,
+        (torch.tensor([float("inf"), 2.0]),),
+        None,
+    ),
+    "an if that logs and clamps, its else taken": (
+        LOGS_AND_CLAMPS,
+        (torch.tensor([1.0, 2.0]),),
+        None,
+    ),
+    "an if that repairs, then warns about what it read before": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, mask):
+                if (mask == 0).all():
+                    x = x * 0
+                    warnings.warn("empty mask")
+                    logger.info("mask of %s", "zeros")
+                return x + 1
+        """,
+        (torch.tensor([1.0, 2.0]), torch.zeros(2)),
+        None,
+    ),
+    "an if whose call reads what its branch assigned": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if (x < 0).any():
+                    x = x.abs()
+                    print("made positive", x)
+                return x + 1
+        """,
+        (torch.tensor([-1.0, 2.0]),),
+        "which its branch assigns before it",
+    ),
+    "an if that logs and counts in its test": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("steps", torch.zeros(()))
+
+            def forward(self, x):
+                if self.steps.add_(1) > 0:
+                    print("stepped")
+                    x = x * 2
+                return x
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        "computed twice",
+    ),
+    "an if that warns and repairs inside a try": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                try:
+                    if torch.isnan(x).any():
+                        warnings.warn("nan")
+                        x = torch.nan_to_num(x)
+                except UserWarning:
+                    x = x * 0
+                return x
+        """,
+        (torch.tensor([float("nan"), 2.0]),),
+        "inside the `try`",
     ),
 }
 

@@ -111,6 +111,13 @@ def shared_line_problem(
     return None
 
 
+def on_header_line(node: ast.If, ctx: FunctionContext) -> bool:
+    """Whether a branch of ``node`` is written on the line of its ``if`` or ``else``."""
+    return bool(node.body[0].lineno == node.test.end_lineno) or bool(
+        node.orelse and _after_else(node.orelse[0], ctx)
+    )
+
+
 def _after_else(statement: ast.stmt, ctx: FunctionContext) -> bool:
     """Whether ``statement`` follows ``else:`` on its line (a one-line ``else`` suite)."""
     text = ctx.lines[statement.lineno - 1].encode("utf-8")[: statement.col_offset]

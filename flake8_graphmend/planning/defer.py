@@ -16,7 +16,7 @@ import builtins
 import functools
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from ..analysis.purity import impurity
 from ..analysis.values import Kind, is_size
@@ -483,7 +483,7 @@ class _Chains:
         if head is None:
             return None
         if id(head) not in self._plans:
-            self._plans[id(head)] = _deferred_if_plan(head, self._ctx, self._classify)
+            self._plans[id(head)] = deferred_if_plan(head, self._ctx, self._classify)
         return self._plans[id(head)]
 
 
@@ -516,10 +516,19 @@ def test_operands(test: ast.expr) -> List[ast.expr]:
     return [test]
 
 
-def _deferred_if_plan(
-    head: ast.If, ctx: FunctionContext, classify: Classify
+def deferred_if_plan(
+    head: ast.If,
+    ctx: FunctionContext,
+    classify: Classify,
+    only: Optional[Sequence[ast.stmt]] = None,
 ) -> Optional[Planned[DeferIfPlan]]:
+    """The plan of the chain that ``head`` starts, or of its statements ``only`` (the others
+    left out of its branches, ``split.py``); None when they make no print, log or warn call."""
     clauses, branches = _chain(head, ctx)
+    if only is not None:
+        kept = {id(statement) for statement in only}
+        kept_branches = ([s for s in branch if id(s) in kept] for branch in branches)
+        branches = [branch for branch in kept_branches if branch]  # an `else` may log nothing
     statements = [statement for branch in branches for statement in branch]
     codes = [
         classify(statement.value, ctx)

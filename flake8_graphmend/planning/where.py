@@ -96,7 +96,7 @@ def where_plan(
 ) -> Planned[Union[WherePlan, DrawGuard]]:
     """Whether ``node`` (a statement of ``block``) may be predicated, and in which shape; where it
     may not, whether it branches on a random draw that a static guard can skip (``draws.py``)."""
-    plan, reason = _selection_plan(node, block, ctx)
+    plan, reason = selection_plan(node, block, ctx)
     if plan is None:
         guard, draw_reason = draw_guard_plan(node, *split_condition(node.test, ctx), ctx)
         if guard is not None or draw_reason:  # a test of a random draw
@@ -104,9 +104,10 @@ def where_plan(
     return plan, reason
 
 
-def _selection_plan(
+def selection_plan(
     node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext
 ) -> Planned[WherePlan]:
+    """Whether ``node`` (a statement of ``block``) may become a selection, and in which shape."""
     if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
         return declined("an elif chain has more than two outcomes")
     static, tensor_part = split_condition(node.test, ctx)

@@ -1,5 +1,6 @@
 """DC and VG: Python control flow on tensor values (fixed by [Where], [Trap] and, for an `if`
-whose branches only print, log or warn, [Defer] of the whole `if`)."""
+whose branches only print, log or warn, [Defer] of the whole `if`; an `if` whose branches do
+both is split in two)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ..planning import Plan
 from ..planning.conditions import is_elif
 from ..planning.defer import DeferIfPlan, deferred_if
 from ..planning.items import compared_item
+from ..planning.split import split_if
 from ..planning.trap import assert_plan, trap_plan
 from ..planning.where import where_plan
 from .base import Finding, FunctionContext
@@ -50,7 +52,12 @@ def check_if(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> I
             plan, decline = deferred
         else:
             plan, decline = where_plan(node, block, ctx)
-            if deferred is not None and plan is None:
+            split = split_if(node, ctx, classify_call) if plan is None else None
+            if split is not None and split[0] is not None:
+                plan, decline = split  # its calls deferred as a whole, the rest selected
+            elif split is not None:
+                decline = f"{decline}; splitting its calls from the rest declines too: {split[1]}"
+            elif deferred is not None and plan is None:
                 decline = f"{decline}; deferring the whole `if` declines too: {deferred[1]}"
     else:
         # A condition that is only data-dependent through .item()/int(t) is reported at the

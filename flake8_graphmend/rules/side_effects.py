@@ -7,6 +7,7 @@ import re
 from typing import Iterator, Optional
 
 from ..planning.defer import defer_plan, deferred_if
+from ..planning.split import split_if_of_call
 from .base import Finding, FunctionContext
 
 #: Methods of ``logging.Logger`` and of transformers' logger that break the graph.
@@ -66,9 +67,16 @@ def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Ite
         return
     plan, decline = defer_plan(code, node, statement, ctx)
     deferred, _ = deferred_if(statement, ctx, classify_call) or (None, None)
-    if deferred is not None and isinstance(statement, ast.Expr) and statement.value is node:
+    own_statement = isinstance(statement, ast.Expr) and statement.value is node
+    split = split_if_of_call(statement, ctx, classify_call) if own_statement else None
+    if deferred is not None and own_statement:
         plan, decline = None, (
             f"the `if` on line {deferred.line} is deferred as a whole, this call with it "
             "(GM201: graphmend.PredicateControlFlow)"
+        )
+    elif split is not None:
+        plan, decline = None, (
+            f"the `if` on line {split.calls.line} defers its calls as a whole, this one with "
+            "them, and selects the rest (GM201: graphmend.PredicateControlFlow)"
         )
     yield ctx.finding(code, node, call=ast.unparse(node.func), plan=plan, decline=decline)
