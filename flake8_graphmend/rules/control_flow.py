@@ -55,6 +55,8 @@ def check_if(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> I
             split = split_if(node, ctx, classify_call) if plan is None else None
             if split is not None and split[0] is not None:
                 plan, decline = split  # its calls deferred as a whole, the rest selected
+            elif split is not None and decline and decline in (split[1] or ""):
+                decline = f"{decline}; so does splitting its calls from the rest"
             elif split is not None:
                 decline = f"{decline}; splitting its calls from the rest declines too: {split[1]}"
             elif deferred is not None and plan is None:
