@@ -85,6 +85,7 @@ def impurity(
     symbols: ModuleSymbols,
     nonempty: AbstractSet[str] = frozenset(),
     static_indexing: bool = True,
+    again: bool = False,
 ) -> Optional[str]:
     """None when ``node`` is safe to evaluate unconditionally, else a short reason.
 
@@ -94,23 +95,18 @@ def impurity(
     ``x.min() < lo or x.max() > hi``, ``x.max()`` may be computed on every call.
     ``static_indexing``: whether indexing a value known while tracing (``x.shape[1]``) counts
     as safe; it fails for some shapes only, and speculated code reads the same shapes on both
-    paths, but a message built on every call reads them where the original never did."""
+    paths, but a message built on every call reads them where the original never did.
+    ``again``: ``node`` is computed a second time, on the values the first computation
+    succeeded on, so what fails only on some values (indexing, an extremum of an empty tensor)
+    cannot fail; effects and warnings still count."""
     for sub in ast.walk(node):
         if isinstance(sub, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             return f"`{ast.unparse(sub)}` is not a plain expression"
         if isinstance(sub, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return f"the comprehension `{ast.unparse(sub)}` is not proven pure"
-        if isinstance(sub, ast.Subscript) and not is_slice_index(sub.slice):
-            if not static_indexing or values.kind(sub.value) is not Kind.STATIC:
-                return (
-                    f"the indexing `{ast.unparse(sub)}` could fail on the branch that did not run"
-                )
-        if isinstance(sub, ast.FormattedValue) and sub.format_spec is not None:
-            if not isinstance(sub.value, ast.Constant):
-                return (
-                    f"formatting `{ast.unparse(sub.value)}` with a format spec fails for some "
-                    "values (`None`)"
-                )
+        reason = None if again else _failure(sub, values, static_indexing)
+        if reason:
+            return reason
         if isinstance(sub, ast.Attribute) and symbols.may_run_code(sub):
             return f"`{ast.unparse(sub)}` may be a property, which runs code"
         if isinstance(sub, ast.Attribute) and sub.attr == "T" and isinstance(sub.ctx, ast.Load):
@@ -118,13 +114,27 @@ def impurity(
             module_attribute = isinstance(receiver, ast.Name) and receiver.id == "self"
             if not module_attribute and values.kind(receiver) is not Kind.STATIC:
                 return f"`{ast.unparse(sub)}` warns on a tensor that is not 2-D"
-        if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod)):
-            if values.kind(sub) is not Kind.STATIC:
-                return f"`{ast.unparse(sub)}` fails on integer zeros, which the other path may hold"
         if isinstance(sub, ast.Call) and extremum_of(sub, symbols) not in nonempty:
-            reason = _call_impurity(sub, values, symbols)
+            reason = _call_impurity(sub, values, symbols, again)
             if reason:
                 return reason
+    return None
+
+
+def _failure(sub: ast.AST, values: ValueAnalysis, static_indexing: bool) -> Optional[str]:
+    """How an indexing, a formatting or an integer division may fail on some values."""
+    if isinstance(sub, ast.Subscript) and not is_slice_index(sub.slice):
+        if not static_indexing or values.kind(sub.value) is not Kind.STATIC:
+            return f"the indexing `{ast.unparse(sub)}` could fail on the branch that did not run"
+    if isinstance(sub, ast.FormattedValue) and sub.format_spec is not None:
+        if not isinstance(sub.value, ast.Constant):
+            return (
+                f"formatting `{ast.unparse(sub.value)}` with a format spec fails for some "
+                "values (`None`)"
+            )
+    if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod)):
+        if values.kind(sub) is not Kind.STATIC:
+            return f"`{ast.unparse(sub)}` fails on integer zeros, which the other path may hold"
     return None
 
 
@@ -222,9 +232,11 @@ def _never_negative(value: ast.expr) -> bool:
     return isinstance(value, ast.Attribute) and value.attr == "shape"
 
 
-def _call_impurity(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols) -> Optional[str]:
+def _call_impurity(
+    call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols, again: bool = False
+) -> Optional[str]:
     func = call.func
-    sized = _sized_by_data(call)
+    sized = None if again else _sized_by_data(call)
     if sized is not None:
         return (
             f"`{ast.unparse(call)}` takes its size from `{ast.unparse(sized)}`, which is not "
@@ -247,6 +259,8 @@ def _call_impurity(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols
         if all(values.kind(a) is Kind.STATIC for a in call.args):
             return None
     if _empty_raising_reduction(call, symbols):
+        if again:  # it succeeded on these values the first time
+            return None
         return (
             f"`{ast.unparse(call)}` raises on an empty tensor, which the path that did not "
             "run it may hold"

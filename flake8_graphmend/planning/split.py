@@ -100,7 +100,7 @@ def _plan(node: ast.If, ctx: FunctionContext, classify: Classify) -> Optional[Pl
         return None
     if not any(statement in calls for statement in node.body):
         return declined("only the `else` branch prints, logs or warns")
-    problem = impurity(node.test, ctx.values, ctx.symbols)
+    problem = impurity(node.test, ctx.values, ctx.symbols, again=True)
     if problem:
         return declined(f"its test would be computed twice: {problem}")
     deferred, reason = deferred_if_plan(node, ctx, classify, only=calls) or (None, "")
