@@ -589,16 +589,23 @@ def names_in(node: cst.CSTNode) -> Set[str]:
 def _shifted(text: str, unit: str) -> str:
     """``text`` with its continuation lines indented by ``unit`` more (it becomes an argument
     on a line of its own), unless a string or f-string spans lines (its value would change)."""
-    if "\n" not in text:
+    if "\n" not in text or literal_spans_lines(text):
         return text
+    return re.sub(r"\n(?=[^\r\n])", "\n" + unit, text)
+
+
+def literal_spans_lines(text: str) -> bool:
+    """Whether a token of the expression ``text`` spans lines: a triple-quoted string or one
+    continued with a backslash, whose line breaks and indentation are part of its value (so
+    are those of text that does not tokenize)."""
+    if "\n" not in text:
+        return False
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError):
-        return text
+        return True
     newlines = (tokenize.NL, tokenize.NEWLINE)
-    if any(token.type not in newlines and "\n" in token.string for token in tokens):
-        return text
-    return re.sub(r"\n(?=[^\r\n])", "\n" + unit, text)
+    return any(token.type not in newlines and "\n" in token.string for token in tokens)
 
 
 # ---------------------------------------------------------------------- conditions

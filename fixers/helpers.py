@@ -44,7 +44,7 @@ def {DEFERRED}(function):
     `function` at the same point of the graph, with the tensors as they are
     there, and with `{IN_GRAPH}=True` if it takes that keyword. Arguments must
     be tensors, str, int, float or bool; where that, or the op, is not
-    available (an older torch, a tensor that autograd records), the call
+    available (an older torch, a tensor that requires grad), the call
     runs as written, graph break included.
     """
     import functools
@@ -104,7 +104,8 @@ def {DEFERRED}(function):
         if runtime.op is None or not torch.compiler.is_compiling():
             return function(*args)
         kinds = "".join(kind_of(arg) for arg in args)
-        recorded = torch.is_grad_enabled() and any(
+        # a tensor that requires grad prints a grad_fn the op's copy lacks
+        recorded = any(
             kind == "t" and arg.requires_grad for kind, arg in zip(kinds, args)
         )
         if "?" in kinds or recorded:
@@ -343,6 +344,8 @@ class HelperSet:
             self.fixed(_NEEDS[name])
         if name not in self._existing:
             self._new.setdefault(name, FIXED_HELPERS[name])
+        elif not _same_code(self._existing[name], FIXED_HELPERS[name]):
+            raise HelperNameTaken(name, "a function of another body (another version's helper?)")
         return name
 
     def deferred(
@@ -448,8 +451,9 @@ def _indented(text: str, unit: str) -> str:
 class HelperNameTaken(Exception):
     """The module already uses a helper's name for something else."""
 
-    def __init__(self, name: str) -> None:
-        super().__init__(f"the module already uses the name `{name}`")
+    def __init__(self, name: str, what: str = "") -> None:
+        used = f" for {what}" if what else ""
+        super().__init__(f"the module already uses the name `{name}`{used}")
 
 
 def _two_blank_lines_first(lines: Sequence[cst.EmptyLine]) -> Tuple[cst.EmptyLine, ...]:

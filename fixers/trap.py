@@ -18,6 +18,7 @@ from .base import (
     comment_lines,
     conjuncts,
     expect,
+    literal_spans_lines,
     rewrites_statement,
     tensor_condition,
     with_static_prefix,
@@ -104,7 +105,7 @@ def _lazy_check(
     taken = ["failed", *(f"value{index}" for index in range(1, len(values) + 1))]
     error = command.code(exception.func)
     text = command.code(built.with_changes(lpar=[], rpar=[]))
-    if '"""' not in text and "'''" not in text:  # one literal a line, as the message was
+    if not literal_spans_lines(text):  # one literal a line, as the message was
         text = "\n".join(" " * 12 + line.strip() for line in text.split("\n"))
     else:  # a line break inside a literal is text: leave the lines as they are
         text = " " * 12 + text

@@ -1797,6 +1797,249 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, 2.0]),),
         "computed twice",
     ),
+    "a guard message continued with a backslash inside its literal": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                bad = torch.isnan(x).sum()
+                if bad > 0:
+                    raise ValueError(f"found {bad} nan values, \\
+                         please clean the input")
+                return x * 2
+        """,
+        (torch.tensor([float("nan"), 2.0]),),
+        None,
+    ),
+    "a guard whose own test counts in place": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("steps", torch.zeros(()))
+
+            def forward(self, x):
+                if self.steps.add_(1) > 0:
+                    raise RuntimeError("called more than once")
+                return x * 2
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        'self.steps.add_(1)',
+    ),
+    "a guard after a submodule whose hook counts": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Identity()
+                self.calls = 0
+                self.lin.register_forward_hook(self.count)
+
+            def count(self, module, inputs, output):
+                self.calls += 1
+
+            def forward(self, x):
+                y = self.lin(x)
+                if (y.abs() > 100).any():
+                    raise ValueError("output too large")
+                return y
+        """,
+        (torch.tensor([1.0, -2.0]),),
+        'self.lin(x)',
+    ),
+    "a guard of a callable object called inside a try": (
+        """
+        class Validator:
+            def __call__(self, x):
+                if (x.abs() > 5).any():
+                    raise ValueError("out of range")
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.validate = Validator()
+
+            def forward(self, x):
+                try:
+                    self.validate(x)
+                except ValueError:
+                    x = x.clamp(-5, 5)
+                return x * 2
+        """,
+        (torch.tensor([10.0, 2.0]),),
+        'a call that leads to the guard is inside the `try`',
+    ),
+    "a guard of a base forward called through super() inside a try": (
+        """
+        class Base(nn.Module):
+            def forward(self, x):
+                if (x < 0).any():
+                    raise ValueError("negative input")
+                return x.sqrt()
+
+        class Model(Base):
+            def forward(self, x):
+                try:
+                    return super().forward(x)
+                except ValueError:
+                    return x.abs().sqrt()
+        """,
+        (torch.tensor([1.0, -4.0]),),
+        'a call that leads to the guard is inside the `try`',
+    ),
+    "a guard of a static method called through its class inside a try": (
+        """
+        class Model(nn.Module):
+            @staticmethod
+            def validate(x):
+                if (x < 0).any():
+                    raise ValueError("negative input")
+
+            def forward(self, x):
+                try:
+                    Model.validate(x)
+                except ValueError:
+                    x = x.abs()
+                return x.sqrt()
+        """,
+        (torch.tensor([1.0, -4.0]),),
+        'a call that leads to the guard is inside the `try`',
+    ),
+    "a warning of a module imported inside the function": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                import warnings
+                warnings.warn("deprecated path")
+                return x * 2
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        'bound in the function or around it',
+    ),
+    "a print that a closure defines": (
+        """
+        SEEN = []
+
+        def make():
+            def print(*args):
+                SEEN.append(args)
+
+            class Inner(nn.Module):
+                def forward(self, x):
+                    print("seen", x.shape)
+                    return x * 2
+
+            return Inner
+
+        Model = make()
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        'bound in the function or around it',
+    ),
+    "an elif that tests an optional tensor": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, mask=None):
+                if torch.isnan(x).any():
+                    logger.warning("nan in input")
+                elif mask.any():
+                    logger.warning("mask has entries")
+                return x * 2
+        """,
+        (torch.tensor([float('nan'), 2.0]),),
+        'may be None or unbound',
+    ),
+    "a deferred if that prints a name bound on one path": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.debug = False
+
+            def forward(self, x):
+                if self.debug:
+                    stats = x.mean()
+                if (x < 0).any():
+                    print("negative values; stats:", stats)
+                return x * 2
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        'may be unbound where the `if` starts',
+    ),
+    "a deferred if under a decorator of the file that handles errors": (
+        """
+        import functools
+
+        def guarded(fn):
+            @functools.wraps(fn)
+            def wrapper(self, x):
+                try:
+                    return fn(self, x)
+                except RuntimeError:
+                    return x.new_zeros(())
+            return wrapper
+
+        class Model(nn.Module):
+            @guarded
+            def forward(self, x):
+                if torch.isnan(x).any(-1):
+                    print("row has nan")
+                return x.sum()
+        """,
+        (torch.ones(2, 2),),
+        'runs under the decorator `@guarded`',
+    ),
+    "a print between changes of the print options": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                torch.set_printoptions(precision=2)
+                print("x", x)
+                torch.set_printoptions(profile="default")
+                return x * 2
+        """,
+        (torch.tensor([1.12345, 2.0]),),
+        'set_printoptions',
+    ),
+    "a print of a module-level tensor that a helper updates in place": (
+        """
+        CACHE = torch.zeros(3)
+
+        def update(buffer, values):
+            buffer.copy_(values)
+
+        class Model(nn.Module):
+            def forward(self, x):
+                update(CACHE, x * 2)
+                print("cache", CACHE)
+                return x + 1
+        """,
+        (torch.ones(3),),
+        None,
+    ),
+    "an or whose second operand tests an optional mask": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, mask=None):
+                y = x * 2
+                if torch.isnan(y).any() or mask.any():
+                    y = torch.zeros_like(y)
+                return y
+        """,
+        (torch.tensor([float("nan"), 2.0]),),
+        "may be None or unbound",
+    ),
+    "an and whose second operand compares tensors of other sizes": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                ref = torch.ones(3)
+                if (x == 0).all() and (x == ref).all():
+                    raise ValueError("x is all zeros and equals the reference")
+                return x * 2
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        "may fail for some shapes or dtypes",
+    ),
     "an if that warns and repairs inside a try": (
         """
         class Model(nn.Module):
@@ -1813,6 +2056,93 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         "inside the `try`",
     ),
 }
+
+
+def guard_after(change: str, init: str = "", prelude: str = "") -> str:
+    """A module whose ``forward`` makes ``change`` (its first lines), then checks its input."""
+    setup = f"    def __init__(self):\n        super().__init__()\n{init}\n" if init else ""
+    return f"""
+{prelude}
+class Model(nn.Module):
+{setup}
+    def forward(self, x):
+{change}
+        if (x < 0).any():
+            raise ValueError("negative input")
+        return x * 2
+"""
+
+
+#: State changed before a guard, in the ways modules change it, that a failing check inside
+#: the graph would lose: (forward's first lines, __init__'s lines, code before the class,
+#: the expected decline).
+CHANGES_BEFORE_A_GUARD = {
+    "setattr on the module": (
+        '        setattr(self, "calls", self.calls + 1)', "        self.calls = 0", "",
+        "setattr(self",
+    ),
+    "replacing a buffer's data": (
+        "        self.ema.data = self.ema.data * 0.9 + x * 0.1",
+        '        self.register_buffer("ema", torch.zeros(2))', "", "self.ema.data =",
+    ),
+    "registering a buffer": (
+        '        self.register_buffer("last", x.detach().clone(), persistent=False)', "", "",
+        "self.register_buffer(",
+    ),
+    "extending a list the module holds": (
+        "        sizes = self.sizes\n        sizes += [x.shape[0]]", "        self.sizes = []", "",
+        "sizes += [x.shape[0]]",
+    ),
+    "a method of a plain object the module holds": (
+        "        self.tracker.record(x.shape[0])",
+        "        self.tracker = Tracker()",
+        "class Tracker:\n    def __init__(self):\n        self.count = 0\n\n"
+        "    def record(self, n):\n        self.count += n\n",
+        "self.tracker.record(",
+    ),
+    "a module-level lambda that records": (
+        "        record(x.shape[0])", "",
+        "SEEN = []\nrecord = lambda n: SEEN.append(n)  # noqa: E731\n",
+        "record(x.shape[0])",
+    ),
+}
+#: Guard messages built on every call that fail on an input that passes: (test, message,
+#: inputs of a passing call).
+MESSAGES_THAT_FAIL = {
+    "indexes a size the passing input lacks": (
+        "(x < 0).any()", 'f"negative values among {x.size(1)} features"',
+        (torch.tensor([1.0, 2.0]), torch.ones(1)),
+    ),
+    "reduces integers with mean": (
+        "(x.abs() > 1000).any()", 'f"values too large, mean {x.mean()}"',
+        (torch.tensor([1, 2]), torch.ones(1)),
+    ),
+    "divides by a count": (
+        "(mask.sum(-1) == 0).any()", 'f"empty rows, density {x.numel() / mask.numel()}"',
+        (torch.tensor([1.0, 2.0]), torch.ones(0, 3)),
+    ),
+}
+CASES.update(
+    (
+        f"a guard message that {name}",
+        (
+            f"""
+class Model(nn.Module):
+    def forward(self, x, mask):
+        if {test}:
+            raise ValueError({message})
+        return x * 2
+""",
+            inputs,
+            "may fail for some shapes, dtypes or values",
+        ),
+    )
+    for name, (test, message, inputs) in MESSAGES_THAT_FAIL.items()
+)
+CASES.update(
+    (f"a guard after {name}", (guard_after(*parts[:3]), (torch.tensor([1.0, -2.0]),), parts[3]))
+    for name, parts in CHANGES_BEFORE_A_GUARD.items()
+)
 
 
 def behaviour(fn: Callable, model: Any, args: Tuple[Any, ...]) -> Tuple[Any, ...]:
@@ -2181,6 +2511,26 @@ SCRIPTABLE = HEADER + dedent("""
                 y = x - 1
             return y
 """)
+
+
+def test_a_helper_name_that_the_module_defines_otherwise_is_not_taken() -> None:
+    """A function of a helper's name with another body (the module's own, or another
+    version's helper) is neither reused nor replaced: the site is declined, the file unchanged."""
+    source = HEADER + dedent("""
+        STEPS = []
+
+        def _graphmend_deferred(function):
+            STEPS.append(function.__name__)
+            return function
+
+        class Model(nn.Module):
+            def forward(self, x):
+                print("forward")
+                return x * 2
+        """)
+    result = transform_module(FixAll(CodemodContext(filename="model.py")), source)
+    assert not isinstance(result, TransformSuccess) or result.code == source
+    assert any("another version's helper" in w for w in result.warning_messages)
 
 
 def test_modules_written_for_torch_jit_script_stay_scriptable(tmp_path: Path) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, AbstractSet, List, Optional, Sequence, Tuple
 
-from ..analysis.purity import extrema_taken, impurity
+from ..analysis.purity import extrema_taken, extremum_of, impurity
 from ..analysis.values import Kind
 from .items import is_zero_dim, item_comparison_problem
+from .totals import total_test, unsure_names
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -33,9 +34,11 @@ def is_elif(node: ast.If, ctx: FunctionContext) -> bool:
 
 def tensor_condition_problem(operands: Sequence[ast.expr], ctx: FunctionContext) -> Optional[str]:
     """Why the tensor conjuncts of a test (those after the static prefix) cannot be lowered."""
-    nonempty = extrema_taken(_first_operand(operands[0]), ctx.symbols) if operands else set()
+    first = _first_operand(operands[0]) if operands else None
+    nonempty = extrema_taken(first, ctx.symbols) if first is not None else set()
     for position, operand in enumerate(operands):
-        problem = _lowering_problem(operand, ctx, position == 0, nonempty)
+        assert first is not None  # there is an operand
+        problem = _lowering_problem(operand, ctx, position == 0, nonempty, first)
         if problem:
             return problem
     return None
@@ -51,22 +54,30 @@ def _first_operand(node: ast.expr) -> ast.expr:
 
 
 def _lowering_problem(
-    node: ast.expr, ctx: FunctionContext, always_evaluated: bool, nonempty: AbstractSet[str]
+    node: ast.expr,
+    ctx: FunctionContext,
+    always_evaluated: bool,
+    nonempty: AbstractSet[str],
+    first: ast.expr,
 ) -> Optional[str]:
     """Why ``and``/``or``/``not`` in a tensor condition cannot become ``torch.logical_*``.
 
     Every operand must be a tensor. Lowering evaluates all of them, so an operand that Python
     might have skipped by short-circuiting must also be pure (``impurity``; ``nonempty``: the
-    names whose extremum the first operand takes).
+    names whose extremum the first operand takes), compute for every shape and dtype
+    (``totals.total_test``, or an extremum the first operand took compared with a number) and
+    read no local that may not hold a tensor there (one that ``first`` does not read).
     """
     if isinstance(node, ast.BoolOp):
         for position, value in enumerate(node.values):
-            problem = _lowering_problem(value, ctx, always_evaluated and position == 0, nonempty)
+            problem = _lowering_problem(
+                value, ctx, always_evaluated and position == 0, nonempty, first
+            )
             if problem:
                 return problem
         return None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return _lowering_problem(node.operand, ctx, always_evaluated, nonempty)
+        return _lowering_problem(node.operand, ctx, always_evaluated, nonempty, first)
     kind = ctx.values.kind(node)
     if kind is Kind.DATA:
         return item_comparison_problem(node, ctx) or (
@@ -85,7 +96,34 @@ def _lowering_problem(
             f"`{ast.unparse(node)}` may hold several elements: Python does not test its truth "
             "when `and`/`or` stops early, the lowered test would on every call, and fail"
         )
-    return impurity(node, ctx.values, ctx.symbols, nonempty)
+    problem = impurity(node, ctx.values, ctx.symbols, nonempty)
+    unsure = unsure_names(node, first, node, ctx)
+    if problem is None and unsure:  # the first operand computes with its names: tensors
+        problem = (
+            f"`{ast.unparse(node)}` would be computed on every call, where Python may have "
+            f"stopped before it, and `{unsure[0]}`, which the first operand does not compute "
+            "with, may be None or unbound there"
+        )
+    if problem is None and not (total_test(node, ctx) or _extremum_test(node, nonempty, ctx)):
+        problem = (
+            f"`{ast.unparse(node)}` would be computed on every call, where Python may have "
+            "stopped before it, and may fail for some shapes or dtypes there; only tests such "
+            "as `(x == 0).any()`, `torch.isnan(x).any()` of a name are known not to"
+        )
+    return problem
+
+
+def _extremum_test(node: ast.expr, nonempty: AbstractSet[str], ctx: FunctionContext) -> bool:
+    """``x.max() > hi`` where the first operand already took an extremum of ``x`` (which
+    then cannot fail), compared with a Python value."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return False
+    left = node.left
+    return (
+        isinstance(left, ast.Call)
+        and extremum_of(left, ctx.symbols) in nonempty
+        and ctx.values.kind(node.comparators[0]) is Kind.STATIC
+    )
 
 
 def shared_line_problem(

@@ -22,8 +22,16 @@ from ..analysis.purity import impurity
 from ..analysis.values import Kind, is_size
 from . import Plan, Planned, Position, declined, position
 from .conditions import is_elif, shared_line_problem, split_condition
-from .items import is_zero_dim, whole_reduction
+from .items import is_zero_dim
 from .module_state import stored_roots
+from .totals import (
+    maybe_unbound,
+    names_read,
+    plain_argument,
+    tensor_metadata,
+    total_test,
+    unsure_names,
+)
 from .trap import state_change_problem
 
 if TYPE_CHECKING:
@@ -65,6 +73,7 @@ def defer_plan(
     """Whether [Defer] may rewrite the call ``node`` (reported as ``code``)."""
     problem = (
         _call_form_problem(code, node, statement, ctx)
+        or _print_options_problem(ctx)
         or _keywords_problem(code, node, ctx)
         or _logger_problem(code, node, ctx)
         or (state_change_problem(statement, ctx, _RAISING_WARNING) if code == "GM103" else None)
@@ -84,7 +93,7 @@ def defer_plan(
             items.append(index)
             continue
         problem = _passed_problem(arg, ctx)
-        if problem and code == "GM101" and _tensor_metadata(arg):
+        if problem and code == "GM101" and tensor_metadata(arg):
             printed.append(index)  # print writes str(arg): pass that text instead
         elif problem:
             return declined(problem)
@@ -125,7 +134,12 @@ def _call_form_problem(
     ):
         return "it unpacks *args or **kwargs"
     func = node.func
-    if code != "GM102" or not isinstance(func, ast.Attribute):
+    if not isinstance(func, ast.Attribute) or code != "GM102":
+        if not _is_module_global(func, ctx):  # `import warnings` or a `print` of the function
+            return (
+                f"`{ast.unparse(func)}` is bound in the function or around it, not the "
+                "module-level name the helper can reach"
+            )
         return None
     if not _is_module_global(func.value, ctx):
         return (
@@ -136,6 +150,20 @@ def _call_form_problem(
         return "its result is used to decide what runs"
     if func.attr == "exception" or any(k.arg in ("exc_info", "stack_info") for k in node.keywords):
         return "exception and stack information are not available inside the compiled graph"
+    return None
+
+
+def _print_options_problem(ctx: FunctionContext) -> Optional[str]:
+    """The function sets how tensors print (``torch.set_printoptions``): under compile that
+    runs while Dynamo traces, not when the graph makes the deferred call."""
+    for node in ast.walk(ctx.region.function):
+        if isinstance(node, ast.Call):
+            name = ctx.symbols.qualified_name(node.func) or ast.unparse(node.func)
+            if name.endswith("set_printoptions"):
+                return (
+                    f"the function calls `{ast.unparse(node.func)}()`, which under compile "
+                    "runs while Dynamo traces, not when the graph makes the call"
+                )
     return None
 
 
@@ -232,12 +260,15 @@ def _fixed_in_source(node: ast.expr, ctx: FunctionContext) -> bool:
     root = node
     while isinstance(root, ast.Attribute):
         root = root.value
+    assigned = ctx.symbols.assignments.get(root.id) if isinstance(root, ast.Name) else None
     return (
         isinstance(node, (ast.Name, ast.Attribute))
         and _is_module_global(node, ctx)
         and not _mangled(node, ctx)
         and isinstance(root, ast.Name)
         and root.id not in _changing_globals(ctx.symbols.tree, frozenset(ctx.symbols.assignments))
+        # a module-level tensor may be updated in place by code the analysis does not follow
+        and not (assigned is not None and ctx.values.kind(assigned) is Kind.TENSOR)
     )
 
 
@@ -345,15 +376,6 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
         f"`{ast.unparse(node)}` is a Python value that is neither a str, int, float nor bool "
         "as far as the analysis can tell; the deferred call carries only those and tensors"
     )
-
-
-def _tensor_metadata(node: ast.expr) -> bool:
-    """``x.shape``, ``x.size()``, ``x.dtype``, ``x.device``: values whose ``str()`` Dynamo
-    computes exactly while tracing (not so for every object: a KeyError loses its quotes)."""
-    if isinstance(node, ast.Call) and not node.args and not node.keywords:
-        node = node.func
-        return isinstance(node, ast.Attribute) and node.attr == "size"
-    return isinstance(node, ast.Attribute) and node.attr in ("shape", "dtype", "device")
 
 
 _SCALAR_BUILTINS = {"max", "min", "len", "int", "float", "str", "abs", "round", "bool"}
@@ -564,7 +586,7 @@ def deferred_if_plan(
     if len(branches) == 1:  # no other branch: a leading Python test may stay a plain `if`
         static, tests = split_condition(head.test, ctx)
     operands = [o for test in tests + [c.test for c in clauses[1:]] for o in test_operands(test)]
-    problem = _operands_problem(operands, ctx)
+    problem = _operands_problem(operands, head, ctx)
     if not problem and ("GM103" in codes or not all(is_zero_dim(o, ctx) for o in operands)):
         # a warning that a filter turns into an error, or a test of several elements,
         # raises inside the deferred call
@@ -576,7 +598,7 @@ def deferred_if_plan(
     for statement, code in zip(statements, codes):
         assert isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
         call, problem = defer_plan(code or "", statement.value, statement, ctx)
-        problem = problem or _arguments_problem(statement.value, call, ctx)
+        problem = problem or _arguments_problem(statement.value, call, head, ctx)
         if call is None or problem:
             return declined(f"{problem} (line {statement.lineno})")
         calls.append(call)
@@ -621,7 +643,9 @@ def _distinct(first: ast.Call, second: ast.Call, index: int) -> bool:
     return one is not None and other is not None and one != other
 
 
-def _operands_problem(operands: List[ast.expr], ctx: FunctionContext) -> Optional[str]:
+def _operands_problem(
+    operands: List[ast.expr], head: ast.If, ctx: FunctionContext
+) -> Optional[str]:
     """Why the tests' operands cannot all be computed before the deferred call.
 
     The first runs where it ran; the others run on every call, so each must be a tensor
@@ -638,93 +662,29 @@ def _operands_problem(operands: List[ast.expr], ctx: FunctionContext) -> Optiona
                 f"`{text}` is not a tensor: only Python tests before the tensor test of an "
                 "`if` without `elif`/`else` stay a plain `if`"
             )
-        if index and not _total_test(operand, ctx):
+        if index and not total_test(operand, ctx):
             return (
                 f"`{text}` would be computed on every call, not only when tested, and only "
                 "reductions such as `(x == 0).any()`, `torch.isnan(x).any()` of a name are "
                 "known to compute for every dtype and shape"
             )
+        unsure = unsure_names(operand, operands[0], head, ctx) if index else []
+        if unsure:  # the first test computes with its names: they hold tensors
+            return (
+                f"`{text}` would be computed on every call, not only when tested, and "
+                f"`{unsure[0]}`, which the first test does not compute with, may be None or "
+                "unbound there"
+            )
     return None
 
 
-#: Reductions defined for every dtype and shape (an empty tensor included).
-_TOTAL_REDUCTIONS = frozenset({"any", "all", "count_nonzero", "sum", "prod"})
-#: Elementwise tests defined for every dtype.
-_TOTAL_TESTS = frozenset({"isnan", "isinf", "isfinite"})
-
-
-def _total_test(node: ast.expr, ctx: FunctionContext) -> bool:
-    """A test that computes for every dtype and shape of its tensors: a total reduction of a
-    total value (``(mask == 0).any()``, ``torch.isnan(x).any()``), its negation, or its
-    comparison with a Python value (an ordering of a complex sum fails: a known problem)."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return _total_test(node.operand, ctx)
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:  # known problem: complex `<`
-        return (
-            _total_reduction(node.left, ctx) is not None
-            and ctx.values.kind(node.comparators[0]) is Kind.STATIC
-        )
-    return _total_reduction(node, ctx) is not None
-
-
-def _total_reduction(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
-    """``any`` for ``v.any()`` or ``torch.any(v)`` of a total value ``v``; else None."""
-    reduced = whole_reduction(node, _TOTAL_REDUCTIONS, ctx)
-    return reduced[0] if reduced is not None and _total_value(reduced[1], ctx) else None
-
-
-def _total_value(node: ast.expr, ctx: FunctionContext) -> bool:
-    """A tensor that is there on every path and whose making cannot fail: a name, an
-    ``isnan``/``isinf``/``isfinite`` of one, a name compared with a number (an ordering of a
-    complex tensor fails: a known problem)."""
-    if isinstance(node, ast.Name):  # a tensor, unless the analysis knows it is not one
-        return ctx.values.kind(node) is not Kind.STATIC
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:  # known problem: complex `<`
-        return _total_value(node.left, ctx) and isinstance(node.comparators[0], ast.Constant)
-    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
-        name = ctx.symbols.qualified_name(node.func) or ""
-        return name[len("torch."):] in _TOTAL_TESTS and _total_value(node.args[0], ctx)
-    return False
-
-
-def _plain_argument(node: ast.expr, ctx: FunctionContext) -> bool:
-    """An argument that computes on every path: a literal, a name, tensor metadata
-    (``x.shape``), a total reduction of a name (``y.sum()``), or an f-string of those."""
-    if isinstance(node, (ast.Constant, ast.Name)) or _metadata(node, ctx):
-        return True
-    if isinstance(node, ast.JoinedStr):
-        return all(
-            _plain_argument(piece.value, ctx)
-            for piece in node.values
-            if isinstance(piece, ast.FormattedValue)
-        )
-    return _total_reduction(node, ctx) is not None
-
-
-def _metadata(node: ast.expr, ctx: FunctionContext) -> bool:
-    """Metadata of a tensor name, always there: ``_tensor_metadata``, ``x.ndim``, ``x.dim()``,
-    ``x.numel()``."""
-    called = isinstance(node, ast.Call) and not (node.args or node.keywords)
-    attribute = node.func if isinstance(node, ast.Call) else node
-    return (
-        (
-            _tensor_metadata(node)
-            or (called and getattr(attribute, "attr", None) in ("dim", "numel"))
-            or (not called and getattr(attribute, "attr", None) == "ndim")
-        )
-        and isinstance(attribute, ast.Attribute)
-        and isinstance(attribute.value, ast.Name)
-        and ctx.values.kind(attribute.value) is Kind.TENSOR
-    )
-
-
 def _arguments_problem(
-    call: ast.Call, plan: Optional[DeferPlan], ctx: FunctionContext
+    call: ast.Call, plan: Optional[DeferPlan], head: ast.If, ctx: FunctionContext
 ) -> Optional[str]:
     """Why the call's passed arguments cannot be computed on every call (the helper's own
     arguments, module-level names and literals, are evaluated only when the test holds).
 
-    Only plain arguments are passed (``_plain_argument``): another operation may fail for
+    Only plain arguments are passed (``totals.plain_argument``): another operation may fail for
     some dtypes or shapes (``ids.mean()`` on integers, ``h.sum(2)`` on a matrix, ``x.mT`` on a
     vector), or an attribute be missing (``self.missing``, ``x.grad.sum()``), where the
     original never ran it."""
@@ -735,10 +695,16 @@ def _arguments_problem(
             continue
         if index in plan.item_args:  # the tensor is passed; the helper takes `.item()`
             argument = item_receiver(argument, ctx) or argument
-        if not _plain_argument(argument, ctx):
+        if not plain_argument(argument, ctx):
             return (
                 f"`{ast.unparse(argument)}` would be computed on every call, not only when the "
                 "test holds, and a tensor operation may fail for some dtypes or shapes"
+            )
+        unbound = sorted(n for n in names_read(argument) if maybe_unbound(n, head, ctx))
+        if unbound:
+            return (
+                f"`{unbound[0]}` would be read on every call, not only when the test holds, "
+                "and may be unbound where the `if` starts"
             )
         problem = impurity(argument, ctx.values, ctx.symbols, static_indexing=False)
         if problem:

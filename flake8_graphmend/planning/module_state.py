@@ -35,6 +35,13 @@ CONTAINER_UPDATES = frozenset({
     "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
     "discard", "popitem", "sort", "reverse",
 })
+#: ``nn.Module`` methods that change the module they are called on (``self``, a submodule).
+MODULE_UPDATES = frozenset({
+    "register_buffer", "register_parameter", "add_module", "register_module", "apply",
+    "requires_grad_", "train", "eval", "zero_grad", "load_state_dict", "set_extra_state",
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_backward_hook", "share_memory", "to_empty",
+})
 #: How deep calls are followed; deeper ones count as changing state.
 _DEPTH = 4
 
@@ -59,17 +66,60 @@ def call_changes_state(
         method = owner.methods.get(self_attribute(func) or "")
         if method is not None:
             return body_changes_state(method, owner, symbols, depth + 1)
+        if isinstance(func, ast.Attribute) and func.attr in MODULE_UPDATES:
+            if root_name(func.value) == "self":  # `self.register_buffer(...)`, a submodule's
+                return True
+        held = _held_method_changes_state(func, owner, symbols, depth)
+        if held is not None:
+            return held
         module = module_expression(func, function)
         if module is not None:
             classes = held_classes(module, owner, symbols)
-            return classes is None or any(
+            return classes is None or registers_hooks(symbols.tree) or any(
                 _class_changes_state(name, symbols, depth + 1) for name in classes
             )
     if isinstance(func, ast.Name) and binds_locally(function, func.id):
         return True  # a local callable it cannot name (`for norm in zip(self.a, self.b)`)
     if isinstance(func, ast.Name) and func.id in symbols.functions:
         return body_changes_state(symbols.functions[func.id], None, symbols, depth + 1)
+    if isinstance(func, ast.Name) and isinstance(symbols.assignments.get(func.id), ast.Lambda):
+        return True  # `record = lambda s: SEEN.append(s)`: a module-level callable not followed
     return False
+
+
+@functools.lru_cache(maxsize=256)
+def registers_hooks(tree: ast.Module) -> bool:
+    """Whether the file registers a module hook (``self.lin.register_forward_hook(f)``): a call
+    of any submodule may then run code that changes state."""
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr.startswith("register_")
+        and node.func.attr.endswith("hook")
+        for node in ast.walk(tree)
+    )
+
+
+def _held_method_changes_state(
+    func: ast.expr, owner: ClassInfo, symbols: ModuleSymbols, depth: int
+) -> Optional[bool]:
+    """For ``self.X.m(...)`` where ``self.X`` holds objects of classes of this file (a tracker,
+    a cache, a submodule): whether their method ``m`` may change state; None for other calls,
+    and where what ``self.X`` holds is not known."""
+    if not (isinstance(func, ast.Attribute) and _attribute_of(func.value) is not None):
+        return None
+    classes = held_classes(func.value, owner, symbols)
+    infos = [symbols.classes[name] for name in classes or () if name in symbols.classes]
+    methods = [
+        (method, info)
+        for held in infos
+        for info in lineage(held, symbols)
+        for method in [info.methods.get(func.attr)]
+        if method is not None
+    ]
+    if not methods:
+        return None
+    return any(body_changes_state(method, info, symbols, depth + 1) for method, info in methods)
 
 
 def body_changes_state(

@@ -9,7 +9,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from typing import (
-    TYPE_CHECKING, Callable, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
+    TYPE_CHECKING, AbstractSet, Callable, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
 )
 
 from ..analysis.index import parent_map, root_name
@@ -24,7 +24,8 @@ from .module_state import (
     CONTAINER_UPDATES, body_changes_state, call_changes_state, held_classes, lineage,
     module_expression, stored_roots, updated_by_call,
 )
-from .submodules import NAMESPACE_CALLS, forward_of
+from .submodules import NAMESPACE_CALLS, file_bases, forward_of
+from .totals import metadata_receiver, plain_argument
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -89,7 +90,9 @@ def trap_plan(node: ast.If, code: str, ctx: FunctionContext) -> Planned[TrapPlan
     """Whether the guard ``node`` (reported as ``code``) may become a graph-native check."""
     raise_stmt = node.body[0]
     assert isinstance(raise_stmt, ast.Raise)
-    problem = _exception_problem(raise_stmt, ctx) or state_change_problem(node, ctx)
+    problem = _exception_problem(raise_stmt, ctx, _tested(node.test, ctx)) or (
+        state_change_problem(node, ctx)
+    )
     if problem:
         return declined(problem)
     plan, reason = _guard_plan(node, code, ctx)
@@ -202,7 +205,7 @@ def flagged_guard(node: ast.stmt, ctx: FunctionContext) -> Optional[Tuple[ast.As
 def assert_plan(node: ast.Assert, ctx: FunctionContext) -> Planned[AssertPlan]:
     """Whether ``assert <test>[, message]``, a test of ``compared_item``, may become a check."""
     problem = (
-        _message_problem(node.msg, ctx) if node.msg is not None else None
+        _message_problem(node.msg, ctx, _tested(node.test, ctx)) if node.msg is not None else None
     ) or state_change_problem(node, ctx)
     return declined(problem) if problem else (AssertPlan(), None)
 
@@ -220,17 +223,22 @@ def state_change_problem(
     if decorated is not None:
         return (
             f"{subject} runs under the decorator `@{ast.unparse(decorated)}`: under compile an "
-            "exception raised inside the graph skips its exit (grad mode would stay off)"
+            "exception raised inside the graph skips its exit or its handler (after "
+            "`@torch.no_grad()` grad mode would stay off)"
         )
-    block = _enclosing_block(node, ctx) or _calling_block(sites)
+    block = _enclosing_block(node, ctx)
+    where = f"{subject} is"
+    if block is None:
+        block = _calling_block(sites)
+        where = f"a call that leads to {subject} is"
     if isinstance(block, _TRY_STATEMENTS):
         return (
-            f"{subject} is inside the `try` of line {block.lineno}: under compile an exception "
+            f"{where} inside the `try` of line {block.lineno}: under compile an exception "
             "raised inside the graph is not handled there"
         )
     if block is not None:
         return (
-            f"{subject} is inside `{ast.unparse(block).splitlines()[0]}` (line {block.lineno}): "
+            f"{where} inside `{ast.unparse(block).splitlines()[0]}` (line {block.lineno}): "
             "under compile an exception raised inside the graph skips the block's exit "
             "(`torch.no_grad()` would leave grad mode off)"
         )
@@ -251,12 +259,19 @@ _CONTEXT_DECORATORS = ("no_grad", "inference_mode", "enable_grad", "set_grad_ena
 
 
 def _context_decorator(function: ast.AST, ctx: FunctionContext) -> Optional[ast.expr]:
-    """A decorator of ``function`` that enters a context manager around its calls."""
+    """A decorator of ``function`` that enters a context manager around its calls, or one of
+    this file whose code handles exceptions (a ``try`` or ``with`` in it)."""
     for decorator in getattr(function, "decorator_list", []):
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         qualified = ctx.symbols.qualified_name(target) or ""
         if qualified.startswith("torch.") and qualified.endswith(
             _CONTEXT_DECORATORS
+        ):
+            return decorator
+        defined = ctx.symbols.functions.get(target.id) if isinstance(target, ast.Name) else None
+        if defined is not None and any(
+            isinstance(node, (*_TRY_STATEMENTS, ast.With, ast.AsyncWith))
+            for node in ast.walk(defined)
         ):
             return decorator
     return None
@@ -379,20 +394,49 @@ def _leads_to(
     func = call.func
     if callee_owner is None:
         return isinstance(func, ast.Name) and func.id == callee.name
+    if isinstance(func, ast.Attribute) and func.attr == callee.name:
+        receiver = func.value
+        named = {info.node.name for info in lineage(callee_owner, symbols)}
+        if isinstance(receiver, ast.Name) and receiver.id in named:
+            return True  # `Model._validate(x)`, a static or class method through its class
+        if caller_owner is not None and _is_super(receiver):  # `super().forward(x)`
+            return any(info is callee_owner for info in lineage(caller_owner, symbols))
     if caller_owner is None:
         return False
     if self_attribute(func) == callee.name and any(
         info is callee_owner for info in lineage(caller_owner, symbols)
     ):
         return True
-    if callee.name != "forward":
+    if callee.name not in ("forward", "__call__"):
         return False
     module = module_expression(func, caller)
     held = held_classes(module, caller_owner, symbols) if module is not None else None
     return any(
-        name in symbols.classes and forward_of(symbols.classes[name], symbols) is callee
+        name in symbols.classes and _runs_when_called(symbols.classes[name], symbols) is callee
         for name in held or ()
     )
+
+
+def _is_super(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "super"
+    )
+
+
+def _runs_when_called(info: ClassInfo, symbols: ModuleSymbols) -> Optional[FunctionNode]:
+    """What calling an object of the class runs: its ``__call__`` (of this file), else its
+    ``forward`` (a module's)."""
+    chain, seen = [info], {info.node.name}
+    for ancestor in chain:  # the class, then its bases of this file, nearest first
+        if "__call__" in ancestor.methods:
+            return ancestor.methods["__call__"]
+        for name in file_bases(ancestor, symbols):
+            if name not in seen:
+                seen.add(name)
+                chain.append(symbols.classes[name])
+    return forward_of(info, symbols)
 
 
 def _parameters(function: ast.AST) -> Set[str]:
@@ -437,8 +481,11 @@ def _holds(outer: ast.stmt, node: ast.AST) -> bool:
     return outer is not node and any(inner is node for inner in ast.walk(outer))
 
 
-def _exception_problem(raise_stmt: ast.Raise, ctx: FunctionContext) -> Optional[str]:
-    """Why ``raise E(message)`` cannot be rebuilt by the check (None: it can)."""
+def _exception_problem(
+    raise_stmt: ast.Raise, ctx: FunctionContext, tested: AbstractSet[str]
+) -> Optional[str]:
+    """Why ``raise E(message)`` cannot be rebuilt by the check (None: it can); ``tested``: the
+    names the guard's test computed with as tensors."""
     exc = raise_stmt.exc
     if raise_stmt.cause is not None:
         return "`raise ... from ...` cannot be rebuilt by a graph-native check"
@@ -453,7 +500,7 @@ def _exception_problem(raise_stmt: ast.Raise, ctx: FunctionContext) -> Optional[
         return f"`{name}` is not a builtin exception class"
     if len(exc.args) != 1 or exc.keywords or isinstance(exc.args[0], ast.Starred):
         return "the exception takes other than exactly one message argument"
-    return _message_problem(exc.args[0], ctx, lazy=True)
+    return _message_problem(exc.args[0], ctx, tested, lazy=True)
 
 
 def _formats_tensor(message: ast.expr, ctx: FunctionContext) -> bool:
@@ -464,11 +511,24 @@ def _formats_tensor(message: ast.expr, ctx: FunctionContext) -> bool:
     )
 
 
-def _message_problem(message: ast.expr, ctx: FunctionContext, lazy: bool = False) -> Optional[str]:
+def _tested(test: ast.expr, ctx: FunctionContext) -> FrozenSet[str]:
+    """The names that ``test`` computes with, other than Python values: once it has passed,
+    they are tensors (a Python value of another type would have failed there)."""
+    return frozenset(
+        n.id
+        for n in ast.walk(test)
+        if isinstance(n, ast.Name) and ctx.values.kind(n) is not Kind.STATIC
+    )
+
+
+def _message_problem(
+    message: ast.expr, ctx: FunctionContext, tested: AbstractSet[str], lazy: bool = False
+) -> Optional[str]:
     """The check builds its message on every call, where the original built it on failure;
     with ``lazy`` (a guard's), a message that formats tensors is built by the check's own
-    helper only on failure, and its values are passed on every call: each must compute
-    without failing and be formatted without a spec (``str()`` of a tensor cannot fail)."""
+    helper only on failure, and its values are passed on every call. Either way each value
+    must compute on every call without failing (``_always_computed``), and a tensor be
+    formatted without a spec (``str()`` of a tensor cannot fail)."""
     if isinstance(message, ast.Constant) and isinstance(message.value, str):
         return None
     if not isinstance(message, ast.JoinedStr):
@@ -484,11 +544,39 @@ def _message_problem(message: ast.expr, ctx: FunctionContext, lazy: bool = False
                         "format spec, which fails for a tensor of several elements"
                     )
             problem = impurity(piece.value, ctx.values, ctx.symbols, static_indexing=False)
+            if problem is None and not _always_computed(piece.value, ctx, tested):
+                problem = (
+                    f"`{ast.unparse(piece.value)}` may fail for some shapes, dtypes or values, "
+                    "where the original built the message only when the check failed"
+                )
             if problem is None and piece.format_spec is not None:
                 problem = impurity(piece, ctx.values, ctx.symbols)
             if problem:
                 return f"the message would be built on every call: {problem}"
     return None
+
+
+def _always_computed(value: ast.expr, ctx: FunctionContext, tested: AbstractSet[str]) -> bool:
+    """A value of a message that computes without failing whatever the shapes, dtypes and
+    values: ``totals.plain_argument`` (a literal, a name, metadata of a tensor, a total
+    reduction), metadata of a name the test computed with, a tuple or list of those, or a
+    (non-tensor) attribute of ``self`` (``self.num_heads``)."""
+    if plain_argument(value, ctx):
+        return True
+    receiver = metadata_receiver(value)
+    if receiver is not None:
+        return receiver.id in tested
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return all(_always_computed(element, ctx, tested) for element in value.elts)
+    root = value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return (
+        isinstance(value, ast.Attribute)
+        and isinstance(root, ast.Name)
+        and root.id == "self"
+        and ctx.values.kind(value) is not Kind.TENSOR
+    )
 
 
 def _equal_plan(
@@ -538,12 +626,14 @@ def _state_change_before(
         for sub in ast.walk(function)
         if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)) and _holds(sub, node)
     ]
-    in_loops = {id(inner) for loop in loops for inner in ast.walk(loop)}
+    # what runs before the check: earlier lines, a loop around it, and its own test
+    before = {id(inner) for loop in loops for inner in ast.walk(loop)}
+    before |= {id(inner) for inner in ast.walk(getattr(node, "test", node))}
     for sub in ast.walk(function):
         # only statements and expressions change state (assignments, calls: `_changes_state`)
         if (
             isinstance(sub, (ast.stmt, ast.expr))
-            and (sub.lineno < node.lineno or id(sub) in in_loops)
+            and (sub.lineno < node.lineno or id(sub) in before)
             and (
                 _changes_state(sub, outer, ctx)
                 or isinstance(sub, ast.Call)
@@ -556,21 +646,42 @@ def _state_change_before(
 
 
 def _changes_state(node: ast.AST, outer: Set[str], ctx: FunctionContext) -> bool:
+    """A store into what outlives the call: an attribute or item of a non-tensor, a tensor's
+    ``.data`` or ``.grad``, a ``global``/``nonlocal`` name, a container the caller holds
+    (``ids += [n]`` of ``ids = self.ids``, ``self.seen.append(x)``), ``setattr``/``delattr``."""
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return any(
-            (
-                isinstance(target, (ast.Attribute, ast.Subscript))
-                and _outlives_the_call(target.value, ctx)
-            )
-            or (isinstance(target, ast.Name) and target.id in outer)
-            for target in targets
-        )
+        return any(_stores_state(target, node, outer, ctx) for target in targets)
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and node.args:
+        return func.id not in ctx.symbols.defined_here() and _outlives_the_call(node.args[0], ctx)
     return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in CONTAINER_UPDATES
-        and _outlives_the_call(node.func.value, ctx)
+        isinstance(func, ast.Attribute)
+        and func.attr in CONTAINER_UPDATES
+        and _outlives_the_call(func.value, ctx)
+    )
+
+
+def _stores_state(
+    target: ast.expr, statement: ast.stmt, outer: Set[str], ctx: FunctionContext
+) -> bool:
+    if isinstance(target, ast.Attribute) and target.attr in ("data", "grad"):
+        if caller_visible(root_name(target.value), statement, ctx):
+            return True  # the tensor's storage or gradient is replaced
+    if isinstance(target, (ast.Attribute, ast.Subscript)):
+        return _outlives_the_call(target.value, ctx)
+    if not isinstance(target, ast.Name):
+        return False
+    if target.id in outer:
+        return True
+    # `ids += [n]` extends, in place, the list that `ids = self.ids` holds
+    kind = ctx.values.kind(target)
+    return (
+        isinstance(statement, ast.AugAssign)
+        and kind not in (Kind.TENSOR, Kind.STATIC)
+        and caller_visible(target.id, statement, ctx)
     )
 
 

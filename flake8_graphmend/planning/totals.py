@@ -1,0 +1,139 @@
+"""Values that compute on every call without failing or acting, whatever the shapes, dtypes
+and values: what a fix may compute where the original computed it only sometimes (the tests
+and arguments of an ``if`` deferred as a whole, the message of a check).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, List, Optional, Set
+
+from ..analysis.values import Kind
+from .aliasing import reaching_bindings
+from .items import whole_reduction
+
+if TYPE_CHECKING:
+    from ..rules.base import FunctionContext
+
+
+def tensor_metadata(node: ast.expr) -> bool:
+    """``x.shape``, ``x.size()``, ``x.dtype``, ``x.device``: values whose ``str()`` Dynamo
+    computes exactly while tracing (not so for every object: a KeyError loses its quotes)."""
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        node = node.func
+        return isinstance(node, ast.Attribute) and node.attr == "size"
+    return isinstance(node, ast.Attribute) and node.attr in ("shape", "dtype", "device")
+
+
+#: Reductions defined for every dtype and shape (an empty tensor included).
+_TOTAL_REDUCTIONS = frozenset({"any", "all", "count_nonzero", "sum", "prod"})
+#: Elementwise tests defined for every dtype.
+_TOTAL_TESTS = frozenset({"isnan", "isinf", "isfinite"})
+
+
+def total_test(node: ast.expr, ctx: FunctionContext) -> bool:
+    """A test that computes for every dtype and shape of its tensors: a total reduction of a
+    total value (``(mask == 0).any()``, ``torch.isnan(x).any()``), its negation, or its
+    comparison with a Python value (an ordering of a complex sum fails: a known problem)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return total_test(node.operand, ctx)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:  # known problem: complex `<`
+        return (
+            _total_reduction(node.left, ctx) is not None
+            and ctx.values.kind(node.comparators[0]) is Kind.STATIC
+        )
+    return _total_reduction(node, ctx) is not None
+
+
+def _total_reduction(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
+    """``any`` for ``v.any()`` or ``torch.any(v)`` of a total value ``v``; else None."""
+    reduced = whole_reduction(node, _TOTAL_REDUCTIONS, ctx)
+    return reduced[0] if reduced is not None and _total_value(reduced[1], ctx) else None
+
+
+def _total_value(node: ast.expr, ctx: FunctionContext) -> bool:
+    """A tensor that is there on every path and whose making cannot fail: a name, an
+    ``isnan``/``isinf``/``isfinite`` of one, a name compared with a number (an ordering of a
+    complex tensor fails: a known problem)."""
+    if isinstance(node, ast.Name):  # a tensor, unless the analysis knows it is not one
+        return ctx.values.kind(node) is not Kind.STATIC
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:  # known problem: complex `<`
+        return _total_value(node.left, ctx) and isinstance(node.comparators[0], ast.Constant)
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        name = ctx.symbols.qualified_name(node.func) or ""
+        return name[len("torch."):] in _TOTAL_TESTS and _total_value(node.args[0], ctx)
+    if isinstance(node, ast.Call) and not (node.args or node.keywords):  # `x.isnan()`
+        method = node.func
+        return (
+            isinstance(method, ast.Attribute)
+            and method.attr in _TOTAL_TESTS
+            and isinstance(method.value, ast.Name)
+            and _total_value(method.value, ctx)
+        )
+    return False
+
+
+def plain_argument(node: ast.expr, ctx: FunctionContext) -> bool:
+    """An argument that computes on every path: a literal, a name, tensor metadata
+    (``x.shape``), a total reduction of a name (``y.sum()``), or an f-string of those."""
+    if isinstance(node, (ast.Constant, ast.Name)) or _metadata(node, ctx):
+        return True
+    if isinstance(node, ast.JoinedStr):
+        return all(
+            plain_argument(piece.value, ctx)
+            for piece in node.values
+            if isinstance(piece, ast.FormattedValue)
+        )
+    return _total_reduction(node, ctx) is not None
+
+
+def _metadata(node: ast.expr, ctx: FunctionContext) -> bool:
+    """Metadata of a tensor name, always there: ``tensor_metadata``, ``x.ndim``, ``x.dim()``,
+    ``x.numel()``."""
+    receiver = metadata_receiver(node)
+    return receiver is not None and ctx.values.kind(receiver) is Kind.TENSOR
+
+
+def metadata_receiver(node: ast.expr) -> Optional[ast.Name]:
+    """``x`` of metadata that every tensor ``x`` has (``_metadata``), else None."""
+    called = isinstance(node, ast.Call) and not (node.args or node.keywords)
+    attribute = node.func if isinstance(node, ast.Call) else node
+    if not (isinstance(attribute, ast.Attribute) and isinstance(attribute.value, ast.Name)):
+        return None
+    name = attribute.attr
+    if tensor_metadata(node) or (called and name in ("dim", "numel")) or (
+        not isinstance(node, ast.Call) and name == "ndim"
+    ):
+        return attribute.value
+    return None
+
+
+def names_read(node: ast.expr) -> Set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def unsure_names(
+    operand: ast.expr, first: ast.expr, at: ast.AST, ctx: FunctionContext
+) -> List[str]:
+    """The locals that ``operand``, a test computed on every call after ``first``, reads and
+    that may not hold a tensor there (None, unbound): those that ``first`` does not compute
+    with and that are not bound to a tensor on every path to ``at``."""
+    unseen = sorted(names_read(operand) - names_read(first))
+    return [n for n in unseen if n in ctx.local_names and not _surely_tensor(n, at, ctx)]
+
+
+def _surely_tensor(name: str, at: ast.AST, ctx: FunctionContext) -> bool:
+    """A local name bound on every path to ``at``, only ever to a tensor."""
+    if ctx.values.is_parameter(name):
+        return False
+    return not maybe_unbound(name, at, ctx) and ctx.values.only_assigned(
+        name, lambda value: ctx.values.kind(value) is Kind.TENSOR
+    )
+
+
+def maybe_unbound(name: str, at: ast.AST, ctx: FunctionContext) -> bool:
+    """A local of the function (not a parameter) that no binding before ``at`` sets on every
+    path (``stats`` bound only under ``if self.debug:``)."""
+    if name not in ctx.local_names or ctx.values.is_parameter(name):
+        return False
+    return reaching_bindings(name, at, ctx)[1]
