@@ -2040,6 +2040,23 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, 2.0]),),
         "may fail for some shapes or dtypes",
     ),
+    "a print of a module-level dict that the module changes through an alias": (
+        """
+        STATS = {"calls": 0}
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stats = STATS
+
+            def forward(self, x):
+                self.stats["calls"] = x.shape[0]
+                print("stats:", STATS)
+                return x * 2
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        "is a container",
+    ),
     "an if that warns and repairs inside a try": (
         """
         class Model(nn.Module):

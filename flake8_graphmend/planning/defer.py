@@ -267,9 +267,46 @@ def _fixed_in_source(node: ast.expr, ctx: FunctionContext) -> bool:
         and not _mangled(node, ctx)
         and isinstance(root, ast.Name)
         and root.id not in _changing_globals(ctx.symbols.tree, frozenset(ctx.symbols.assignments))
-        # a module-level tensor may be updated in place by code the analysis does not follow
-        and not (assigned is not None and ctx.values.kind(assigned) is Kind.TENSOR)
+        # a module-level tensor or container may be updated in place by code the analysis
+        # does not follow (through `self.stats = STATS`): it is passed, as it is there
+        and not (assigned is not None and _mutable(assigned, ctx))
     )
+
+
+def _is_container(node: ast.expr, ctx: FunctionContext) -> bool:
+    """A display or constructor call of a container, or a module-level name bound to a list,
+    dict or set (``STATS = {}``, which code may change through another name)."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)) or (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _CONTAINERS
+        and node.func.id not in ctx.symbols.defined_here()
+    ):
+        return True
+    assigned = ctx.symbols.assignments.get(node.id) if isinstance(node, ast.Name) else None
+    return (
+        assigned is not None
+        and _is_module_global(node, ctx)
+        and _mutable(assigned, ctx)
+        and ctx.values.kind(assigned) is not Kind.TENSOR
+    )
+
+
+#: Calls that build a mutable container.
+_MUTABLE_CONTAINERS = {"list", "dict", "set", "bytearray", "collections.defaultdict",
+                       "collections.OrderedDict", "collections.Counter", "collections.deque"}
+
+
+def _mutable(value: ast.expr, ctx: FunctionContext) -> bool:
+    """A module-level value that may change in place: a tensor, a list, dict or set."""
+    if ctx.values.kind(value) is Kind.TENSOR:
+        return True
+    if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+        return True
+    if isinstance(value, ast.Call):
+        name = ctx.symbols.qualified_name(value.func) or ast.unparse(value.func)
+        return name in _MUTABLE_CONTAINERS
+    return False
 
 
 @functools.lru_cache(maxsize=8)
@@ -352,12 +389,7 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
                 "reduction such as `x.sum()`, or a comparison of one), and "
                 f"`{ast.unparse(node.func.value)}` is not known to"
             )
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)) or (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in _CONTAINERS
-        and node.func.id not in ctx.symbols.defined_here()
-    ):
+    if _is_container(node, ctx):
         return (
             f"`{ast.unparse(node)}` is a container; "
             "the deferred call carries only scalars and tensors"
