@@ -2057,6 +2057,18 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, 2.0]),),
         "is a container",
     ),
+    "prints of sizes through a local, their arithmetic and signed literals": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                rows = x.shape[0]
+                print("rows", rows, rows // 2, -0.0, rows / 4)
+                print(f"{x.size(0)} rows of {x.size(-1)}")
+                return x * 2
+        """,
+        (torch.ones(3, 2),),
+        None,
+    ),
     "an if that warns and repairs inside a try": (
         """
         class Model(nn.Module):

@@ -369,7 +369,9 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
                 kind = ctx.values.kind(piece.value)
                 if kind in (Kind.TENSOR, Kind.DATA):
                     return f"the message formats tensor `{ast.unparse(piece.value)}`"
-                plain = _configuration_value(piece.value, ctx)
+                plain = _configuration_value(piece.value, ctx) or _python_scalar(
+                    piece.value, ctx
+                )
                 if not plain or _is_exception(piece.value, ctx):
                     return (
                         f"the message formats `{ast.unparse(piece.value)}`, which is not known "
@@ -396,14 +398,8 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
         )
     if isinstance(node, ast.Constant) or ctx.values.kind(node) in (Kind.TENSOR, Kind.UNKNOWN):
         return None
-    if is_size(node):
+    if _python_scalar(node, ctx):
         return None
-    if isinstance(node, ast.Name):
-        bound = ctx.values.assignments_of(node.id)
-        if bound and all(
-            isinstance(v, ast.Constant) and isinstance(v.value, _PASSED_CONSTANTS) for v in bound
-        ):
-            return None
     return (
         f"`{ast.unparse(node)}` is a Python value that is neither a str, int, float nor bool "
         "as far as the analysis can tell; the deferred call carries only those and tensors"
@@ -411,6 +407,30 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
 
 
 _SCALAR_BUILTINS = {"max", "min", "len", "int", "float", "str", "abs", "round", "bool"}
+#: Arithmetic that keeps sizes and number literals ints and floats.
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
+
+
+def _python_scalar(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
+    """A str, int, float or bool that the call computes where it did: a literal (``-0.0``
+    too), a size (``x.shape[0]``), arithmetic of numbers and sizes (``x.size(0) // 2``), or a
+    local only ever assigned one (``n = x.shape[0]``), through at most 3 names."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, _PASSED_CONSTANTS)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return isinstance(node.operand, ast.Constant) and _python_scalar(node.operand, ctx)
+    if is_size(node):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
+        return all(
+            not isinstance(side, ast.Constant) or isinstance(side.value, (int, float))
+            for side in (node.left, node.right)
+        ) and all(_python_scalar(side, ctx, depth) for side in (node.left, node.right))
+    if isinstance(node, ast.Name) and depth < 3:
+        return ctx.values.only_assigned(
+            node.id, lambda value: _python_scalar(value, ctx, depth + 1)
+        )
+    return False
 
 
 def _configuration_value(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
