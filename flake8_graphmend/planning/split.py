@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, List, Optional, Sequence, Set, Union
+from typing import TYPE_CHECKING, FrozenSet, List, Optional, Sequence, Set
 
 from ..analysis.index import child_blocks, parent_map
 from ..analysis.purity import impurity
 from . import Plan, Planned, Position, declined
 from .conditions import on_header_line, shared_line_problem
 from .defer import Classify, DeferIfPlan, deferred_if_plan
-from .draws import DrawGuard
 from .where import WherePlan, selection_plan
 
 if TYPE_CHECKING:
@@ -121,9 +120,7 @@ def _selection(
     ast.copy_location(part, node)
     block = _block_of(node, ctx)
     in_place = [part if statement is node else statement for statement in block]
-    plan: Union[WherePlan, DrawGuard, None]
-    plan, reason = selection_plan(part, in_place, ctx)
-    return plan, reason
+    return selection_plan(part, in_place, ctx)
 
 
 def _block_of(node: ast.If, ctx: FunctionContext) -> List[ast.stmt]:

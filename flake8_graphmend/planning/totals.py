@@ -117,9 +117,16 @@ def unsure_names(
 ) -> List[str]:
     """The locals that ``operand``, a test computed on every call after ``first``, reads and
     that may not hold a tensor there (None, unbound): those that ``first`` does not compute
-    with and that are not bound to a tensor on every path to ``at``."""
+    with and that are not bound to a tensor on every path to ``at`` (Python values, such as a
+    bound `hi: float` compared with, aside)."""
     unseen = sorted(names_read(operand) - names_read(first))
-    return [n for n in unseen if n in ctx.local_names and not _surely_tensor(n, at, ctx)]
+    return [
+        name
+        for name in unseen
+        if name in ctx.local_names
+        and ctx.values.kind(ast.Name(id=name, ctx=ast.Load())) is not Kind.STATIC
+        and not _surely_tensor(name, at, ctx)
+    ]
 
 
 def _surely_tensor(name: str, at: ast.AST, ctx: FunctionContext) -> bool:
