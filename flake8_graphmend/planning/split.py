@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, FrozenSet, List, Optional, Sequence, Set
 from ..analysis.index import child_blocks, parent_map
 from ..analysis.purity import impurity
 from . import Plan, Planned, Position, declined
-from .conditions import on_header_line, shared_line_problem
+from .conditions import is_elif, on_header_line, shared_line_problem
 from .defer import Classify, DeferIfPlan, deferred_if_plan
 from .where import WherePlan, selection_plan
 
@@ -71,8 +71,8 @@ def split_if_of_call(
 
 
 def _plan(node: ast.If, ctx: FunctionContext, classify: Classify) -> Optional[Planned[SplitIfPlan]]:
-    if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
-        return None  # an `elif` chain: no selection of more than two outcomes
+    if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If) or is_elif(node, ctx):
+        return None  # an `elif` chain, or a clause of one: no selection of more outcomes
     if on_header_line(node, ctx) or shared_line_problem(node, ctx, one_line_suites=False):
         return None  # the rewrites move whole lines
     calls: List[ast.stmt] = []
