@@ -1767,7 +1767,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return x + 1
         """,
         (torch.tensor([1.0, 2.0]), torch.zeros(2)),
-        None,
+        "follows other statements of its branch",
     ),
     "an if whose call reads what its branch assigned": (
         """
@@ -1779,7 +1779,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return x + 1
         """,
         (torch.tensor([-1.0, 2.0]),),
-        "which its branch assigns before it",
+        "follows other statements of its branch",
     ),
     "an if that logs and counts in its test": (
         """

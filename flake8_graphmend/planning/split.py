@@ -7,8 +7,9 @@ own planner on the original nodes: first the calls, deferred as a whole, then th
 the rest. The test has been computed before any branch runs and the selection can neither fail
 nor change anything, so running the calls first is exact when
 
-* no call reads a name that its branch assigns before it (the selection makes a new tensor,
-  whose ``repr`` under autograd names another ``grad_fn``);
+* every call comes before the other statements of its branch (what they compute may fail,
+  and the selection makes a new tensor, whose ``repr`` under autograd names another
+  ``grad_fn``);
 * computing the test again gives the same value: it changes nothing (``analysis/purity.py``;
   a random draw, an update in place). If it fails, the first computation fails as the
   original did.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, List, Optional, Sequence, Set
+from typing import TYPE_CHECKING, FrozenSet, List, Optional, Sequence
 
 from ..analysis.index import child_blocks, parent_map
 from ..analysis.purity import impurity
@@ -78,7 +79,6 @@ def _plan(node: ast.If, ctx: FunctionContext, classify: Classify) -> Optional[Pl
     calls: List[ast.stmt] = []
     others: List[List[ast.stmt]] = [[], []]
     for branch, rest in zip((node.body, node.orelse), others):
-        assigned: Set[str] = set()
         for statement in branch:
             if not (
                 isinstance(statement, ast.Expr)
@@ -86,13 +86,11 @@ def _plan(node: ast.If, ctx: FunctionContext, classify: Classify) -> Optional[Pl
                 and classify(statement.value, ctx) is not None
             ):
                 rest.append(statement)
-                assigned |= _stored(statement)
                 continue
-            read = sorted(_read(statement) & assigned)
-            if read:
+            if rest:
                 return declined(
-                    f"the call of line {statement.lineno} reads `{read[0]}`, which its branch "
-                    "assigns before it: the calls go first, and the selection makes a new tensor"
+                    f"the call of line {statement.lineno} follows other statements of its "
+                    "branch: the calls go first, before what may fail or bind a new tensor"
                 )
             calls.append(statement)
     if not calls or not any(others):
@@ -129,15 +127,3 @@ def _block_of(node: ast.If, ctx: FunctionContext) -> List[ast.stmt]:
     parent = parent_map(function).get(id(node), function)
     assert isinstance(parent, ast.stmt)  # an `if` is a statement of a block
     return next(b for b in child_blocks(parent) if any(s is node for s in b))
-
-
-def _stored(statement: ast.stmt) -> Set[str]:
-    return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and _is(n, ast.Store)}
-
-
-def _read(statement: ast.stmt) -> Set[str]:
-    return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and _is(n, ast.Load)}
-
-
-def _is(name: ast.Name, context: type) -> bool:
-    return isinstance(name.ctx, context)
