@@ -126,10 +126,15 @@ def _where_source(name: str, summary: str, exactness: str, grad_test: str) -> st
 def {name}(condition, if_true, if_false):
     """{summary}
 
-    torch.where is used only where it is exact: a 0-d bool tensor condition,
-    two dense tensors of one shape, dtype, device and strides (the selection
+    Eager, it branches in Python like the original code: it returns the very
+    tensor the branch chose, autograd history and aliases included. Under
+    torch.compile, torch.where is used only where it is exact: a 0-d bool
+    tensor condition, two dense tensors of one shape, dtype, device and
+    strides (the selection keeps that layout), and
     {exactness}
     """
+    if not torch.compiler.is_compiling():
+        return if_true if condition else if_false
     if (
         isinstance(condition, torch.Tensor)
         and condition.dim() == 0
@@ -153,20 +158,19 @@ def {name}(condition, if_true, if_false):
 _WHERE_SOURCE = _where_source(
     WHERE,
     "Select like `if condition:`, without a branch on data (graphmend).",
-    """keeps that layout), and neither side requiring grad (autograd would
-    record the selection; without it, a kept Parameter would lose its
-    requires_grad). Otherwise it branches in Python, exactly as the original
-    code did.""",
+    """neither side requiring grad (autograd would record the selection; without
+    it, a kept Parameter would lose its requires_grad). Otherwise it branches
+    in Python, exactly as the original code did.""",
     """not (if_true.requires_grad or if_false.requires_grad)""",
 )
 _WHERE_GRAD_SOURCE = _where_source(
     WHERE_GRAD,
     "Select like `if condition:`, also while autograd records (graphmend).",
-    """keeps that layout), and both sides requiring grad alike (neither while
-    autograd is off, when the selection would not require grad where a kept
-    Parameter does): the fixer proved that the side not selected passes exact
-    zeros back and reads the same tensors as the other, so gradients are the
-    original's. Otherwise it branches in Python, as the original code did.""",
+    """both sides requiring grad alike (neither while autograd is off, when the
+    selection would not require grad where a kept Parameter does): the fixer
+    proved that the side not selected passes exact zeros back and reads the
+    same tensors as the other, so gradients are the original's. Otherwise it
+    branches in Python, as the original code did.""",
     """if_true.requires_grad == if_false.requires_grad
         and (torch.is_grad_enabled() or not if_true.requires_grad)""",
 )

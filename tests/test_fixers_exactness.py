@@ -2389,11 +2389,8 @@ def test_a_kept_parameter_is_selected_as_itself_without_autograd(helper: str) ->
         assert not both.requires_grad and torch.equal(both, scaled + 1)
 
 
-def test_a_printed_selection_names_the_original_autograd_node(tmp_path: Path) -> None:
-    """A merged ``print`` of one of two tensors: while autograd records, the selection would
-    print ``grad_fn=<WhereBackward0>``; the helper keeps the Python branch there."""
-    source = HEADER + dedent(
-        """
+PRINTED_SELECTIONS = {
+    "a merged print of one of two tensors": """
         class Model(nn.Module):
             def __init__(self):
                 super().__init__()
@@ -2406,8 +2403,41 @@ def test_a_printed_selection_names_the_original_autograd_node(tmp_path: Path) ->
                 else:
                     print("hidden:", h)
                 return x + 1
-        """
-    )
+        """,
+    "a selected tensor printed after the if": """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 3)
+
+            def forward(self, x):
+                h = self.lin(x)
+                if h.sum() > 0:
+                    h = h * 2
+                print("hidden:", h)
+                return h.sum()
+        """,
+    "a selected tensor formatted into a log message": """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 3)
+
+            def forward(self, x):
+                h = self.lin(x)
+                if h.mean() > 0:
+                    h = h - 1
+                logger.warning(f"hidden {h}")
+                return h.sum()
+        """,
+}
+
+
+@pytest.mark.parametrize("name", PRINTED_SELECTIONS)
+def test_a_printed_selection_names_the_original_autograd_node(name: str, tmp_path: Path) -> None:
+    """While autograd records, a compiled selection would show `grad_fn=<WhereBackward0>`
+    where the branch showed its own node: the helper keeps the Python branch there."""
+    source = HEADER + dedent(PRINTED_SELECTIONS[name])
     code = fixed_source(source)
     assert code != source
     original, fixed = load(source, tmp_path / "original"), load(code, tmp_path / "fixed")
@@ -2417,10 +2447,24 @@ def test_a_printed_selection_names_the_original_autograd_node(tmp_path: Path) ->
     torch.manual_seed(0)
     after = fixed.Model()
     expected = behaviour(before, before, inputs)
-    assert "grad_fn=" in expected[1]
-    assert behaviour(after, after, inputs)[1] == expected[1]
+    assert "grad_fn=" in expected[1] + str(expected[2])
+    assert behaviour(after, after, inputs)[1:3] == expected[1:3]
     torch._dynamo.reset()
-    assert behaviour(torch.compile(after, backend="eager"), after, inputs)[1] == expected[1]
+    assert behaviour(torch.compile(after, backend="eager"), after, inputs)[1:3] == expected[1:3]
+
+
+def test_eager_selection_returns_the_branch_tensor_itself() -> None:
+    """Eager, both helpers branch like the original: the very tensor, its autograd node and
+    its aliases; only compiled code selects with torch.where."""
+    for helper in (WHERE, WHERE_GRAD):
+        namespace: Dict[str, Any] = {"torch": torch}
+        exec(FIXED_HELPERS[helper], namespace)
+        where = namespace[helper]
+        x = torch.ones(3, requires_grad=True)
+        doubled, view = x * 2, x[:2]
+        assert where(torch.tensor(True), doubled, x + 1) is doubled
+        assert type(where(torch.tensor(True), doubled, x + 1).grad_fn).__name__ == "MulBackward0"
+        assert where(torch.tensor(False), view + 1, view) is view
 
 
 def test_range_check_on_an_empty_tensor_fails_where_it_failed(tmp_path: Path) -> None:

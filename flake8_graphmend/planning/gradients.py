@@ -95,6 +95,63 @@ def gradient_problem(
     return None
 
 
+#: Attributes that tell a selected tensor from the one the branch computed.
+_HISTORY_ATTRIBUTES = frozenset({"grad_fn", "is_leaf", "_base", "_version", "output_nr"})
+#: Builtins that turn a tensor into text (its repr names its autograd node).
+_FORMATTERS = frozenset({"str", "repr", "format", "ascii"})
+
+
+def shown_problem(names: Iterable[str], ctx: FunctionContext) -> Optional[str]:
+    """Why a tensor selected into one of ``names`` may show its autograd history: the
+    function prints, logs or formats it whole, or reads its ``grad_fn``. Eager, the selection
+    helper returns the branch's own tensor; compiled, the selection is a new graph output
+    (``WhereBackward0`` with the ``eager`` backend, a compiled node where the branch kept a
+    leaf), so the text could differ."""
+    from ..rules.side_effects import classify_call  # the rules import the planners
+
+    wanted = set(names)
+    for node in ast.walk(ctx.region.function):
+        if isinstance(node, ast.Attribute) and node.attr in _HISTORY_ATTRIBUTES:
+            shown: List[ast.expr] = [node.value]
+        elif isinstance(node, ast.Call) and (
+            classify_call(node, ctx) or _formats(node)
+        ):
+            shown = [*node.args, *(keyword.value for keyword in node.keywords)]
+        elif isinstance(node, ast.FormattedValue):
+            shown = [node.value]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            shown = [node.right] if isinstance(node.left, (ast.Constant, ast.JoinedStr)) else []
+        else:
+            continue
+        for name in sorted(set().union(*(_whole_names(value) for value in shown)) & wanted):
+            return (
+                f"line {node.lineno} shows `{name}` whole, and a selected tensor names another "
+                "autograd node (`grad_fn`) under torch.compile"
+            )
+    return None
+
+
+def _formats(call: ast.Call) -> bool:
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id in _FORMATTERS
+    return isinstance(func, ast.Attribute) and func.attr in ("format", "format_map")
+
+
+def _whole_names(value: ast.expr) -> Set[str]:
+    """Names that ``value`` shows whole: not through an attribute, an index or a call of theirs
+    (``h.shape``, ``h[0]``, ``h.sum()`` name their own autograd nodes)."""
+    if isinstance(value, ast.Name):
+        return {value.id}
+    if isinstance(value, (ast.Attribute, ast.Subscript)):
+        return set()
+    if isinstance(value, ast.Call):
+        inner = [*value.args, *(keyword.value for keyword in value.keywords)]
+        return set().union(*(_whole_names(child) for child in inner))
+    children = [child for child in ast.iter_child_nodes(value) if isinstance(child, ast.expr)]
+    return set().union(*(_whole_names(child) for child in children))
+
+
 def _expression_problem(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
     """Why the backward of ``value`` may turn a zero gradient into something else."""
     if ctx.values.kind(value) in (Kind.STATIC, Kind.DATA):

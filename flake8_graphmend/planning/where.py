@@ -30,7 +30,7 @@ from .aliasing import (
 )
 from .conditions import shared_line_problem, shares_line, split_condition, tensor_condition_problem
 from .draws import DrawGuard, draw_guard_plan
-from .gradients import gradient_problem
+from .gradients import gradient_problem, shown_problem
 from .submodules import is_torch_function
 
 if TYPE_CHECKING:
@@ -362,7 +362,7 @@ def _assign_plan(
             or bool(condition_reads & set(results))
             or _condition_acts(tensor_part, hoisted, ctx)
         ),
-        gradient_problem=gradient_problem(pairs, ctx, setups),
+        gradient_problem=gradient_problem(pairs, ctx, setups) or shown_problem(results, ctx),
     ), None
 
 
