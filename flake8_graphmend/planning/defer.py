@@ -28,6 +28,7 @@ from .totals import (
     maybe_unbound,
     names_read,
     plain_argument,
+    self_configuration,
     tensor_metadata,
     total_test,
     unsure_names,
@@ -442,12 +443,7 @@ def _configuration_value(node: ast.expr, ctx: FunctionContext, depth: int = 0) -
     if isinstance(node, ast.Constant) or ctx.values.kind(node) is Kind.STATIC:
         return True
     if isinstance(node, ast.Attribute):
-        root: ast.expr = node
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        return isinstance(root, ast.Name) and root.id == "self" and (
-            ctx.values.kind(node) is not Kind.TENSOR
-        )
+        return self_configuration(node, ctx)
     if isinstance(node, ast.Name):
         return ctx.values.only_assigned(
             node.id, lambda value: _configuration_value(value, ctx, depth + 1)

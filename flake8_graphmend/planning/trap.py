@@ -25,7 +25,7 @@ from .module_state import (
     module_expression, stored_roots, updated_by_call,
 )
 from .submodules import NAMESPACE_CALLS, file_bases, forward_of
-from .totals import metadata_receiver, plain_argument
+from .totals import metadata_receiver, plain_argument, self_configuration
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -568,15 +568,7 @@ def _always_computed(value: ast.expr, ctx: FunctionContext, tested: AbstractSet[
         return receiver.id in tested
     if isinstance(value, (ast.Tuple, ast.List)):
         return all(_always_computed(element, ctx, tested) for element in value.elts)
-    root = value
-    while isinstance(root, ast.Attribute):
-        root = root.value
-    return (
-        isinstance(value, ast.Attribute)
-        and isinstance(root, ast.Name)
-        and root.id == "self"
-        and ctx.values.kind(value) is not Kind.TENSOR
-    )
+    return self_configuration(value, ctx)
 
 
 def _equal_plan(
