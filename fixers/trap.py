@@ -6,7 +6,7 @@ Applies the ``TrapPlan`` and ``AssertPlan`` of ``flake8_graphmend/planning/trap.
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import AbstractSet, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -62,7 +62,7 @@ def rewrite_guard(
         failed = command.condition_text(tensor_condition(updated.test, static), "", indent)
     message = exception.args[0].value
     if plan.lazy_message:
-        name, values = _lazy_check(command, exception, message)
+        name, values = _lazy_check(command, exception, message, plan)
         arguments = [failed, *values]
     else:
         name = command.helper(CHECK)
@@ -78,27 +78,86 @@ def rewrite_guard(
 
 class _Parameters(cst.CSTTransformer):
     """Each formatted expression of an f-string (or of f-strings joined) becomes a parameter,
-    ``value1``, ``value2``..., in source order; ``values`` holds the expressions' code."""
+    ``value1``, ``value2``..., in source order; ``values`` holds the expressions' code. In the
+    ``evaluated`` ones (by index) only the ``carried`` local names and ``self``'s attribute
+    chains become parameters: the helper computes the rest."""
 
-    def __init__(self, command: GraphMendCommand) -> None:
+    def __init__(
+        self, command: GraphMendCommand, evaluated: AbstractSet[int], carried: AbstractSet[str]
+    ) -> None:
         super().__init__()
         self.command = command
+        self.evaluated, self.carried = evaluated, carried
         self.values: List[str] = []
+        self.pieces = 0
+        self._names: Dict[str, cst.Name] = {}
+
+    def parameter(self, value: cst.BaseExpression) -> cst.Name:
+        self.values.append(self.command.code(value))
+        return cst.Name(f"value{len(self.values)}")
+
+    def carried_name(self, name: cst.Name) -> cst.Name:
+        if name.value not in self._names:
+            self._names[name.value] = self.parameter(name)
+        return self._names[name.value]
+
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> bool:
+        return False  # its expression is replaced here, whole or in parts
 
     def leave_FormattedStringExpression(
         self, original: cst.FormattedStringExpression, updated: cst.FormattedStringExpression
     ) -> cst.FormattedStringExpression:
-        self.values.append(self.command.code(original.expression))
-        return updated.with_changes(expression=cst.Name(f"value{len(self.values)}"))
+        index, self.pieces = self.pieces, self.pieces + 1
+        if index in self.evaluated:
+            expression = original.expression.visit(_Carried(self))
+        else:
+            expression = self.parameter(original.expression)
+        assert isinstance(expression, cst.BaseExpression)
+        return updated.with_changes(expression=expression)
+
+
+class _Carried(cst.CSTTransformer):
+    """The carried names and ``self``'s attribute chains of an evaluated expression become
+    the parameters that the helper receives."""
+
+    def __init__(self, parameters: _Parameters) -> None:
+        super().__init__()
+        self.parameters = parameters
+        self.not_names: Set[int] = set()  # attribute names and keywords, not variables
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.not_names.add(id(node.attr))
+        return not _self_chain(node)
+
+    def leave_Attribute(
+        self, original: cst.Attribute, updated: cst.Attribute
+    ) -> cst.BaseExpression:
+        return self.parameters.parameter(original) if _self_chain(original) else updated
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.not_names.add(id(node.keyword))
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        if id(original) in self.not_names or original.value not in self.parameters.carried:
+            return updated
+        return self.parameters.carried_name(original)
+
+
+def _self_chain(node: cst.BaseExpression) -> bool:
+    """``self.a.b``: attributes only, down to ``self``."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name) and node.value == "self"
 
 
 def _lazy_check(
-    command: GraphMendCommand, exception: cst.Call, message: cst.BaseExpression
+    command: GraphMendCommand, exception: cst.Call, message: cst.BaseExpression, plan: TrapPlan
 ) -> Tuple[str, List[str]]:
     """A check of its own, ``(failed, value1, ...)``, that raises with the f-string ``message``
     built from the values only when ``failed``; its name, and the values it is passed (each
-    formatted expression of the message, in order)."""
-    parameters = _Parameters(command)
+    formatted expression of the message, or what an evaluated one reads, in order)."""
+    parameters = _Parameters(command, plan.evaluated, plan.carried)
     built = message.visit(parameters)
     assert isinstance(built, cst.BaseExpression)
     values = parameters.values

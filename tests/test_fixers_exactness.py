@@ -812,6 +812,19 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2),),
         "with a format spec fails for some values",
     ),
+    "guard message computed from a local that may be unbound": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if x.dim() > 1:
+                    rows = x.shape[0]
+                if torch.isnan(x).any():
+                    raise ValueError(f"NaN in {rows / 2:.1f} row pairs")
+                return x * 2
+        """,
+        (torch.ones(2),),
+        "may fail for some shapes, dtypes or values",
+    ),
     "guard message indexing a shape": (
         """
         class Model(nn.Module):
@@ -821,7 +834,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return x * 2
         """,
         (torch.ones(2),),
-        "the indexing `x.shape[1]` could fail",
+        None,  # the check's helper indexes it only when the check fails
     ),
     "guard message reading a property": (
         """
@@ -2137,18 +2150,49 @@ CHANGES_BEFORE_A_GUARD = {
 }
 #: Guard messages built on every call that fail on an input that passes: (test, message,
 #: inputs of a passing call).
+#: Guard messages whose values fail for some inputs: the check's helper computes them only
+#: when the check fails, as the original did (the failing inputs raise what the message
+#: building raises, eager and compiled).
 MESSAGES_THAT_FAIL = {
     "indexes a size the passing input lacks": (
         "(x < 0).any()", 'f"negative values among {x.size(1)} features"',
         (torch.tensor([1.0, 2.0]), torch.ones(1)),
     ),
+    "indexes a size the failing input lacks": (
+        "(x < 0).any()", 'f"negative values among {x.size(1)} features"',
+        (torch.tensor([1.0, -2.0]), torch.ones(1)),
+    ),
+    "indexes the shape of a 0-d tensor": (
+        "(x < 0).any()", 'f"negative values in a batch of {x.shape[0]}"',
+        (torch.tensor(1.0), torch.ones(1)),
+    ),
+    "indexes the shape of a failing tensor": (
+        "(x < 0).any()", 'f"negative values in a batch of {x.shape[0]:>4}"',
+        (torch.tensor([-1.0, 2.0]), torch.ones(1)),
+    ),
     "reduces integers with mean": (
         "(x.abs() > 1000).any()", 'f"values too large, mean {x.mean()}"',
         (torch.tensor([1, 2]), torch.ones(1)),
     ),
+    "reduces failing integers with mean": (
+        "(x.abs() > 1000).any()", 'f"values too large, mean {x.mean()}"',
+        (torch.tensor([1, 2000]), torch.ones(1)),
+    ),
+    "formats a mean with a spec": (
+        "(x.abs() > 1000).any()", 'f"values too large, mean {x.float().mean():.2f}"',
+        (torch.tensor([1, 2000]), torch.ones(1)),
+    ),
     "divides by a count": (
         "(mask.sum(-1) == 0).any()", 'f"empty rows, density {x.numel() / mask.numel()}"',
         (torch.tensor([1.0, 2.0]), torch.ones(0, 3)),
+    ),
+    "divides by a failing count": (
+        "(mask.sum(-1) == 0).any()", 'f"empty rows, density {x.numel() / mask.numel()}"',
+        (torch.tensor([1.0, 2.0]), torch.zeros(2, 3)),
+    ),
+    "reads configuration and a local": (
+        "(x >= self.limit).any()", 'f"values must be below {self.limit - 1} in {n} rows"',
+        (torch.tensor([1.0, 7.0]), torch.ones(1)),
     ),
 }
 CASES.update(
@@ -2157,13 +2201,16 @@ CASES.update(
         (
             f"""
 class Model(nn.Module):
+    limit = 5
+
     def forward(self, x, mask):
+        n = x.shape[0] if x.dim() else 1
         if {test}:
             raise ValueError({message})
         return x * 2
 """,
             inputs,
-            "may fail for some shapes, dtypes or values",
+            None,
         ),
     )
     for name, (test, message, inputs) in MESSAGES_THAT_FAIL.items()

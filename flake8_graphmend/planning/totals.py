@@ -108,18 +108,18 @@ def metadata_receiver(node: ast.expr) -> Optional[ast.Name]:
     return None
 
 
-def self_configuration(node: ast.expr, ctx: FunctionContext) -> bool:
-    """A non-tensor attribute chain of ``self`` (``self.num_heads``, ``self.config.window``):
-    configuration that Dynamo reads while tracing."""
+def self_chain(node: ast.expr) -> bool:
+    """An attribute chain of ``self`` (``self.config.window``), through attributes only."""
     root = node
     while isinstance(root, ast.Attribute):
         root = root.value
-    return (
-        isinstance(node, ast.Attribute)
-        and isinstance(root, ast.Name)
-        and root.id == "self"
-        and ctx.values.kind(node) is not Kind.TENSOR
-    )
+    return isinstance(node, ast.Attribute) and isinstance(root, ast.Name) and root.id == "self"
+
+
+def self_configuration(node: ast.expr, ctx: FunctionContext) -> bool:
+    """A non-tensor attribute chain of ``self`` (``self.num_heads``, ``self.config.window``):
+    configuration that Dynamo reads while tracing."""
+    return self_chain(node) and ctx.values.kind(node) is not Kind.TENSOR
 
 
 def names_read(node: ast.expr) -> Set[str]:

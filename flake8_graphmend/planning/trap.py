@@ -12,10 +12,10 @@ from typing import (
     TYPE_CHECKING, AbstractSet, Callable, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
 )
 
-from ..analysis.index import parent_map, root_name
+from ..analysis.index import parent_map, root_name, scope_names
 from ..analysis.purity import impurity
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
-from ..analysis.values import Kind
+from ..analysis.values import Kind, parameter_defaults
 from . import Plan, Planned, Position, declined, position
 from .aliasing import caller_visible, statement_blocks
 from .conditions import split_condition, tensor_condition_problem
@@ -25,7 +25,9 @@ from .module_state import (
     module_expression, stored_roots, updated_by_call,
 )
 from .submodules import NAMESPACE_CALLS, file_bases, forward_of
-from .totals import metadata_receiver, plain_argument, self_configuration
+from .totals import (
+    maybe_unbound, metadata_receiver, plain_argument, self_chain, self_configuration,
+)
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -58,10 +60,16 @@ class TrapPlan(Plan):
     #: The tensor part is a flag assigned such a comparison just before (``flagged_guard``),
     #: whose ``.item()`` (this position) is kept a tensor by the ``ItemKeptPlan`` of its GM401.
     flag_item: Optional[Position] = None
-    #: The message is an f-string that formats tensors (``f"{n_tokens} tokens"``): a helper of
-    #: its own receives the formatted values and builds the message only when the check
-    #: fails, as the original built it only when raising.
+    #: The message is an f-string that formats tensors (``f"{n_tokens} tokens"``) or values
+    #: that may fail to compute (``f"{x.shape[0]} rows"``): a helper of its own receives the
+    #: formatted values and builds the message only when the check fails, as the original
+    #: built it only when raising.
     lazy_message: bool = False
+    #: The indices of the message's formatted values (in source order) that the helper
+    #: computes itself, only when the check fails, from ``carried`` local names and
+    #: ``self``'s attribute chains that it is passed (``x.shape[0]`` from ``x``).
+    evaluated: FrozenSet[int] = frozenset()
+    carried: FrozenSet[str] = frozenset()
 
     def covers(self) -> FrozenSet[Position]:
         return frozenset() if self.flag_item is None else frozenset({self.flag_item})
@@ -90,20 +98,90 @@ def trap_plan(node: ast.If, code: str, ctx: FunctionContext) -> Planned[TrapPlan
     """Whether the guard ``node`` (reported as ``code``) may become a graph-native check."""
     raise_stmt = node.body[0]
     assert isinstance(raise_stmt, ast.Raise)
-    problem = _exception_problem(raise_stmt, ctx, _tested(node.test, ctx)) or (
+    tested = _tested(node.test, ctx)
+    exc = raise_stmt.exc
+    message = exc.args[0] if isinstance(exc, ast.Call) and exc.args else None
+    evaluated, carried = _evaluated_pieces(message, node, ctx, tested)
+    problem = _exception_problem(raise_stmt, ctx, tested, evaluated) or (
         state_change_problem(node, ctx)
     )
     if problem:
         return declined(problem)
     plan, reason = _guard_plan(node, code, ctx)
-    assert isinstance(raise_stmt.exc, ast.Call)  # _exception_problem checked it
-    message = raise_stmt.exc.args[0]
-    if plan is not None and _formats_tensor(message, ctx):
+    assert message is not None  # _exception_problem checked it
+    if plan is not None and (evaluated or _formats_tensor(message, ctx)):
         problem = _lazy_message_problem(message, ctx)
         if problem:
             return declined(problem)
-        plan = dataclasses.replace(plan, lazy_message=True)
+        plan = dataclasses.replace(
+            plan, lazy_message=True, evaluated=frozenset(evaluated), carried=carried
+        )
     return plan, reason
+
+
+def _evaluated_pieces(
+    message: Optional[ast.expr], at: ast.stmt, ctx: FunctionContext, tested: AbstractSet[str]
+) -> Tuple[FrozenSet[int], FrozenSet[str]]:
+    """The formatted values of an f-string ``message`` that may fail to compute on a passing
+    call (``x.shape[0]`` of a 0-d tensor, ``n / total``) but that the check's helper can
+    compute only when the check fails (``_evaluable``), and the local names they read."""
+    if not isinstance(message, ast.JoinedStr):
+        return frozenset(), frozenset()
+    evaluated: Set[int] = set()
+    carried: Set[str] = set()
+    pieces = [piece for piece in message.values if isinstance(piece, ast.FormattedValue)]
+    for index, piece in enumerate(pieces):
+        tensor = ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA)
+        passed = _always_computed(piece.value, ctx, tested) and not (
+            tensor and piece.format_spec is not None  # a tensor is formatted by the helper
+        )
+        if passed and not impurity(piece, ctx.values, ctx.symbols, static_indexing=False):
+            continue
+        names = _evaluable(piece.value, at, ctx)
+        if names is not None:
+            evaluated.add(index)
+            carried |= names
+    return frozenset(evaluated), frozenset(carried)
+
+
+def _evaluable(value: ast.expr, at: ast.stmt, ctx: FunctionContext) -> Optional[FrozenSet[str]]:
+    """The local names that ``value`` reads, where a module-level helper can compute it from
+    them and from ``self``'s attribute chains (passed on every call, as a plain name would be:
+    so not indexed or called), or None: it has an effect, reads ``self`` otherwise, or a
+    local that may be unbound or None at ``at``."""
+    if impurity(value, ctx.values, ctx.symbols, again=True):
+        return None
+    function = ctx.region.function
+    local = scope_names(function)
+    module = ctx.symbols.defined_here() | set(vars(builtins))
+    bound = [*parameter_defaults(function.args).items()] + [
+        (name, value) for name in local for value in ctx.values.assignments_of(name)
+    ]
+    none_bound = {
+        name for name, value in bound if isinstance(value, ast.Constant) and value.value is None
+    }
+    names: Set[str] = set()
+    parents = parent_map(value)
+    pending: List[ast.AST] = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Attribute) and self_chain(node):
+            parent = parents.get(id(node))  # passed whole: a tensor or configuration,
+            if isinstance(parent, (ast.Call, ast.Subscript)):  # not what would be indexed
+                return None
+            continue
+        if isinstance(node, ast.Name):
+            if node.id == "self":
+                return None
+            if node.id in local or node.id not in module:
+                # passed on every call: it must be bound there, and be a value the op carries
+                # (else the call is made as written, break included)
+                if maybe_unbound(node.id, at, ctx) or node.id in none_bound:
+                    return None
+                names.add(node.id)
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return frozenset(names)
 
 
 def _lazy_message_problem(message: ast.expr, ctx: FunctionContext) -> Optional[str]:
@@ -482,10 +560,14 @@ def _holds(outer: ast.stmt, node: ast.AST) -> bool:
 
 
 def _exception_problem(
-    raise_stmt: ast.Raise, ctx: FunctionContext, tested: AbstractSet[str]
+    raise_stmt: ast.Raise,
+    ctx: FunctionContext,
+    tested: AbstractSet[str],
+    evaluated: AbstractSet[int],
 ) -> Optional[str]:
     """Why ``raise E(message)`` cannot be rebuilt by the check (None: it can); ``tested``: the
-    names the guard's test computed with as tensors."""
+    names the guard's test computed with as tensors; ``evaluated``: the formatted values that
+    the check's helper computes itself."""
     exc = raise_stmt.exc
     if raise_stmt.cause is not None:
         return "`raise ... from ...` cannot be rebuilt by a graph-native check"
@@ -500,7 +582,7 @@ def _exception_problem(
         return f"`{name}` is not a builtin exception class"
     if len(exc.args) != 1 or exc.keywords or isinstance(exc.args[0], ast.Starred):
         return "the exception takes other than exactly one message argument"
-    return _message_problem(exc.args[0], ctx, tested, lazy=True)
+    return _message_problem(exc.args[0], ctx, tested, lazy=True, evaluated=evaluated)
 
 
 def _formats_tensor(message: ast.expr, ctx: FunctionContext) -> bool:
@@ -522,37 +604,44 @@ def _tested(test: ast.expr, ctx: FunctionContext) -> FrozenSet[str]:
 
 
 def _message_problem(
-    message: ast.expr, ctx: FunctionContext, tested: AbstractSet[str], lazy: bool = False
+    message: ast.expr,
+    ctx: FunctionContext,
+    tested: AbstractSet[str],
+    lazy: bool = False,
+    evaluated: AbstractSet[int] = frozenset(),
 ) -> Optional[str]:
     """The check builds its message on every call, where the original built it on failure;
     with ``lazy`` (a guard's), a message that formats tensors is built by the check's own
     helper only on failure, and its values are passed on every call. Either way each value
     must compute on every call without failing (``_always_computed``), and a tensor be
-    formatted without a spec (``str()`` of a tensor cannot fail)."""
+    formatted without a spec (``str()`` of a tensor cannot fail); but the ``evaluated`` ones
+    (by index), which the helper computes itself on failure."""
     if isinstance(message, ast.Constant) and isinstance(message.value, str):
         return None
     if not isinstance(message, ast.JoinedStr):
         return "the message is not a string literal or an f-string of plain values"
-    for piece in message.values:
-        if isinstance(piece, ast.FormattedValue):
-            if ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA):
-                if not lazy:
-                    return f"the message formats tensor data `{ast.unparse(piece.value)}`"
-                if piece.format_spec is not None:
-                    return (
-                        f"the message formats tensor data `{ast.unparse(piece.value)}` with a "
-                        "format spec, which fails for a tensor of several elements"
-                    )
-            problem = impurity(piece.value, ctx.values, ctx.symbols, static_indexing=False)
-            if problem is None and not _always_computed(piece.value, ctx, tested):
-                problem = (
-                    f"`{ast.unparse(piece.value)}` may fail for some shapes, dtypes or values, "
-                    "where the original built the message only when the check failed"
+    pieces = [piece for piece in message.values if isinstance(piece, ast.FormattedValue)]
+    for index, piece in enumerate(pieces):
+        if index in evaluated:
+            continue  # the helper computes it when the check fails
+        if ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA):
+            if not lazy:
+                return f"the message formats tensor data `{ast.unparse(piece.value)}`"
+            if piece.format_spec is not None:
+                return (
+                    f"the message formats tensor data `{ast.unparse(piece.value)}` with a "
+                    "format spec, which fails for a tensor of several elements"
                 )
-            if problem is None and piece.format_spec is not None:
-                problem = impurity(piece, ctx.values, ctx.symbols)
-            if problem:
-                return f"the message would be built on every call: {problem}"
+        problem = impurity(piece.value, ctx.values, ctx.symbols, static_indexing=False)
+        if problem is None and not _always_computed(piece.value, ctx, tested):
+            problem = (
+                f"`{ast.unparse(piece.value)}` may fail for some shapes, dtypes or values, "
+                "where the original built the message only when the check failed"
+            )
+        if problem is None and piece.format_spec is not None:
+            problem = impurity(piece, ctx.values, ctx.symbols)
+        if problem:
+            return f"the message would be built on every call: {problem}"
     return None
 
 
