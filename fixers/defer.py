@@ -103,7 +103,7 @@ def _helper_arguments(
             inner.append(command.code(arg.value))
         else:
             parameters.append(named(_parameter_name(plan.callee, index)))
-            inner.append(parameters[-1] + (".item()" if index in plan.item_args else ""))
+            inner.append(parameters[-1] + _read_in_helper(arg.value, index, plan))
     for arg in keywords:
         name = arg.keyword.value if arg.keyword else ""
         if plan.stacklevel is None or name != "stacklevel":
@@ -118,15 +118,33 @@ def _helper_arguments(
     return parameters, inner, kept
 
 
+def _read_in_helper(value: cst.BaseExpression, index: int, plan: DeferPlan) -> str:
+    """What the helper reads of the tensor passed for positional argument ``index``:
+    ``.item()``, the metadata ``value`` reads (``.shape``, ``.size()``), or nothing."""
+    if index in plan.item_args:
+        return ".item()"
+    if index in plan.metadata_args:
+        return f".{_metadata(value).attr.value}" + ("()" if isinstance(value, cst.Call) else "")
+    return ""
+
+
+def _metadata(value: cst.BaseExpression) -> cst.Attribute:
+    """``t.shape`` of ``t.shape``, ``t.size`` of ``t.size()``."""
+    return expect(value.func if isinstance(value, cst.Call) else value, cst.Attribute, "metadata")
+
+
 def _passed(arg: cst.Arg, index: int, plan: DeferPlan) -> cst.Arg:
     """What the call of the helper passes for the positional argument ``arg``: ``str(value)``
-    of tensor metadata, ``t`` of ``t.item()`` (the helper takes the number), else ``arg``."""
+    of tensor metadata printed, ``t`` of ``t.item()`` (the helper takes the number),
+    ``t`` of ``t.shape`` logged (the helper reads it), else ``arg``."""
     if index in plan.str_args:
         return arg.with_changes(value=_str_of(arg.value))
     if index in plan.item_args:
         item = expect(arg.value, cst.Call, "the `.item()` call")
         method = expect(item.func, cst.Attribute, "the `.item` attribute")
         return arg.with_changes(value=method.value)
+    if index in plan.metadata_args:
+        return arg.with_changes(value=_metadata(arg.value).value)
     return arg
 
 

@@ -26,6 +26,7 @@ from .items import is_zero_dim
 from .module_state import stored_roots
 from .totals import (
     maybe_unbound,
+    metadata_receiver,
     names_read,
     plain_argument,
     self_configuration,
@@ -59,6 +60,11 @@ class DeferPlan(Plan):
     #: Positional arguments ``t.item()`` of a one-element ``t``: ``t`` is passed, and the
     #: helper takes the number (``item_receiver``), so the value need not leave the graph.
     item_args: FrozenSet[int]
+    #: Positional arguments ``t.shape``, ``t.size()``, ``t.dtype``, ``t.device`` of a name
+    #: ``t`` passed to a logger: ``t`` is passed, and the helper reads the same metadata, so
+    #: the record holds the very ``torch.Size`` (or dtype, device). A ``t`` that the op cannot
+    #: carry (not a tensor, or one that requires grad) makes the helper call as written.
+    metadata_args: FrozenSet[int]
     #: The ``stacklevel`` the helper's call passes, counting the helper's own frame (None: the
     #: callee takes none). Run by the graph, where no caller frame is left, the helper passes
     #: 1: records and warnings are made from its own line, in the caller's module.
@@ -85,6 +91,7 @@ def defer_plan(
     baked: List[int] = []
     printed: List[int] = []
     items: List[int] = []
+    metadata: List[int] = []
     for index, arg in enumerate(node.args):
         if _fixed_in_source(arg, ctx):
             baked.append(index)
@@ -93,16 +100,21 @@ def defer_plan(
         if receiver is not None and _passed_problem(receiver, ctx) is None:
             items.append(index)
             continue
-        problem = _passed_problem(arg, ctx)
-        if problem and code == "GM101" and tensor_metadata(arg):
+        # metadata (a torch.Size, dtype or device) is not what the op carries
+        if code == "GM101" and tensor_metadata(arg):
             printed.append(index)  # print writes str(arg): pass that text instead
-        elif problem:
-            return declined(problem)
+        elif tensor_metadata(arg) and _metadata_of_a_name(arg, ctx):
+            metadata.append(index)
+        else:
+            problem = _passed_problem(arg, ctx)
+            if problem:
+                return declined(problem)
     plan = DeferPlan(
         callee=ast.unparse(node.func),
         baked_args=frozenset(baked),
         str_args=frozenset(printed),
         item_args=frozenset(items),
+        metadata_args=frozenset(metadata),
         stacklevel=_helper_stacklevel(code, node),
         own_helper=code == "GM103",
     )
@@ -355,6 +367,12 @@ def item_receiver(node: ast.expr, ctx: FunctionContext) -> Optional[ast.expr]:
     if ctx.values.kind(receiver) is Kind.STATIC or not is_zero_dim(receiver, ctx):
         return None
     return receiver
+
+
+def _metadata_of_a_name(node: ast.expr, ctx: FunctionContext) -> bool:
+    """Whether ``node`` (metadata) is read from a name that may hold a tensor."""
+    receiver = metadata_receiver(node)
+    return receiver is not None and ctx.values.kind(receiver) in (Kind.TENSOR, Kind.UNKNOWN)
 
 
 def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
@@ -743,6 +761,8 @@ def _arguments_problem(
             continue
         if index in plan.item_args:  # the tensor is passed; the helper takes `.item()`
             argument = item_receiver(argument, ctx) or argument
+        if index in plan.metadata_args:  # the tensor is passed; the helper reads `.shape`
+            argument = metadata_receiver(argument) or argument
         if not plain_argument(argument, ctx):
             return (
                 f"`{ast.unparse(argument)}` would be computed on every call, not only when the "
