@@ -2216,6 +2216,10 @@ MESSAGES_THAT_FAIL = {
         "(mask.sum(-1) == 0).any()", 'f"empty rows, density {x.numel() / mask.numel()}"',
         (torch.tensor([1.0, 2.0]), torch.zeros(2, 3)),
     ),
+    "reads the failing value as a number": (
+        "(x < 0).any()", 'f"negative values down to {x.min().item():.1f}"',
+        (torch.tensor([1.0, -2.0]), torch.ones(1)),
+    ),
     "reads configuration and a local": (
         "(x >= self.limit).any()", 'f"values must be below {self.limit - 1} in {n} rows"',
         (torch.tensor([1.0, 7.0]), torch.ones(1)),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import dataclasses
 import re
 from dataclasses import dataclass
@@ -144,12 +145,25 @@ def _evaluated_pieces(
     return frozenset(evaluated), frozenset(carried)
 
 
+class _DataReads(ast.NodeTransformer):
+    """``t.item()`` and ``t.tolist()`` as ``t``: reading data has no effect, and the check's
+    helper reads it only when it fails (inside the op under compile, on real tensors)."""
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist"):
+            if not (node.args or node.keywords):
+                return func.value
+        return node
+
+
 def _evaluable(value: ast.expr, at: ast.stmt, ctx: FunctionContext) -> Optional[FrozenSet[str]]:
     """The local names that ``value`` reads, where a module-level helper can compute it from
     them and from ``self``'s attribute chains (passed on every call, as a plain name would be:
     so not indexed or called), or None: it has an effect, reads ``self`` otherwise, or a
     local that may be unbound or None at ``at``."""
-    if impurity(value, ctx.values, ctx.symbols, again=True):
+    if impurity(_DataReads().visit(copy.deepcopy(value)), ctx.values, ctx.symbols, again=True):
         return None
     function = ctx.region.function
     local = scope_names(function)
