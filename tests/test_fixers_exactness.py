@@ -838,6 +838,42 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2, 3),),
         None,  # None has no shape: AttributeError, raised in the helper instead
     ),
+    "a guard after a method called by a computed name": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("ema", torch.ones(2))
+                self.update = "_decay"
+
+            def _decay(self, x):
+                self.ema.mul_(0.5)
+
+            def forward(self, x):
+                getattr(self, self.update)(x)
+                type(self)._decay(self, x)
+                if (x < 0).any():
+                    raise ValueError("negative input")
+                return x * 2
+        """,
+        (torch.tensor([1.0, -2.0]),),
+        "getattr(self, self.update)(x)",
+    ),
+    "a selection updated in place by a foreach op": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                h = x * 1.5
+                if h.norm() > 1.0:
+                    g = h * 0.5
+                else:
+                    g = h
+                torch._foreach_mul_([g], 0.9)
+                return h, g
+        """,
+        (torch.full((4,), 0.01),),
+        "is mutated in place",
+    ),
     "guard message computed from a local that may be unbound": (
         """
         class Model(nn.Module):
@@ -2168,14 +2204,23 @@ CHANGES_BEFORE_A_GUARD = {
         "    def record(self, n):\n        self.count += n\n",
         "self.tracker.record(",
     ),
+    "a foreach update of buffers": (
+        "        torch._foreach_mul_([self.ema, self.ema_sq], 0.5)",
+        '        self.register_buffer("ema", torch.ones(2))\n'
+        '        self.register_buffer("ema_sq", torch.ones(2))',
+        "", "torch._foreach_mul_(",
+    ),
+    "an update by operator.imul": (
+        "        operator.imul(self.ema, 0.5)",
+        '        self.register_buffer("ema", torch.ones(2))', "import operator\n",
+        "operator.imul(",
+    ),
     "a module-level lambda that records": (
         "        record(x.shape[0])", "",
         "SEEN = []\nrecord = lambda n: SEEN.append(n)  # noqa: E731\n",
         "record(x.shape[0])",
     ),
 }
-#: Guard messages built on every call that fail on an input that passes: (test, message,
-#: inputs of a passing call).
 #: Guard messages whose values fail for some inputs: the check's helper computes them only
 #: when the check fails, as the original did (the failing inputs raise what the message
 #: building raises, eager and compiled).
@@ -2506,6 +2551,28 @@ PRINTED_SELECTIONS = {
                     h = h - 1
                 logger.warning(f"hidden {h}")
                 return h.sum()
+        """,
+    "a selection returned to a forward hook that prints it": """
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 3)
+
+            def forward(self, x):
+                h = torch.tanh(self.lin(x))
+                if h.abs().max() > 0.5:
+                    h = h.clamp(-0.5, 0.5)
+                return h
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+                self.block.register_forward_hook(lambda m, i, o: print("block out:", o))
+
+            def forward(self, x):
+                return self.block(x).sum()
         """,
 }
 

@@ -1,10 +1,12 @@
 """Where torch's activations and dropouts take ``inplace``: by keyword, or by position
-(``F.relu(h, True)``, ``nn.LeakyReLU(0.2, True)``), as GAN and detection code often passes it."""
+(``F.relu(h, True)``, ``nn.LeakyReLU(0.2, True)``), as GAN and detection code often passes it;
+and functions that update arguments by their name alone (``torch._foreach_mul_``,
+``operator.imul``)."""
 
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import List, Optional
 
 #: Functions of ``torch.nn.functional``: the position of ``inplace`` among their arguments.
 FUNCTION_INPLACE = {
@@ -53,3 +55,24 @@ def updates_first_argument(call: ast.Call) -> bool:
 def builds_in_place_module(call: ast.Call) -> bool:
     """A ``torch.nn`` module (by its short name) built to work in place."""
     return passes_inplace(call, MODULE_INPLACE.get(short_name(call)))
+
+
+#: ``operator``'s in-place functions: ``operator.imul(a, b)`` updates a tensor ``a`` as
+#: ``a *= b`` does.
+_OPERATOR_UPDATES = frozenset({
+    "iadd", "iand", "iconcat", "ifloordiv", "ilshift", "imatmul", "imod", "imul", "ior", "ipow",
+    "irshift", "isub", "itruediv", "ixor",
+})
+
+
+def updated_arguments(call: ast.Call) -> List[ast.expr]:
+    """What ``call`` updates in place by its name alone: the tensors of the list that a
+    ``torch._foreach_*_`` op gets first (each element of a list or tuple display, else the
+    list), the first operand of ``operator.imul(a, b)`` and the like."""
+    name = short_name(call)
+    first = call.args[0] if call.args else None
+    if first is None or isinstance(first, ast.Starred):
+        return []
+    if name.startswith("_foreach_") and name.endswith("_"):
+        return list(first.elts) if isinstance(first, (ast.List, ast.Tuple)) else [first]
+    return [first] if name in _OPERATOR_UPDATES else []

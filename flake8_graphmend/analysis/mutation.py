@@ -6,6 +6,7 @@ import ast
 from typing import Dict, Iterator, List, Set, Tuple
 
 from .index import FunctionFacts, parameter_names
+from .inplace import updated_arguments
 from .symbols import ModuleSymbols
 from .values import Kind, ValueAnalysis
 
@@ -154,14 +155,8 @@ def _direct_mutations(
                 direct.setdefault(held, []).append(line)
 
     for call in facts.calls:
-        if isinstance(call.func, ast.Attribute):
-            attr = call.func.attr
-            if attr.endswith("_") and not attr.startswith("_"):
-                if _torch_function(call.func, symbols):
-                    if call.args:
-                        note(call.args[0], call.lineno)
-                else:
-                    note(call.func.value, call.lineno)
+        for updated, element in _call_updates(call, symbols):
+            note(updated, call.lineno, element)
     for node in facts.bindings:
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -172,6 +167,22 @@ def _direct_mutations(
                 elif isinstance(node, ast.AugAssign) and isinstance(target, ast.Name):
                     note(target, node.lineno)
     return direct
+
+
+def _call_updates(call: ast.Call, symbols: ModuleSymbols) -> Iterator[Tuple[ast.expr, bool]]:
+    """What ``call`` updates in place (``x.add_(1)``, ``torch.add_(x, 1)``, the tensors of
+    ``torch._foreach_mul_([g], 0.9)``), each with whether it may be an element of a display
+    (the names that display holds are updated too)."""
+    for updated in updated_arguments(call):
+        yield updated, True
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr.endswith("_"):
+        if func.attr.startswith("_"):
+            return
+        if not _torch_function(func, symbols):
+            yield func.value, False
+        elif call.args:
+            yield call.args[0], False
 
 
 def _displayed_elements(facts: FunctionFacts) -> Dict[str, Set[str]]:

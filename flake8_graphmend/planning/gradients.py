@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set,
 from ..analysis.purity import is_slice_index
 from ..analysis.values import Kind
 from .aliasing import hands_on_caller_tensor, updated_in_place
+from .module_state import registers_hooks
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -103,19 +104,22 @@ _FORMATTERS = frozenset({"str", "repr", "format", "ascii"})
 
 def shown_problem(names: Iterable[str], ctx: FunctionContext) -> Optional[str]:
     """Why a tensor selected into one of ``names`` may show its autograd history: the
-    function prints, logs or formats it whole, or reads its ``grad_fn``. Eager, the selection
+    function prints, logs or formats it whole, reads its ``grad_fn``, or returns it from a
+    file that registers module hooks (a forward hook may print it). Eager, the selection
     helper returns the branch's own tensor; compiled, the selection is a new graph output
     (``WhereBackward0`` with the ``eager`` backend, a compiled node where the branch kept a
     leaf), so the text could differ."""
     from ..rules.side_effects import classify_call  # the rules import the planners
 
     wanted = set(names)
+    hooked = registers_hooks(ctx.symbols.tree)
     for node in ast.walk(ctx.region.function):
+        how = "shows"
         if isinstance(node, ast.Attribute) and node.attr in _HISTORY_ATTRIBUTES:
             shown: List[ast.expr] = [node.value]
-        elif isinstance(node, ast.Call) and (
-            classify_call(node, ctx) or _formats(node)
-        ):
+        elif isinstance(node, ast.Return) and hooked and node.value is not None:
+            shown, how = [node.value], "returns, to module hooks of the file,"
+        elif isinstance(node, ast.Call) and (classify_call(node, ctx) or _formats(node)):
             shown = [*node.args, *(keyword.value for keyword in node.keywords)]
         elif isinstance(node, ast.FormattedValue):
             shown = [node.value]
@@ -125,7 +129,7 @@ def shown_problem(names: Iterable[str], ctx: FunctionContext) -> Optional[str]:
             continue
         for name in sorted(set().union(*(_whole_names(value) for value in shown)) & wanted):
             return (
-                f"line {node.lineno} shows `{name}` whole, and a selected tensor names another "
+                f"line {node.lineno} {how} `{name}` whole, and a selected tensor names another "
                 "autograd node (`grad_fn`) under torch.compile"
             )
     return None

@@ -18,7 +18,7 @@ import functools
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from ..analysis.index import parameter_names, root_name
-from ..analysis.inplace import updates_first_argument
+from ..analysis.inplace import updated_arguments, updates_first_argument
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
 from .submodules import additions, binds_locally, classes_of_call, file_bases, forward_of
 
@@ -62,8 +62,10 @@ def call_changes_state(
     if depth > _DEPTH:
         return True
     func = call.func
+    if isinstance(func, ast.Call):
+        return True  # a callee computed at run time (`getattr(self, name)(x)`): not followed
     if owner is not None:
-        method = owner.methods.get(self_attribute(func) or "")
+        method = owner.methods.get(self_attribute(func) or _class_method(func, owner) or "")
         if method is not None:
             return body_changes_state(method, owner, symbols, depth + 1)
         if isinstance(func, ast.Attribute) and func.attr in MODULE_UPDATES:
@@ -85,6 +87,27 @@ def call_changes_state(
     if isinstance(func, ast.Name) and isinstance(symbols.assignments.get(func.id), ast.Lambda):
         return True  # `record = lambda s: SEEN.append(s)`: a module-level callable not followed
     return False
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _class_method(func: ast.expr, owner: ClassInfo) -> Optional[str]:
+    """``m`` where ``func`` is ``type(self).m``, ``self.__class__.m`` or ``Owner.m``: the
+    owner's method, called through its class."""
+    if not isinstance(func, ast.Attribute):
+        return None
+    through = func.value
+    if isinstance(through, ast.Call) and isinstance(through.func, ast.Name):
+        arguments = through.args
+        of_self = len(arguments) == 1 and _is_self(arguments[0])
+        return func.attr if through.func.id == "type" and of_self else None
+    if self_attribute(through) == "__class__":
+        return func.attr
+    if isinstance(through, ast.Name) and through.id == owner.node.name:
+        return func.attr
+    return None
 
 
 @functools.lru_cache(maxsize=256)
@@ -177,6 +200,7 @@ def updated_by_call(call: ast.Call) -> List[ast.expr]:
     updated += [keyword.value for keyword in call.keywords if keyword.arg == "out"]
     if updates_first_argument(call):
         updated += call.args[:1]
+    updated += updated_arguments(call)
     for position, keyword_name in _UPDATING_ARGUMENTS.get(name, ()):
         updated += call.args[position:position + 1]
         updated += [k.value for k in call.keywords if k.arg == keyword_name]
