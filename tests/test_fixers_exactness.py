@@ -874,6 +874,47 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.full((4,), 0.01),),
         "is mutated in place",
     ),
+    "a deferred if that logs an attribute set in __init__": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer_idx = 3
+                self.register_buffer("seen", torch.zeros((), dtype=torch.long))
+
+            def forward(self, x):
+                if torch.isnan(x).any():
+                    logger.warning(f"NaN in layer {self.layer_idx}")
+                if torch.isinf(x).any():
+                    logger.warning("inf after %d calls", self.seen)
+                return x * 2
+        """,
+        (torch.tensor([1.0, float("nan"), float("inf")]),),
+        None,
+    ),
+    "a shift by a row extremum after the whole extremum": (
+        """
+        class Model(nn.Module):
+            def forward(self, scores):
+                scores = scores * 1.0
+                if scores.max() > 50:
+                    scores = scores - scores.amax(-1, keepdim=True)
+                return scores.softmax(-1)
+        """,
+        (torch.tensor([[60.0, 1.0], [2.0, 3.0]]),),
+        None,
+    ),
+    "a loss printed as a number": (
+        """
+        class Model(nn.Module):
+            def forward(self, logits, labels):
+                loss = nn.functional.cross_entropy(logits, labels)
+                print("loss", loss.item())
+                return loss
+        """,
+        (torch.tensor([[2.0, 1.0], [0.5, 3.0]]), torch.tensor([0, 1])),
+        None,
+    ),
     "guard message computed from a local that may be unbound": (
         """
         class Model(nn.Module):

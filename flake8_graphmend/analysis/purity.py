@@ -115,7 +115,7 @@ def impurity(
             if not module_attribute and values.kind(receiver) is not Kind.STATIC:
                 return f"`{ast.unparse(sub)}` warns on a tensor that is not 2-D"
         if isinstance(sub, ast.Call) and extremum_of(sub, symbols) not in nonempty:
-            reason = _call_impurity(sub, values, symbols, again)
+            reason = _call_impurity(sub, values, symbols, again, nonempty)
             if reason:
                 return reason
     return None
@@ -206,6 +206,15 @@ def _empty_raising_reduction(call: ast.Call, symbols: ModuleSymbols) -> bool:
     return symbols.qualified_name(func.value) not in _TORCH_NAMESPACES or len(call.args) < 2
 
 
+def _reduced_name(call: ast.Call, symbols: ModuleSymbols) -> Optional[str]:
+    """``x`` of a reduction ``x.amax(-1)`` or ``torch.amax(x, -1)`` of a local name."""
+    func = call.func
+    assert isinstance(func, ast.Attribute)
+    torch_function = symbols.qualified_name(func.value) in _TORCH_NAMESPACES
+    operand = (call.args[0] if call.args else None) if torch_function else func.value
+    return operand.id if isinstance(operand, ast.Name) else None
+
+
 def _sized_by_data(call: ast.Call) -> Optional[ast.expr]:
     """The argument of a factory of ``SAFE_OPERATIONS`` (``torch.arange(n)``, ``zeros(n, 2)``)
     that sets its size and may be negative; None when each such argument is a literal count or
@@ -233,7 +242,11 @@ def _never_negative(value: ast.expr) -> bool:
 
 
 def _call_impurity(
-    call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols, again: bool = False
+    call: ast.Call,
+    values: ValueAnalysis,
+    symbols: ModuleSymbols,
+    again: bool = False,
+    nonempty: AbstractSet[str] = frozenset(),
 ) -> Optional[str]:
     func = call.func
     sized = None if again else _sized_by_data(call)
@@ -259,7 +272,9 @@ def _call_impurity(
         if all(values.kind(a) is Kind.STATIC for a in call.args):
             return None
     if _empty_raising_reduction(call, symbols):
-        if again:  # it succeeded on these values the first time
+        # it succeeded on these values the first time, or reduces (along a dim, say) a name
+        # whose whole extremum was taken before: `h.amax(-1)` after `if h.max() > 50:`
+        if again or _reduced_name(call, symbols) in nonempty:
             return None
         return (
             f"`{ast.unparse(call)}` raises on an empty tensor, which the path that did not "

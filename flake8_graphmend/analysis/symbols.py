@@ -134,6 +134,10 @@ class ModuleSymbols:
         return set(self.functions) | set(self.classes) | set(self.assignments) | set(self.imports)
 
 
+def is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
 def self_attribute(node: ast.expr) -> Optional[str]:
     """``name`` where ``node`` is ``self.name``."""
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):

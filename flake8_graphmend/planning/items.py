@@ -190,4 +190,43 @@ def is_zero_dim(operand: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool
         parts = [operand.left, *operand.comparators]
         tensors = [part for part in parts if ctx.values.kind(part) is not Kind.STATIC]
         return all(is_zero_dim(part, ctx, depth) for part in tensors)
-    return whole_reduction(operand, WHOLE_REDUCTIONS, ctx) is not None
+    return whole_reduction(operand, WHOLE_REDUCTIONS, ctx) is not None or _reduced_loss(
+        operand, ctx
+    )
+
+
+#: ``torch.nn.functional`` losses, reduced to one value by default (``reduction="mean"``).
+_LOSSES = frozenset({
+    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
+    "gaussian_nll_loss", "cosine_embedding_loss", "margin_ranking_loss", "soft_margin_loss",
+    "multilabel_soft_margin_loss", "hinge_embedding_loss", "multi_margin_loss",
+    "triplet_margin_loss", "ctc_loss",
+})
+#: The keywords that leave the loss reduced (``size_average=`` and ``reduce=``, deprecated,
+#: may not; ``reduction=`` only as a literal other than "none").
+_LOSS_KEYWORDS = frozenset({
+    "weight", "ignore_index", "label_smoothing", "pos_weight", "beta", "delta", "log_target",
+    "eps", "full", "margin", "p", "swap", "blank", "zero_infinity", "reduction",
+})
+
+
+def _reduced_loss(node: ast.expr, ctx: FunctionContext) -> bool:
+    """``F.cross_entropy(logits, labels)``: a loss reduced to a 0-d tensor (by default, or
+    ``reduction="mean"``/``"sum"``/``"batchmean"``), given its two tensors by position."""
+    if not isinstance(node, ast.Call) or len(node.args) != 2:
+        return False
+    qualified = ctx.symbols.qualified_name(node.func) or ""
+    if not qualified.startswith("torch.nn.functional.") or qualified.rsplit(".", 1)[-1] not in (
+        _LOSSES
+    ):
+        return False
+    for keyword in node.keywords:
+        if keyword.arg not in _LOSS_KEYWORDS:
+            return False
+        value = keyword.value
+        if keyword.arg == "reduction" and not (
+            isinstance(value, ast.Constant) and value.value in ("mean", "sum", "batchmean")
+        ):
+            return False
+    return True

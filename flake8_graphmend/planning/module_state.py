@@ -19,7 +19,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from ..analysis.index import parameter_names, root_name
 from ..analysis.inplace import updated_arguments, updates_first_argument
-from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
+from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, is_self, self_attribute
 from .submodules import additions, binds_locally, classes_of_call, file_bases, forward_of
 
 #: ``torch.nn`` modules whose call updates buffers in place (in training).
@@ -89,10 +89,6 @@ def call_changes_state(
     return False
 
 
-def _is_self(node: ast.expr) -> bool:
-    return isinstance(node, ast.Name) and node.id == "self"
-
-
 def _class_method(func: ast.expr, owner: ClassInfo) -> Optional[str]:
     """``m`` where ``func`` is ``type(self).m``, ``self.__class__.m`` or ``Owner.m``: the
     owner's method, called through its class."""
@@ -101,7 +97,7 @@ def _class_method(func: ast.expr, owner: ClassInfo) -> Optional[str]:
     through = func.value
     if isinstance(through, ast.Call) and isinstance(through.func, ast.Name):
         arguments = through.args
-        of_self = len(arguments) == 1 and _is_self(arguments[0])
+        of_self = len(arguments) == 1 and is_self(arguments[0])
         return func.attr if through.func.id == "type" and of_self else None
     if self_attribute(through) == "__class__":
         return func.attr

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, List, Optional, Set
 
+from ..analysis.symbols import is_self, self_attribute
 from ..analysis.values import Kind
 from .aliasing import reaching_bindings
 from .items import whole_reduction
@@ -74,9 +75,12 @@ def _total_value(node: ast.expr, ctx: FunctionContext) -> bool:
 
 
 def plain_argument(node: ast.expr, ctx: FunctionContext) -> bool:
-    """An argument that computes on every path: a literal, a name, tensor metadata
-    (``x.shape``), a total reduction of a name (``y.sum()``), or an f-string of those."""
+    """An argument that computes on every path: a literal, a name, an attribute of ``self``
+    that ``__init__`` sets, tensor metadata (``x.shape``), a total reduction of a name
+    (``y.sum()``), or an f-string of those."""
     if isinstance(node, (ast.Constant, ast.Name)) or _metadata(node, ctx):
+        return True
+    if initialised_attribute(node, ctx):
         return True
     if isinstance(node, ast.JoinedStr):
         return all(
@@ -106,6 +110,37 @@ def metadata_receiver(node: ast.expr) -> Optional[ast.Name]:
     ):
         return attribute.value
     return None
+
+
+def initialised_attribute(node: ast.expr, ctx: FunctionContext) -> bool:
+    """``self.X`` that the class of the function sets up on every instance: a class-level
+    assignment, or a statement of ``__init__``'s own body (not under an ``if``): ``self.X =
+    ...``, ``self.register_buffer("X", ...)``, ``self.register_parameter("X", ...)``."""
+    attribute = self_attribute(node)
+    owner = ctx.region.owner
+    if attribute is None or owner is None or ctx.symbols.may_run_code(node):
+        return False
+    for statement in owner.node.body:
+        targets = statement.targets if isinstance(statement, ast.Assign) else []
+        if any(isinstance(t, ast.Name) and t.id == attribute for t in targets):
+            return True
+    init = owner.methods.get("__init__")
+    for statement in init.body if init is not None else []:
+        if isinstance(statement, ast.Assign):
+            if any(self_attribute(target) == attribute for target in statement.targets):
+                return True
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr in ("register_buffer", "register_parameter")
+            and is_self(call.func.value)
+            and call.args
+            and isinstance(call.args[0], ast.Constant)
+            and call.args[0].value == attribute
+        ):
+            return True
+    return False
 
 
 def self_chain(node: ast.expr) -> bool:

@@ -13,7 +13,7 @@ from typing import (
     TYPE_CHECKING, AbstractSet, Callable, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
 )
 
-from ..analysis.index import parent_map, root_name, scope_names
+from ..analysis.index import parent_map, root_name
 from ..analysis.purity import impurity
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
 from ..analysis.values import Kind, parameter_defaults
@@ -166,7 +166,7 @@ def _evaluable(value: ast.expr, at: ast.stmt, ctx: FunctionContext) -> Optional[
     if impurity(_DataReads().visit(copy.deepcopy(value)), ctx.values, ctx.symbols, again=True):
         return None
     function = ctx.region.function
-    local = scope_names(function)
+    local = ctx.local_names
     module = ctx.symbols.defined_here() | set(vars(builtins))
     bound = [*parameter_defaults(function.args).items()] + [
         (name, value) for name in local for value in ctx.values.assignments_of(name)
