@@ -7,7 +7,9 @@ import ast
 from typing import Iterator, List, Optional, Tuple
 
 from ..analysis.values import Kind
-from ..planning.trap import item_kept_plan
+from ..analysis.index import parent_map
+from ..planning.defer import defer_plan
+from ..planning.trap import item_kept_plan, trap_plan
 from .base import Finding, FunctionContext
 
 _SCALAR_BUILTINS = ("int", "float", "bool")
@@ -40,6 +42,8 @@ def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Ite
     if isinstance(func, ast.Attribute) and not node.args and not node.keywords:
         if func.attr == "item" and ctx.values.kind(func.value) is not Kind.STATIC:
             plan, decline = item_kept_plan(node, statement, ctx)
+            if plan is None and decline is None:
+                decline = _taken_by_its_statement(node, statement, ctx)
             yield ctx.finding("GM401", node, plan=plan, decline=decline)
         elif func.attr == "tolist" and ctx.values.kind(func.value) is not Kind.STATIC:
             yield ctx.finding("GM402", node)
@@ -78,6 +82,46 @@ def _tensor_only_when(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
         return None
     test = ast.unparse(choice.test)
     return f"`{test}`" if body else f"`not ({test})`"
+
+
+def _taken_by_its_statement(
+    item: ast.Call, statement: ast.stmt, ctx: FunctionContext
+) -> Optional[str]:
+    """Why the fix of ``statement`` removes the break of ``item`` (``t.item()``) with its own,
+    else None: the deferred call whose helper takes the number, or the guard whose check
+    builds its message, with the number, only when it fails."""
+    from .side_effects import classify_call  # the rules share one registry of side effects
+
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    code = classify_call(call, ctx) if isinstance(call, ast.Call) else None
+    if isinstance(call, ast.Call) and code is not None:
+        deferred, _ = defer_plan(code, call, statement, ctx)
+        if deferred is not None and any(
+            arg is item and index in deferred.item_args for index, arg in enumerate(call.args)
+        ):
+            return (
+                f"the `{ast.unparse(call.func)}()` call of line {call.lineno} is deferred with "
+                f"it, and its helper takes the number ({code}: graphmend.DeferSideEffects)"
+            )
+    guard = parent_map(ctx.region.function).get(id(statement))
+    if not (
+        isinstance(statement, ast.Raise)
+        and isinstance(guard, ast.If)
+        and guard.body == [statement]
+        and not guard.orelse
+    ):
+        return None
+    trapped, _ = trap_plan(guard, "GM301", ctx)
+    message = statement.exc.args[0] if isinstance(statement.exc, ast.Call) else None
+    if trapped is None or not isinstance(message, ast.JoinedStr):
+        return None
+    pieces = [piece for piece in message.values if isinstance(piece, ast.FormattedValue)]
+    if any(item in ast.walk(pieces[index]) for index in trapped.evaluated):
+        return (
+            f"the guard of line {guard.lineno} builds its message in its check, with the "
+            "number, only when it fails (GM301: graphmend.TrapGuards)"
+        )
+    return None
 
 
 def _integer_arguments(node: ast.Call, ctx: FunctionContext) -> List[Tuple[str, ast.expr]]:
