@@ -158,6 +158,10 @@ class _DataReads(ast.NodeTransformer):
         return node
 
 
+#: The parameters of the check's helper (``fixers/trap.py``): ``failed``, ``value1``, ...
+_HELPER_PARAMETER = re.compile(r"failed|value\d+")
+
+
 def _evaluable(value: ast.expr, at: ast.stmt, ctx: FunctionContext) -> Optional[FrozenSet[str]]:
     """The local names that ``value`` reads, where a module-level helper can compute it from
     them and from ``self``'s attribute chains (passed on every call, as a plain name would be:
@@ -169,10 +173,12 @@ def _evaluable(value: ast.expr, at: ast.stmt, ctx: FunctionContext) -> Optional[
     local = ctx.local_names
     module = ctx.symbols.defined_here() | set(vars(builtins))
     bound = [*parameter_defaults(function.args).items()] + [
-        (name, value) for name in local for value in ctx.values.assignments_of(name)
+        (name, assigned) for name in local for assigned in ctx.values.assignments_of(name)
     ]
     none_bound = {
-        name for name, value in bound if isinstance(value, ast.Constant) and value.value is None
+        name
+        for name, assigned in bound
+        if isinstance(assigned, ast.Constant) and assigned.value is None
     }
     names: Set[str] = set()
     parents = parent_map(value)
@@ -193,6 +199,8 @@ def _evaluable(value: ast.expr, at: ast.stmt, ctx: FunctionContext) -> Optional[
                 if maybe_unbound(node.id, at, ctx) or node.id in none_bound:
                     return None
                 names.add(node.id)
+            elif _HELPER_PARAMETER.fullmatch(node.id):
+                return None  # a global that the helper's parameter of that name would hide
             continue
         pending.extend(ast.iter_child_nodes(node))
     return frozenset(names)
