@@ -892,6 +892,24 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, float("nan"), float("inf")]),),
         None,
     ),
+    "a deferred if that logs an attribute the class may delete": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tag = "enc"
+
+            def forget(self):
+                del self.tag
+
+            def forward(self, x):
+                if torch.isnan(x).any():
+                    logger.warning(f"NaN in {self.tag}")
+                return x * 2
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        "would be computed on every call",
+    ),
     "a shift by a row extremum after the whole extremum": (
         """
         class Model(nn.Module):

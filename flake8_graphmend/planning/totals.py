@@ -120,6 +120,14 @@ def initialised_attribute(node: ast.expr, ctx: FunctionContext) -> bool:
     owner = ctx.region.owner
     if attribute is None or owner is None or ctx.symbols.may_run_code(node):
         return False
+    deleted = (  # `del self.X` somewhere in the class: it may be missing
+        target
+        for statement in ast.walk(owner.node)
+        if isinstance(statement, ast.Delete)
+        for target in statement.targets
+    )
+    if any(self_attribute(target) == attribute for target in deleted):
+        return False
     for statement in owner.node.body:
         targets = statement.targets if isinstance(statement, ast.Assign) else []
         if any(isinstance(t, ast.Name) and t.id == attribute for t in targets):
@@ -148,7 +156,7 @@ def self_chain(node: ast.expr) -> bool:
     root = node
     while isinstance(root, ast.Attribute):
         root = root.value
-    return isinstance(node, ast.Attribute) and isinstance(root, ast.Name) and root.id == "self"
+    return isinstance(node, ast.Attribute) and is_self(root)
 
 
 def self_configuration(node: ast.expr, ctx: FunctionContext) -> bool:
