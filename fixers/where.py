@@ -175,7 +175,7 @@ def rewrite_draw_guard(
 
 def _helper(command: GraphMendCommand, plan: Selection) -> str:
     """The selection helper: the one that selects under autograd too where that is exact."""
-    return command.helper(WHERE if plan.gradient_problem else WHERE_GRAD)
+    return command.helper(WHERE if plan.kept_branch else WHERE_GRAD)
 
 
 def _selection_setup(

@@ -1,12 +1,12 @@
 """The fixes while autograd records: values, gradients and `.grad` of every leaf as the original.
 
 [Where] selects with ``torch.where`` under autograd only where ``planning/gradients.py`` proves
-the gradients exact (``_graphmend_where_grad``); elsewhere the helper keeps the Python branch
-while a side requires grad (the break stays, the gradients are the original's). Each case below
-runs the original eagerly and the fixed code eagerly and compiled, with inputs that take each
-branch and inputs holding inf and NaN, and compares outputs and gradients. For the sites that
-the analysis keeps, a copy forced onto ``_graphmend_where_grad`` shows the difference it avoids.
-[Trap] and [Defer] are run under autograd as well.
+the gradients exact (``_graphmend_where_grad``); elsewhere it declines (under compile both
+paths would run in the graph, and AOTAutograd sends the one not taken a zero gradient). Each
+case below runs the original eagerly and the fixed code eagerly and compiled (``eager`` and
+``aot_eager``), with inputs that take each branch and inputs holding inf and NaN, and compares
+outputs and gradients. For the sites the analysis declines, a fix made as if the analysis
+allowed it shows the difference it avoids. [Trap] and [Defer] are run under autograd as well.
 """
 
 from __future__ import annotations
@@ -22,12 +22,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from libcst.codemod import CodemodContext, TransformSuccess, transform_module  # noqa: E402
+from libcst.codemod import (  # noqa: E402
+    CodemodContext, TransformSkip, TransformSuccess, transform_module,
+)
 from test_fixers_dynamo import load, same  # noqa: E402
 
 from fixers.fix_all import FixAll  # noqa: E402
-from fixers.helpers import FIXED_HELPERS, WHERE_GRAD  # noqa: E402
 from flake8_graphmend.engine import analyze_source  # noqa: E402
+from flake8_graphmend.planning import where as where_planning  # noqa: E402
 from flake8_graphmend.planning.where import Selection  # noqa: E402
 from flake8_graphmend.verify.dynamo import probe  # noqa: E402
 
@@ -251,15 +253,13 @@ def _selection(source: str) -> Selection:
 @pytest.mark.parametrize("name", CASES)
 def test_the_analysis_proves_or_names_the_gradient_problem(name: str) -> None:
     body, problem = CASES[name]
-    source = _source(body)
-    plans = [
-        f.plan for f in analyze_source(source, "model.py") if isinstance(f.plan, Selection)
-    ]
-    assert plans, "every case is fixed"
-    reasons = [plan.gradient_problem for plan in plans]
+    findings = [f for f in analyze_source(_source(body), "model.py") if f.code == "GM201"]
     if problem is None:
-        assert reasons == [None] * len(plans)
+        plans = [f.plan for f in findings]
+        assert plans and all(isinstance(plan, Selection) for plan in plans), findings
+        assert [plan.kept_branch for plan in plans] == [None] * len(plans)  # type: ignore
     else:
+        reasons = [f.decline for f in findings]
         assert any(reason and problem in reason for reason in reasons), reasons
 
 
@@ -269,14 +269,14 @@ def _fixed(source: str) -> Tuple[str, List[str]]:
     return result.code, list(result.warning_messages)
 
 
-def test_the_codemod_and_the_finding_say_what_stays_in_training() -> None:
+def test_the_codemod_and_the_finding_say_why_training_declines() -> None:
     source = _source(CASES["log on the path not taken"][0])
-    code, warnings = _fixed(source)
-    assert "_graphmend_where(" in code and "_graphmend_where_grad" not in code
-    (warning,) = warnings
-    assert "GM201 fixed, but it keeps the branch for tensors that require grad" in warning
+    result = transform_module(FixAll(CodemodContext(filename="model.py")), source)
+    assert isinstance(result, TransformSkip)
+    (warning,) = result.warning_messages
+    assert "GM201 not fixed: while autograd records, the path not taken may change" in warning
     (finding,) = [f for f in analyze_source(source, "model.py") if f.code == "GM201"]
-    assert "fix: graphmend.PredicateControlFlow (it keeps the branch" in finding.message
+    assert "declines: while autograd records" in finding.message
     exact, none = _fixed(_source(CASES["overflow clamp of a local"][0]))
     assert "_graphmend_where_grad(" in exact and none == []
 
@@ -318,35 +318,36 @@ def _modules(name: str, tmp_path: Path) -> Tuple[ModuleType, ModuleType, str]:
     return load(source, tmp_path / "original"), load(code, tmp_path / "fixed"), code
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_gradients_are_the_originals_eager_and_compiled(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", [name for name, (_, problem) in CASES.items() if not problem])
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_gradients_are_the_originals_eager_and_compiled(
+    name: str, backend: str, tmp_path: Path
+) -> None:
     original, fixed, code = _modules(name, tmp_path)
-    exact = CASES[name][1] is None
-    assert ("_graphmend_where_grad(" in code) == exact
+    assert "_graphmend_where_grad(" in code
     before, after = original.Model(), fixed.Model()
     after.load_state_dict(before.state_dict())
     torch._dynamo.reset()
-    compiled_after = torch.compile(after, backend="eager")
+    compiled_after = torch.compile(after, backend=backend)
     for values in INPUTS.values():
         expected = _run(before, before, values)
         assert _same_outcome(expected, _run(after, after, values)), values
         assert _same_outcome(expected, _run(after, compiled_after, values)), values
     x = torch.tensor(INPUTS["mixed"], requires_grad=True)
     report = probe(after, x)
-    if exact:  # one graph while autograd records
-        assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
-    else:  # the helper keeps the Python branch: the break stays, the gradients are exact
-        assert report.graphs > 1 or report.breaks > 0
+    assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
     with torch.no_grad():
         report = probe(after, x)
     assert (report.graphs, report.breaks) == (1, 0), "inference is one graph either way"
 
 
-def _forced(fixed: ModuleType) -> ModuleType:
-    """``fixed`` with its selections made by the training helper, as if the analysis allowed it."""
-    exec(FIXED_HELPERS[WHERE_GRAD], vars(fixed))
-    fixed._graphmend_where = fixed._graphmend_where_grad
-    return fixed
+def _forced(source: str, tmp_path: Path) -> ModuleType:
+    """The fix of ``source`` made as if the analysis found no gradient problem."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(where_planning, "gradient_problem", lambda *args, **kwargs: None)
+        code, _ = _fixed(source)
+    assert "_graphmend_where_grad(" in code
+    return load(code, tmp_path / "forced")
 
 
 @pytest.mark.parametrize(
@@ -366,8 +367,9 @@ def test_forcing_the_selection_under_autograd_changes_gradients(
     """What the analysis avoids: the same fix with the training helper differs from the original
     under torch.compile, where it selects (NaN for a zero times inf, a zero `.grad` where the
     original left None); eager, the helper branches as the original did."""
-    original, fixed, _ = _modules(name, tmp_path)
-    before, after = original.Model(), _forced(fixed).Model()
+    source = _source(CASES[name][0])
+    original = load(source, tmp_path / "original")
+    before, after = original.Model(), _forced(source, tmp_path).Model()
     after.load_state_dict(before.state_dict())
     compiled_after = torch.compile(after, backend="eager")
     outcomes = [(_run(before, before, values), values) for values in INPUTS.values()]
@@ -378,7 +380,8 @@ def test_forcing_the_selection_under_autograd_changes_gradients(
 
 
 def test_forcing_a_clamp_of_the_callers_tensor_breaks_its_backward(tmp_path: Path) -> None:
-    original, fixed, _ = _modules("a clamp that keeps the caller's tensor for backward", tmp_path)
+    source = _source(CASES["a clamp that keeps the caller's tensor for backward"][0])
+    original = load(source, tmp_path / "original")
 
     def backward_after_update(model: Any) -> Optional[str]:
         leaf = torch.tensor(INPUTS["positive"], requires_grad=True)
@@ -393,9 +396,9 @@ def test_forcing_a_clamp_of_the_callers_tensor_breaks_its_backward(tmp_path: Pat
         return None
 
     assert backward_after_update(original.Model()) is None
-    assert backward_after_update(fixed.Model()) is None
-    forced = torch.compile(_forced(fixed).Model(), backend="eager")  # eager, it branches
-    assert backward_after_update(forced) == "RuntimeError"
+    forced = _forced(source, tmp_path).Model()
+    assert backward_after_update(forced) is None  # eager, the helper branches
+    assert backward_after_update(torch.compile(forced, backend="eager")) == "RuntimeError"
 
 
 # ---------------------------------------------------------------------------- [Trap], [Defer]
@@ -526,26 +529,12 @@ class Model(nn.Module):
 """
 
 
-def test_a_tensor_updated_in_place_later_is_not_saved_by_the_path_not_taken(
-    tmp_path: Path,
-) -> None:
+def test_a_tensor_updated_in_place_later_is_not_saved_by_the_path_not_taken() -> None:
     """`h.clamp(...)` keeps `h` for backward; an in-place ReLU of `h` after the `if` makes that
     backward fail. The original runs the clamp only when it takes that path; the selection
-    would run it always, so the analysis keeps the Python branch under autograd."""
+    would run it always, so the analysis declines the fix under autograd."""
     source = HEADER + IN_PLACE_AFTER
-    (problem,) = [
-        f.plan.gradient_problem
-        for f in analyze_source(source, "model.py")
-        if isinstance(f.plan, Selection)
-    ]
-    assert problem and "keeps `h` for backward" in problem and "updates it in place" in problem
-    code = transform_module(FixAll(CodemodContext(filename="model.py")), source)
-    assert isinstance(code, TransformSuccess)
-    original, fixed = load(source, tmp_path / "original"), load(code.code, tmp_path / "fixed")
-    before, after = original.Model(), fixed.Model()
-    torch._dynamo.reset()
-    compiled = torch.compile(after, backend="eager")
-    values = INPUTS["mixed"]  # the `h + 1` path: the original's backward runs
-    expected = _run(before, before, values)
-    assert _same_outcome(expected, _run(after, after, values))
-    assert _same_outcome(expected, _run(after, compiled, values))
+    (decline,) = [f.decline for f in analyze_source(source, "model.py") if f.code == "GM201"]
+    assert decline and "keeps `h` for backward" in decline and "updates it in place" in decline
+    result = transform_module(FixAll(CodemodContext(filename="model.py")), source)
+    assert isinstance(result, TransformSkip)

@@ -36,7 +36,7 @@ from fixers import graphmend
 from fixers.apply import fix_paths
 from fixers.defer import DeferSideEffects
 from fixers.fix_all import FixAll
-from fixers.helpers import CHECK, DEFERRED, DIFFER, WHERE
+from fixers.helpers import CHECK, DEFERRED, DIFFER, WHERE_GRAD
 from fixers.trap import TrapGuards
 from fixers.where import PredicateControlFlow
 from flake8_graphmend.engine import analyze_source
@@ -133,7 +133,7 @@ def style_problems(code: str, original: str) -> Counter:
 def test_fix_all_is_idempotent_and_adds_helpers_once() -> None:
     """Beyond the FixAll/model fixture: each helper once, and no family finds more to fix."""
     fixed = (FIXTURES / "model_after.py").read_text()
-    for name in (DEFERRED, WHERE, CHECK, DIFFER):
+    for name in (DEFERRED, WHERE_GRAD, CHECK, DIFFER):
         assert fixed.count(f"def {name}(") == 1
     assert fixed.count("import torch\n") == 1
     for command in (FixAll, DeferSideEffects, PredicateControlFlow, TrapGuards):

@@ -326,7 +326,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y
         """,
         (torch.tensor([1.0, 2.0]),),
-        None,
+        "while autograd records, the path not taken may change gradients",
     ),
     "softmax without a dim, in a branch": (
         """
@@ -366,7 +366,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y
         """,
         (torch.tensor([1.0, 2.0]),),
-        None,
+        "while autograd records, the path not taken may change gradients",
     ),
     "softmax over a dim, in a branch": (
         """
@@ -378,7 +378,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y
         """,
         (torch.tensor([[1.0, 2.0]]),),
-        None,
+        "while autograd records, the path not taken may change gradients",
     ),
     "positive-definiteness check before cholesky": (
         """
@@ -920,7 +920,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return scores.softmax(-1)
         """,
         (torch.tensor([[60.0, 1.0], [2.0, 3.0]]),),
-        None,
+        "while autograd records, the path not taken may change gradients",
     ),
     "a loss printed as a number": (
         """
@@ -932,6 +932,60 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         """,
         (torch.tensor([[2.0, 1.0], [0.5, 3.0]]), torch.tensor([0, 1])),
         None,
+    ),
+    "guard message reading an attribute set only under an if": (
+        """
+        class Model(nn.Module):
+            def __init__(self, max_norm=None):
+                super().__init__()
+                if max_norm is not None:
+                    self.max_norm = max_norm
+
+            def forward(self, x):
+                if (x > 1e4).any():
+                    raise ValueError(f"value above {self.max_norm * 2}")
+                return x * 2
+        """,
+        (torch.ones(2),),
+        "may fail for some shapes, dtypes or values",
+    ),
+    "guard message reading a loop variable": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, steps: int = 0):
+                for i in range(steps):
+                    x = x * 0.5
+                if torch.isnan(x).any():
+                    raise ValueError(f"NaN after step {i} in a batch of {x.shape[0]}")
+                return x * 2
+        """,
+        (torch.ones(2),),
+        "may be unbound where the check runs",
+    ),
+    "a deferred if that logs an attribute a parent deletes": (
+        """
+        class Layer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer_idx = 0
+
+            def forward(self, x):
+                if (x > 3).any():
+                    print(f"big input in layer {self.layer_idx}")
+                return x * 2
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = Layer()
+                delattr(self.layer, "layer_idx")
+
+            def forward(self, x):
+                return self.layer(x)
+        """,
+        (torch.ones(2),),
+        "would be computed on every call",
     ),
     "guard message computed from a local that may be unbound": (
         """
@@ -986,7 +1040,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y
         """,
         (torch.arange(1.0, 4.0),),
-        None,
+        "while autograd records, the path not taken may change gradients",
     ),
     "in-place update in a condition read by a moved setup": (
         """
@@ -1004,7 +1058,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y
         """,
         (torch.ones(3),),
-        None,
+        "while autograd records, the path not taken may change gradients",
     ),
     "input returned as it is on one path": (
         """
@@ -1530,7 +1584,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return x + 1
         """,
         (torch.tensor([0.5, 2.0]),),
-        None,
+        "while autograd records, the path not taken may change gradients",
     ),
     "extremum of a name the branch binds again before": (
         """

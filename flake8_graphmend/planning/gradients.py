@@ -14,9 +14,10 @@ gradients when, whatever the values (inf and NaN included):
    (an update in place of it between forward and backward would raise only in the fixed code).
 
 ``gradient_problem`` checks these on the ``ast`` and names the first culprit. Where it finds
-one, the fix still applies, with the helper that branches in Python while autograd records
-(the break stays there); where it finds none, the fixer emits the helper that selects with
-``torch.where`` under autograd too.
+one, the fix is declined: a helper that branches in Python while autograd records would not
+do, since under compile both paths run in the graph before it branches, and AOTAutograd sends
+the unused path a zero gradient all the same. Where it finds none, the fixer emits the helper
+that selects with ``torch.where`` under autograd too.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ and arguments of an ``if`` deferred as a whole, the message of a check).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, List, Optional, Set
+import functools
+from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set
 
 from ..analysis.symbols import is_self, self_attribute
 from ..analysis.values import Kind
@@ -120,13 +121,7 @@ def initialised_attribute(node: ast.expr, ctx: FunctionContext) -> bool:
     owner = ctx.region.owner
     if attribute is None or owner is None or ctx.symbols.may_run_code(node):
         return False
-    deleted = (  # `del self.X` somewhere in the class: it may be missing
-        target
-        for statement in ast.walk(owner.node)
-        if isinstance(statement, ast.Delete)
-        for target in statement.targets
-    )
-    if any(self_attribute(target) == attribute for target in deleted):
+    if _deleted_attributes(ctx.symbols.tree) & {attribute, "*"}:
         return False
     for statement in owner.node.body:
         targets = statement.targets if isinstance(statement, ast.Assign) else []
@@ -149,6 +144,23 @@ def initialised_attribute(node: ast.expr, ctx: FunctionContext) -> bool:
         ):
             return True
     return False
+
+
+@functools.lru_cache(maxsize=8)
+def _deleted_attributes(tree: ast.Module) -> FrozenSet[str]:
+    """Attribute names that the file may delete from an object: ``del obj.X``,
+    ``delattr(obj, "X")`` (a parent may delete its layers' ``layer_idx``)."""
+    names: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Delete):
+            names |= {t.attr for t in node.targets if isinstance(t, ast.Attribute)}
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "delattr":
+            name = node.args[1] if len(node.args) == 2 else None
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                names.add(name.value)
+            elif name is not None:
+                names.add("*")  # a computed name: any attribute
+    return frozenset(names)
 
 
 def self_chain(node: ast.expr) -> bool:
@@ -197,7 +209,13 @@ def _surely_tensor(name: str, at: ast.AST, ctx: FunctionContext) -> bool:
 
 def maybe_unbound(name: str, at: ast.AST, ctx: FunctionContext) -> bool:
     """A local of the function (not a parameter) that no binding before ``at`` sets on every
-    path (``stats`` bound only under ``if self.debug:``)."""
+    path (``stats`` bound only under ``if self.debug:``), or one bound by a ``for`` (a loop
+    that runs no time binds nothing) or an ``except ... as`` (unbound after the handler)."""
     if name not in ctx.local_names or ctx.values.is_parameter(name):
         return False
+    for node in ast.walk(ctx.region.function):
+        if isinstance(node, (ast.For, ast.AsyncFor)) and name in names_read(node.target):
+            return True
+        if isinstance(node, ast.ExceptHandler) and node.name == name:
+            return True
     return reaching_bindings(name, at, ctx)[1]

@@ -27,7 +27,8 @@ from .module_state import (
 )
 from .submodules import NAMESPACE_CALLS, file_bases, forward_of
 from .totals import (
-    maybe_unbound, metadata_receiver, plain_argument, self_chain, self_configuration,
+    initialised_attribute, maybe_unbound, metadata_receiver, names_read, plain_argument,
+    self_chain,
 )
 
 if TYPE_CHECKING:
@@ -103,8 +104,10 @@ def trap_plan(node: ast.If, code: str, ctx: FunctionContext) -> Planned[TrapPlan
     exc = raise_stmt.exc
     message = exc.args[0] if isinstance(exc, ast.Call) and exc.args else None
     evaluated, carried = _evaluated_pieces(message, node, ctx, tested)
-    problem = _exception_problem(raise_stmt, ctx, tested, evaluated) or (
-        state_change_problem(node, ctx)
+    problem = (
+        _exception_problem(raise_stmt, ctx, tested, evaluated)
+        or _unbound_problem(message, node, ctx)
+        or state_change_problem(node, ctx)
     )
     if problem:
         return declined(problem)
@@ -186,8 +189,10 @@ def _evaluable(value: ast.expr, at: ast.stmt, ctx: FunctionContext) -> Optional[
     while pending:
         node = pending.pop()
         if isinstance(node, ast.Attribute) and self_chain(node):
-            parent = parents.get(id(node))  # passed whole: a tensor or configuration,
-            if isinstance(parent, (ast.Call, ast.Subscript)):  # not what would be indexed
+            parent = parents.get(id(node))  # passed whole, read on every call: one that
+            if isinstance(parent, (ast.Call, ast.Subscript)) or not initialised_attribute(
+                node, ctx  # `__init__` sets, not what would be indexed or called
+            ):
                 return None
             continue
         if isinstance(node, ast.Name):
@@ -204,6 +209,23 @@ def _evaluable(value: ast.expr, at: ast.stmt, ctx: FunctionContext) -> Optional[
             continue
         pending.extend(ast.iter_child_nodes(node))
     return frozenset(names)
+
+
+def _unbound_problem(
+    message: Optional[ast.expr], at: ast.stmt, ctx: FunctionContext
+) -> Optional[str]:
+    """Why the check, which passes what the message reads on every call, would fail where the
+    guard passes: a local that may be unbound there (bound by a ``for`` that ran no time, an
+    ``except ... as``, an ``if``), which the original read only when it raised."""
+    unbound = sorted(
+        name for name in (names_read(message) if message else ()) if maybe_unbound(name, at, ctx)
+    )
+    if unbound:
+        return (
+            f"the message reads `{unbound[0]}`, which may be unbound where the check runs, on "
+            "every call"
+        )
+    return None
 
 
 def _lazy_message_problem(message: ast.expr, ctx: FunctionContext) -> Optional[str]:
@@ -305,8 +327,10 @@ def flagged_guard(node: ast.stmt, ctx: FunctionContext) -> Optional[Tuple[ast.As
 def assert_plan(node: ast.Assert, ctx: FunctionContext) -> Planned[AssertPlan]:
     """Whether ``assert <test>[, message]``, a test of ``compared_item``, may become a check."""
     problem = (
-        _message_problem(node.msg, ctx, _tested(node.test, ctx)) if node.msg is not None else None
-    ) or state_change_problem(node, ctx)
+        (_message_problem(node.msg, ctx, _tested(node.test, ctx)) if node.msg else None)
+        or _unbound_problem(node.msg, node, ctx)
+        or state_change_problem(node, ctx)
+    )
     return declined(problem) if problem else (AssertPlan(), None)
 
 
@@ -670,8 +694,9 @@ def _message_problem(
 def _always_computed(value: ast.expr, ctx: FunctionContext, tested: AbstractSet[str]) -> bool:
     """A value of a message that computes without failing whatever the shapes, dtypes and
     values: ``totals.plain_argument`` (a literal, a name, metadata of a tensor, a total
-    reduction), metadata of a name the test computed with, a tuple or list of those, or a
-    (non-tensor) attribute of ``self`` (``self.num_heads``)."""
+    reduction, an attribute of ``self`` that ``__init__`` sets: ``self.num_heads``), metadata
+    of a name the test computed with, or a tuple or list of those. A deeper chain
+    (``self.config.window``) is not: a link may be None, missing or a property."""
     if plain_argument(value, ctx):
         return True
     receiver = metadata_receiver(value)
@@ -679,7 +704,7 @@ def _always_computed(value: ast.expr, ctx: FunctionContext, tested: AbstractSet[
         return receiver.id in tested
     if isinstance(value, (ast.Tuple, ast.List)):
         return all(_always_computed(element, ctx, tested) for element in value.elts)
-    return self_configuration(value, ctx)
+    return False
 
 
 def _equal_plan(

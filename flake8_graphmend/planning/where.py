@@ -41,15 +41,18 @@ Assigned = Dict[str, ast.expr]
 
 
 class Selection(Plan):
-    """What the three selection plans share: whether the selection is exact for gradients."""
+    """What the three selection plans share: whether the selection is made while autograd
+    records. A selection that may change gradients is declined (``_gradients_problem``)."""
 
-    #: Why the selection may change gradients (``gradients.py``), or None: exact in training.
-    gradient_problem: Optional[str]
+    #: Why the helper keeps the Python branch while a side requires grad (a compiled
+    #: selection would show another autograd node where the function prints or logs it), or
+    #: None: it selects in training too (``_graphmend_where_grad``).
+    kept_branch: Optional[str]
 
     def caveat(self) -> Optional[str]:
-        if self.gradient_problem is None:
+        if self.kept_branch is None:
             return None
-        return f"it keeps the branch for tensors that require grad: {self.gradient_problem}"
+        return f"it keeps the branch for tensors that require grad: {self.kept_branch}"
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ class ReturnSelection(Selection):
     static_conjuncts: int
     #: ``B`` is the ``return`` statement after an else-less ``if`` (replaced too).
     trailing_return: bool
-    gradient_problem: Optional[str] = None
+    kept_branch: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,7 @@ class CallSelection(Selection):
     #: Positions of the arguments that differ (positional ones first, then keywords).
     differing: Tuple[int, ...]
     static_conjuncts: int = 0
-    gradient_problem: Optional[str] = None
+    kept_branch: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,7 @@ class AssignSelection(Selection):
     hoisted_orelse: FrozenSet[int]
     #: The condition goes into a temporary first (several selections, or it reads a result).
     condition_temp: bool
-    gradient_problem: Optional[str] = None
+    kept_branch: Optional[str] = None
 
 
 WherePlan = Union[ReturnSelection, CallSelection, AssignSelection]
@@ -157,8 +160,10 @@ def _return_plan(
     problem = layout_problem([(body.value, other.value)])
     if problem:
         return declined(problem)
-    gradients = gradient_problem([(body.value, other.value)], ctx)
-    return ReturnSelection(static, trailing, gradients), None
+    problem = _gradients_problem(gradient_problem([(body.value, other.value)], ctx))
+    if problem:
+        return declined(problem)
+    return ReturnSelection(static, trailing), None
 
 
 def _returned_value_problem(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
@@ -223,15 +228,30 @@ def _call_plan(node: ast.If, static: int, ctx: FunctionContext) -> Planned[CallS
     )
     if problem:
         return declined(problem)
-    gradients = gradient_problem([pairs[i] for i in differing], ctx)
+    gradients = _gradients_problem(gradient_problem([pairs[i] for i in differing], ctx))
+    if gradients:
+        return declined(gradients)
     from ..rules.side_effects import classify_call  # the rules import the planners
 
-    if gradients is None and classify_call(first, ctx):
-        gradients = (
+    shown = None
+    if classify_call(first, ctx):
+        shown = (
             f"`{ast.unparse(first.func)}()` shows its arguments, and a selected tensor names "
             "another autograd node (`grad_fn=<WhereBackward0>`)"
         )
-    return CallSelection(differing, gradient_problem=gradients), None
+    return CallSelection(differing, kept_branch=shown), None
+
+
+def _gradients_problem(problem: Optional[str]) -> Optional[str]:
+    """The decline for a selection that may change gradients (``gradients.py``): under
+    compile both paths run in the graph before any helper could branch, and AOTAutograd sends
+    the path not taken a zero gradient, which its backward may turn into NaN."""
+    if problem is None:
+        return None
+    return (
+        f"while autograd records, the path not taken may change gradients ({problem}); "
+        "compiled, it runs in the graph even where the helper then branches"
+    )
 
 
 def _first_statements_problem(node: ast.If) -> Optional[str]:
@@ -352,6 +372,9 @@ def _assign_plan(
     ]
     kept = {name: ast.Name(id=name, ctx=ast.Load()) for name in results}
     pairs = [(sides[0].get(name, kept[name]), sides[1].get(name, kept[name])) for name in results]
+    problem = _gradients_problem(gradient_problem(pairs, ctx, setups))
+    if problem:
+        return declined(problem)
     return AssignSelection(
         static_conjuncts=len(static),
         results=tuple(results),
@@ -362,7 +385,7 @@ def _assign_plan(
             or bool(condition_reads & set(results))
             or _condition_acts(tensor_part, hoisted, ctx)
         ),
-        gradient_problem=gradient_problem(pairs, ctx, setups) or shown_problem(results, ctx),
+        kept_branch=shown_problem(results, ctx),
     ), None
 
 
