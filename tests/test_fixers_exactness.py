@@ -933,6 +933,25 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([[2.0, 1.0], [0.5, 3.0]]), torch.tensor([0, 1])),
         None,
     ),
+    "guard message reading a configuration chain the test reads": (
+        """
+        class Config:
+            vocab_size = 5
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.config = Config()
+
+            def forward(self, x, labels):
+                if labels.max() >= self.config.vocab_size:
+                    raise ValueError(f"labels must be < vocab_size {self.config.vocab_size}")
+                return x * 2
+        """,
+        (torch.ones(2), torch.tensor([1, 7])),
+        None,
+    ),
     "guard message reading an attribute set only under an if": (
         """
         class Model(nn.Module):

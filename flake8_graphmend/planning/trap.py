@@ -641,12 +641,16 @@ def _formats_tensor(message: ast.expr, ctx: FunctionContext) -> bool:
 
 def _tested(test: ast.expr, ctx: FunctionContext) -> FrozenSet[str]:
     """The names that ``test`` computes with, other than Python values: once it has passed,
-    they are tensors (a Python value of another type would have failed there)."""
-    return frozenset(
+    they are tensors (a Python value of another type would have failed there); and the
+    ``self`` chains it reads, as written (``self.config.vocab_size``): the check reads them
+    first, on every call, as the original did."""
+    names = {
         n.id
         for n in ast.walk(test)
         if isinstance(n, ast.Name) and ctx.values.kind(n) is not Kind.STATIC
-    )
+    }
+    chains = {ast.unparse(n) for n in ast.walk(test) if isinstance(n, ast.Attribute)}
+    return frozenset(names | {chain for chain in chains if chain.startswith("self.")})
 
 
 def _message_problem(
@@ -695,8 +699,9 @@ def _always_computed(value: ast.expr, ctx: FunctionContext, tested: AbstractSet[
     """A value of a message that computes without failing whatever the shapes, dtypes and
     values: ``totals.plain_argument`` (a literal, a name, metadata of a tensor, a total
     reduction, an attribute of ``self`` that ``__init__`` sets: ``self.num_heads``), metadata
-    of a name the test computed with, or a tuple or list of those. A deeper chain
-    (``self.config.window``) is not: a link may be None, missing or a property."""
+    of a name the test computed with, a ``self`` chain the test reads, or a tuple or list of
+    those. Another deeper chain (``self.config.window``) is not: a link may be None, missing
+    or a property."""
     if plain_argument(value, ctx):
         return True
     receiver = metadata_receiver(value)
@@ -704,7 +709,7 @@ def _always_computed(value: ast.expr, ctx: FunctionContext, tested: AbstractSet[
         return receiver.id in tested
     if isinstance(value, (ast.Tuple, ast.List)):
         return all(_always_computed(element, ctx, tested) for element in value.elts)
-    return False
+    return self_chain(value) and ast.unparse(value) in tested
 
 
 def _equal_plan(
