@@ -29,7 +29,7 @@ from .base import (
     tensor_condition,
     with_static_prefix,
 )
-from .helpers import WHERE, WHERE_GRAD
+from .helpers import WHERE, WHERE_GRAD, WHERE_LAZY
 
 Lines = List[Optional[cst.SimpleStatementLine]]
 Rewritten = Tuple[List[cst.BaseStatement], bool]
@@ -63,7 +63,7 @@ def rewrite_return(
     else:
         orelse = command.branch(expect(updated.orelse, cst.Else, "the `else` branch").body)
     arguments = [command.condition_text(condition, "", indent)]
-    arguments += [command.code(_single_return(side)) for side in (body, orelse)]
+    arguments += _sides(plan, *(command.code(_single_return(side)) for side in (body, orelse)))
     text = command.call_text("return ", _helper(command, plan), arguments, indent)
     removed = {"body": [line for _, line in body], "orelse": [line for _, line in orelse]}
     selection = [command.statement(text)]
@@ -106,7 +106,8 @@ def rewrite_assignments(
     for name in plan.results:
         if_true = command.code(values["body"][name]) if name in values["body"] else name
         if_false = command.code(values["orelse"][name]) if name in values["orelse"] else name
-        text = command.call_text(f"{name} = ", where, [selector, if_true, if_false], indent)
+        arguments = [selector, *_sides(plan, if_true, if_false)]
+        text = command.call_text(f"{name} = ", where, arguments, indent)
         statements.append(command.statement(text))
     return _replace(updated, plan.static_conjuncts, statements, removed), False
 
@@ -133,7 +134,8 @@ def rewrite_common_call(
     for index, (first, second) in enumerate(zip(calls[0].args, calls[1].args)):
         value = command.code(first.value)
         if index in plan.differing:
-            value = f"{where}({selector}, {value}, {command.code(second.value)})"
+            selected = ", ".join(_sides(plan, value, command.code(second.value)))
+            value = f"{where}({selector}, {selected})"
         arguments.append(f"{first.keyword.value}={value}" if first.keyword else value)
     function = command.code(calls[0].func)
     statements.append(command.statement(command.call_text("", function, arguments, indent)))
@@ -174,8 +176,18 @@ def rewrite_draw_guard(
 
 
 def _helper(command: GraphMendCommand, plan: Selection) -> str:
-    """The selection helper: the one that selects under autograd too where that is exact."""
+    """The selection helper: the one that selects under autograd too where that is exact,
+    the one that computes only the chosen side under autograd where it is not."""
+    if plan.training_problem:
+        return command.helper(WHERE_LAZY)
     return command.helper(WHERE if plan.kept_branch else WHERE_GRAD)
+
+
+def _sides(plan: Selection, if_true: str, if_false: str) -> List[str]:
+    """The two sides as the helper takes them: values, or ``lambda``s for the lazy one."""
+    if plan.training_problem:
+        return [f"lambda: {side}" for side in (if_true, if_false)]
+    return [if_true, if_false]
 
 
 def _selection_setup(

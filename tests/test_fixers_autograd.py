@@ -1,12 +1,14 @@
 """The fixes while autograd records: values, gradients and `.grad` of every leaf as the original.
 
 [Where] selects with ``torch.where`` under autograd only where ``planning/gradients.py`` proves
-the gradients exact (``_graphmend_where_grad``); elsewhere it declines (under compile both
-paths would run in the graph, and AOTAutograd sends the one not taken a zero gradient). Each
-case below runs the original eagerly and the fixed code eagerly and compiled (``eager`` and
-``aot_eager``), with inputs that take each branch and inputs holding inf and NaN, and compares
-outputs and gradients. For the sites the analysis declines, a fix made as if the analysis
-allowed it shows the difference it avoids. [Trap] and [Defer] are run under autograd as well.
+the gradients exact (``_graphmend_where_grad``); elsewhere the sides are passed as ``lambda``s
+to ``_graphmend_where_lazy``, which computes only the chosen one while autograd records (the
+break stays there, and the path not taken never runs in a graph whose backward would send it a
+zero gradient). Each case below runs the original eagerly and the fixed code eagerly and
+compiled (``eager`` and ``aot_eager``), with inputs that take each branch and inputs holding
+inf and NaN, and compares outputs and gradients. For the sites that the analysis keeps lazy, a
+fix made as if the analysis allowed the selection shows the difference it avoids. [Trap] and
+[Defer] are run under autograd as well.
 """
 
 from __future__ import annotations
@@ -22,9 +24,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from libcst.codemod import (  # noqa: E402
-    CodemodContext, TransformSkip, TransformSuccess, transform_module,
-)
+from libcst.codemod import CodemodContext, TransformSuccess, transform_module  # noqa: E402
 from test_fixers_dynamo import load, same  # noqa: E402
 
 from fixers.fix_all import FixAll  # noqa: E402
@@ -253,13 +253,14 @@ def _selection(source: str) -> Selection:
 @pytest.mark.parametrize("name", CASES)
 def test_the_analysis_proves_or_names_the_gradient_problem(name: str) -> None:
     body, problem = CASES[name]
-    findings = [f for f in analyze_source(_source(body), "model.py") if f.code == "GM201"]
+    plans = [
+        f.plan for f in analyze_source(_source(body), "model.py") if isinstance(f.plan, Selection)
+    ]
+    assert plans, "every case is fixed"
+    reasons = [plan.training_problem for plan in plans]
     if problem is None:
-        plans = [f.plan for f in findings]
-        assert plans and all(isinstance(plan, Selection) for plan in plans), findings
-        assert [plan.kept_branch for plan in plans] == [None] * len(plans)  # type: ignore
+        assert reasons == [None] * len(plans)
     else:
-        reasons = [f.decline for f in findings]
         assert any(reason and problem in reason for reason in reasons), reasons
 
 
@@ -269,14 +270,15 @@ def _fixed(source: str) -> Tuple[str, List[str]]:
     return result.code, list(result.warning_messages)
 
 
-def test_the_codemod_and_the_finding_say_why_training_declines() -> None:
+def test_the_codemod_and_the_finding_say_what_stays_in_training() -> None:
     source = _source(CASES["log on the path not taken"][0])
-    result = transform_module(FixAll(CodemodContext(filename="model.py")), source)
-    assert isinstance(result, TransformSkip)
-    (warning,) = result.warning_messages
-    assert "GM201 not fixed: while autograd records, the path not taken may change" in warning
+    code, warnings = _fixed(source)
+    assert "_graphmend_where_lazy(" in code and "_graphmend_where_grad" not in code
+    assert "lambda: " in code
+    (warning,) = warnings
+    assert "GM201 fixed, but it keeps the branch while autograd records" in warning
     (finding,) = [f for f in analyze_source(source, "model.py") if f.code == "GM201"]
-    assert "declines: while autograd records" in finding.message
+    assert "fix: graphmend.PredicateControlFlow (it keeps the branch while" in finding.message
     exact, none = _fixed(_source(CASES["overflow clamp of a local"][0]))
     assert "_graphmend_where_grad(" in exact and none == []
 
@@ -318,13 +320,15 @@ def _modules(name: str, tmp_path: Path) -> Tuple[ModuleType, ModuleType, str]:
     return load(source, tmp_path / "original"), load(code, tmp_path / "fixed"), code
 
 
-@pytest.mark.parametrize("name", [name for name, (_, problem) in CASES.items() if not problem])
+@pytest.mark.parametrize("name", CASES)
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_gradients_are_the_originals_eager_and_compiled(
     name: str, backend: str, tmp_path: Path
 ) -> None:
     original, fixed, code = _modules(name, tmp_path)
-    assert "_graphmend_where_grad(" in code
+    exact = CASES[name][1] is None
+    assert ("_graphmend_where_grad(" in code) == exact
+    assert ("_graphmend_where_lazy(" in code) != exact
     before, after = original.Model(), fixed.Model()
     after.load_state_dict(before.state_dict())
     torch._dynamo.reset()
@@ -335,7 +339,10 @@ def test_gradients_are_the_originals_eager_and_compiled(
         assert _same_outcome(expected, _run(after, compiled_after, values)), values
     x = torch.tensor(INPUTS["mixed"], requires_grad=True)
     report = probe(after, x)
-    assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
+    if exact:  # one graph while autograd records
+        assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
+    else:  # the lazy helper keeps the Python branch: the break stays, the gradients are exact
+        assert report.graphs > 1 or report.breaks > 0
     with torch.no_grad():
         report = probe(after, x)
     assert (report.graphs, report.breaks) == (1, 0), "inference is one graph either way"
@@ -529,12 +536,27 @@ class Model(nn.Module):
 """
 
 
-def test_a_tensor_updated_in_place_later_is_not_saved_by_the_path_not_taken() -> None:
+def test_a_tensor_updated_in_place_later_is_not_saved_by_the_path_not_taken(
+    tmp_path: Path,
+) -> None:
     """`h.clamp(...)` keeps `h` for backward; an in-place ReLU of `h` after the `if` makes that
     backward fail. The original runs the clamp only when it takes that path; the selection
-    would run it always, so the analysis declines the fix under autograd."""
+    would run it always, so the lazy helper keeps the Python branch under autograd."""
     source = HEADER + IN_PLACE_AFTER
-    (decline,) = [f.decline for f in analyze_source(source, "model.py") if f.code == "GM201"]
-    assert decline and "keeps `h` for backward" in decline and "updates it in place" in decline
-    result = transform_module(FixAll(CodemodContext(filename="model.py")), source)
-    assert isinstance(result, TransformSkip)
+    (problem,) = [
+        f.plan.training_problem
+        for f in analyze_source(source, "model.py")
+        if isinstance(f.plan, Selection)
+    ]
+    assert problem and "keeps `h` for backward" in problem and "updates it in place" in problem
+    code, _ = _fixed(source)
+    original, fixed = load(source, tmp_path / "original"), load(code, tmp_path / "fixed")
+    before, after = original.Model(), fixed.Model()
+    after.load_state_dict(before.state_dict())
+    values = INPUTS["mixed"]  # the `h + 1` path: the original's backward runs
+    expected = _run(before, before, values)
+    for backend in ("eager", "aot_eager"):
+        torch._dynamo.reset()
+        compiled = torch.compile(after, backend=backend)
+        assert _same_outcome(expected, _run(after, after, values))
+        assert _same_outcome(expected, _run(after, compiled, values))

@@ -326,7 +326,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y
         """,
         (torch.tensor([1.0, 2.0]),),
-        "while autograd records, the path not taken may change gradients",
+        None,
     ),
     "softmax without a dim, in a branch": (
         """
@@ -366,7 +366,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y
         """,
         (torch.tensor([1.0, 2.0]),),
-        "while autograd records, the path not taken may change gradients",
+        None,
     ),
     "softmax over a dim, in a branch": (
         """
@@ -378,7 +378,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y
         """,
         (torch.tensor([[1.0, 2.0]]),),
-        "while autograd records, the path not taken may change gradients",
+        None,
     ),
     "positive-definiteness check before cholesky": (
         """
@@ -920,7 +920,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return scores.softmax(-1)
         """,
         (torch.tensor([[60.0, 1.0], [2.0, 3.0]]),),
-        "while autograd records, the path not taken may change gradients",
+        None,
     ),
     "a loss printed as a number": (
         """
@@ -1059,7 +1059,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y
         """,
         (torch.arange(1.0, 4.0),),
-        "while autograd records, the path not taken may change gradients",
+        "the statements moved out of the branches would run on both paths",
     ),
     "in-place update in a condition read by a moved setup": (
         """
@@ -1077,7 +1077,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y
         """,
         (torch.ones(3),),
-        "while autograd records, the path not taken may change gradients",
+        "the statements moved out of the branches would run on both paths",
     ),
     "input returned as it is on one path": (
         """
@@ -1603,7 +1603,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return x + 1
         """,
         (torch.tensor([0.5, 2.0]),),
-        "while autograd records, the path not taken may change gradients",
+        None,
     ),
     "extremum of a name the branch binds again before": (
         """
@@ -2493,7 +2493,10 @@ def test_fix_keeps_behaviour(name: str, tmp_path: Path) -> None:
     assert got[1:4] == expected[1:4], (got[1:4], expected[1:4])
     assert all(same(a, b) for a, b in zip(got[4:], expected[4:]))
     if decline is None and not isinstance(expected[0], tuple):
-        report = probe(fixed.Model(), *(a.clone() for a in inputs))
+        # a lazy selection keeps its branch while autograd records: one graph in inference
+        lazy = "_graphmend_where_lazy(" in code
+        with torch.no_grad() if lazy else contextlib.nullcontext():
+            report = probe(fixed.Model(), *(a.clone() for a in inputs))
         assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
     if decline is None:
         # AOTAutograd (as Inductor) writes updates of buffers and inputs back after the graph:

@@ -14,10 +14,10 @@ gradients when, whatever the values (inf and NaN included):
    (an update in place of it between forward and backward would raise only in the fixed code).
 
 ``gradient_problem`` checks these on the ``ast`` and names the first culprit. Where it finds
-one, the fix is declined: a helper that branches in Python while autograd records would not
-do, since under compile both paths run in the graph before it branches, and AOTAutograd sends
-the unused path a zero gradient all the same. Where it finds none, the fixer emits the helper
-that selects with ``torch.where`` under autograd too.
+one, the sides are computed lazily (``_graphmend_where_lazy``: only the chosen one while
+autograd records, since under compile a side computed in the graph gets a zero gradient from
+AOTAutograd even when a helper then branches on it); where it finds none, the fixer emits
+the helper that selects with ``torch.where`` under autograd too.
 """
 
 from __future__ import annotations

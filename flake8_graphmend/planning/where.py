@@ -42,14 +42,20 @@ Assigned = Dict[str, ast.expr]
 
 class Selection(Plan):
     """What the three selection plans share: whether the selection is made while autograd
-    records. A selection that may change gradients is declined (``_gradients_problem``)."""
+    records."""
 
     #: Why the helper keeps the Python branch while a side requires grad (a compiled
     #: selection would show another autograd node where the function prints or logs it), or
     #: None: it selects in training too (``_graphmend_where_grad``).
     kept_branch: Optional[str]
+    #: Why the selection may change gradients (``gradients.py``): then the sides are passed
+    #: as ``lambda``s to ``_graphmend_where_lazy``, which computes only the chosen one while
+    #: autograd records (the branch stays), so that the path not taken never runs in a graph.
+    training_problem: Optional[str]
 
     def caveat(self) -> Optional[str]:
+        if self.training_problem is not None:
+            return f"it keeps the branch while autograd records: {self.training_problem}"
         if self.kept_branch is None:
             return None
         return f"it keeps the branch for tensors that require grad: {self.kept_branch}"
@@ -63,6 +69,7 @@ class ReturnSelection(Selection):
     #: ``B`` is the ``return`` statement after an else-less ``if`` (replaced too).
     trailing_return: bool
     kept_branch: Optional[str] = None
+    training_problem: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,7 @@ class CallSelection(Selection):
     differing: Tuple[int, ...]
     static_conjuncts: int = 0
     kept_branch: Optional[str] = None
+    training_problem: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,7 @@ class AssignSelection(Selection):
     #: The condition goes into a temporary first (several selections, or it reads a result).
     condition_temp: bool
     kept_branch: Optional[str] = None
+    training_problem: Optional[str] = None
 
 
 WherePlan = Union[ReturnSelection, CallSelection, AssignSelection]
@@ -160,10 +169,10 @@ def _return_plan(
     problem = layout_problem([(body.value, other.value)])
     if problem:
         return declined(problem)
-    problem = _gradients_problem(gradient_problem([(body.value, other.value)], ctx))
-    if problem:
-        return declined(problem)
-    return ReturnSelection(static, trailing), None
+    training = _training_problem([body.value, other.value], ctx)
+    if training and training.startswith(_DECLINED):
+        return declined(training)
+    return ReturnSelection(static, trailing, training_problem=training), None
 
 
 def _returned_value_problem(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
@@ -228,9 +237,9 @@ def _call_plan(node: ast.If, static: int, ctx: FunctionContext) -> Planned[CallS
     )
     if problem:
         return declined(problem)
-    gradients = _gradients_problem(gradient_problem([pairs[i] for i in differing], ctx))
-    if gradients:
-        return declined(gradients)
+    training = _training_problem([side for i in differing for side in pairs[i]], ctx)
+    if training and training.startswith(_DECLINED):
+        return declined(training)
     from ..rules.side_effects import classify_call  # the rules import the planners
 
     shown = None
@@ -239,19 +248,29 @@ def _call_plan(node: ast.If, static: int, ctx: FunctionContext) -> Planned[CallS
             f"`{ast.unparse(first.func)}()` shows its arguments, and a selected tensor names "
             "another autograd node (`grad_fn=<WhereBackward0>`)"
         )
-    return CallSelection(differing, kept_branch=shown), None
+    return CallSelection(differing, kept_branch=shown, training_problem=training), None
 
 
-def _gradients_problem(problem: Optional[str]) -> Optional[str]:
-    """The decline for a selection that may change gradients (``gradients.py``): under
-    compile both paths run in the graph before any helper could branch, and AOTAutograd sends
-    the path not taken a zero gradient, which its backward may turn into NaN."""
+#: The start of a ``_training_problem`` that declines the selection.
+_DECLINED = "while autograd records"
+
+
+def _training_problem(sides: Sequence[ast.expr], ctx: FunctionContext) -> Optional[str]:
+    """Why selecting between ``sides`` may change gradients (``gradients.py``), or None. Such
+    a selection computes its sides lazily (``_graphmend_where_lazy``), in ``lambda``s: a side
+    that calls ``super()`` cannot (a ``lambda`` has no ``__class__`` cell), and is declined,
+    with a reason that starts with ``_DECLINED``."""
+    problem = gradient_problem(list(zip(sides[::2], sides[1::2])), ctx)
     if problem is None:
         return None
-    return (
-        f"while autograd records, the path not taken may change gradients ({problem}); "
-        "compiled, it runs in the graph even where the helper then branches"
-    )
+    for side in sides:
+        for node in ast.walk(side):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "super":
+                return (
+                    f"{_DECLINED}, the path not taken may change gradients ({problem}), and "
+                    f"`{ast.unparse(side)}` cannot be computed lazily (`super()`)"
+                )
+    return problem
 
 
 def _first_statements_problem(node: ast.If) -> Optional[str]:
@@ -372,9 +391,15 @@ def _assign_plan(
     ]
     kept = {name: ast.Name(id=name, ctx=ast.Load()) for name in results}
     pairs = [(sides[0].get(name, kept[name]), sides[1].get(name, kept[name])) for name in results]
-    problem = _gradients_problem(gradient_problem(pairs, ctx, setups))
-    if problem:
-        return declined(problem)
+    training = gradient_problem(pairs, ctx, setups)
+    if training and any(setups):
+        return declined(
+            f"while autograd records, the path not taken may change gradients ({training}), "
+            "and the statements moved out of the branches would run on both paths"
+        )
+    training = training and _training_problem([v for pair in pairs for v in pair], ctx)
+    if training and training.startswith(_DECLINED):
+        return declined(training)
     return AssignSelection(
         static_conjuncts=len(static),
         results=tuple(results),
@@ -386,6 +411,7 @@ def _assign_plan(
             or _condition_acts(tensor_part, hoisted, ctx)
         ),
         kept_branch=shown_problem(results, ctx),
+        training_problem=training,
     ), None
 
 
