@@ -259,6 +259,16 @@ def _annotation_kind(annotation: Optional[ast.expr], symbols: ModuleSymbols) -> 
     return Kind.UNKNOWN
 
 
+def registered_name(call: ast.Call) -> Optional[str]:
+    """``"X"`` of ``m.register_buffer("X", ...)`` or ``m.register_parameter("X", ...)``."""
+    func = call.func
+    first = call.args[0] if call.args else None
+    if isinstance(func, ast.Attribute) and func.attr in _REGISTER_METHODS:
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return first.value
+    return None
+
+
 def class_tensor_attributes(
     info: Optional[ClassInfo], symbols: ModuleSymbols, index: ModuleIndex
 ) -> Set[str]:
@@ -270,13 +280,7 @@ def class_tensor_attributes(
         if not (name == "__init__" or name.startswith(("_init", "reset", "build"))):
             continue
         facts = index.facts(method)
-        for call in facts.calls:
-            func = call.func
-            registers = isinstance(func, ast.Attribute) and func.attr in _REGISTER_METHODS
-            if registers and call.args:
-                first = call.args[0]
-                if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                    names.add(first.value)
+        names.update(filter(None, map(registered_name, facts.calls)))
         for attribute, value in self_call_assignments(facts.bindings):
             if (symbols.qualified_name(value.func) or "").endswith("nn.Parameter"):
                 names.add(attribute)

@@ -10,7 +10,7 @@ import functools
 from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set
 
 from ..analysis.symbols import is_self, self_attribute
-from ..analysis.values import Kind
+from ..analysis.values import Kind, registered_name
 from .aliasing import reaching_bindings
 from .items import whole_reduction
 
@@ -133,16 +133,9 @@ def initialised_attribute(node: ast.expr, ctx: FunctionContext) -> bool:
             if any(self_attribute(target) == attribute for target in statement.targets):
                 return True
         call = statement.value if isinstance(statement, ast.Expr) else None
-        if (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Attribute)
-            and call.func.attr in ("register_buffer", "register_parameter")
-            and is_self(call.func.value)
-            and call.args
-            and isinstance(call.args[0], ast.Constant)
-            and call.args[0].value == attribute
-        ):
-            return True
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+            if is_self(call.func.value) and registered_name(call) == attribute:
+                return True
     return False
 
 
