@@ -859,6 +859,30 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, -2.0]),),
         "getattr(self, self.update)(x)",
     ),
+    "a guard reached through type(self) after the caller changed state": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.calls = 0
+
+            def check(self, x):
+                if (x < 0).any():
+                    raise ValueError("negative input")
+
+            def head(self, x):
+                self.check(x)
+                return x + 1
+
+            def forward(self, x):
+                y = self.head(x)
+                self.calls += 1
+                type(self).check(self, y - 3)
+                return y * 2
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        "self.calls += 1",
+    ),
     "a selection updated in place by a foreach op": (
         """
         class Model(nn.Module):

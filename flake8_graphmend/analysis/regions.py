@@ -20,7 +20,8 @@ from typing import (
 
 from .index import ModuleIndex, ModuleScan
 from .symbols import (
-    ClassInfo, FunctionNode, ModuleSymbols, self_attribute, self_call_assignments,
+    ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_super_call, self_attribute,
+    self_call_assignments,
 )
 
 if TYPE_CHECKING:
@@ -70,10 +71,9 @@ class ExternalReferences:
     decorators: Dict[str, str] = field(default_factory=dict)
 
 
-def _is_super_call(node: ast.expr) -> bool:
-    return (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
-    )
+def _bound_through_class(method: FunctionNode) -> int:
+    """How many parameters a call through the class binds: ``cls`` of a classmethod."""
+    return int(any(getattr(d, "id", None) == "classmethod" for d in method.decorator_list))
 
 
 class RegionFinder:
@@ -437,14 +437,17 @@ class RegionFinder:
                     instance_call = self._lookup_method(info, method)
                     if instance_call is not None:
                         yield instance_call, 1
-        elif owner is not None and _is_super_call(receiver):
+        elif owner is not None and is_own_class(receiver):  # `type(self).m(self, x)`
+            for callee in self._dispatch(owner, func.attr):
+                yield callee, _bound_through_class(callee)
+        elif owner is not None and is_super_call(receiver):
             found = self._lookup_in_bases(owner, func.attr)
             if found is not None:
                 yield found, self._bound_parameters(found)
         elif isinstance(receiver, ast.Name) and receiver.id in self.symbols.classes:
             found = self._lookup_method(self.symbols.classes[receiver.id], func.attr)
             if found is not None:
-                yield found, 0
+                yield found, _bound_through_class(found)
         elif owner is not None:
             # ``self.structure.init_inputs(...)``: a method of what ``__init__`` assigned
             attribute = self_attribute(receiver)
@@ -543,7 +546,7 @@ class RegionFinder:
                     if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
                         if self._lookup_method(owner, func.attr) is None:
                             found.methods.setdefault((owner.node.name, func.attr, False), caller)
-                    elif _is_super_call(receiver) and not self._lookup_in_bases(owner, func.attr):
+                    elif is_super_call(receiver) and not self._lookup_in_bases(owner, func.attr):
                         found.methods.setdefault((owner.node.name, func.attr, True), caller)
             for decorator in function.decorator_list:
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator

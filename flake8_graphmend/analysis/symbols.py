@@ -145,6 +145,20 @@ def self_attribute(node: ast.expr) -> Optional[str]:
     return None
 
 
+def is_super_call(node: ast.AST) -> bool:
+    """``super()`` (with or without arguments)."""
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+    )
+
+
+def is_own_class(node: ast.expr) -> bool:
+    """``type(self)`` or ``self.__class__``: the class of the instance a method runs on."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type":
+        return len(node.args) == 1 and not node.keywords and is_self(node.args[0])
+    return self_attribute(node) == "__class__"
+
+
 def self_call_assignments(nodes: Iterable[ast.AST]) -> Iterator[Tuple[str, ast.Call]]:
     """``(name, call)`` for each ``self.<name> = <call>(...)`` among ``nodes``."""
     for node in nodes:

@@ -19,7 +19,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from ..analysis.index import parameter_names, root_name
 from ..analysis.inplace import updated_arguments, updates_first_argument
-from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, is_self, self_attribute
+from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, is_own_class, self_attribute
 from .submodules import additions, binds_locally, classes_of_call, file_bases, forward_of
 
 #: ``torch.nn`` modules whose call updates buffers in place (in training).
@@ -65,7 +65,7 @@ def call_changes_state(
     if isinstance(func, ast.Call):
         return True  # a callee computed at run time (`getattr(self, name)(x)`): not followed
     if owner is not None:
-        method = owner.methods.get(self_attribute(func) or _class_method(func, owner) or "")
+        method = owner.methods.get(self_attribute(func) or class_method(func, owner) or "")
         if method is not None:
             return body_changes_state(method, owner, symbols, depth + 1)
         if isinstance(func, ast.Attribute) and func.attr in MODULE_UPDATES:
@@ -89,19 +89,13 @@ def call_changes_state(
     return False
 
 
-def _class_method(func: ast.expr, owner: ClassInfo) -> Optional[str]:
+def class_method(func: ast.expr, owner: ClassInfo) -> Optional[str]:
     """``m`` where ``func`` is ``type(self).m``, ``self.__class__.m`` or ``Owner.m``: the
     owner's method, called through its class."""
     if not isinstance(func, ast.Attribute):
         return None
     through = func.value
-    if isinstance(through, ast.Call) and isinstance(through.func, ast.Name):
-        arguments = through.args
-        of_self = len(arguments) == 1 and is_self(arguments[0])
-        return func.attr if through.func.id == "type" and of_self else None
-    if self_attribute(through) == "__class__":
-        return func.attr
-    if isinstance(through, ast.Name) and through.id == owner.node.name:
+    if is_own_class(through) or isinstance(through, ast.Name) and through.id == owner.node.name:
         return func.attr
     return None
 

@@ -15,15 +15,17 @@ from typing import (
 
 from ..analysis.index import parent_map, root_name
 from ..analysis.purity import impurity
-from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
+from ..analysis.symbols import (
+    ClassInfo, FunctionNode, ModuleSymbols, is_super_call, self_attribute,
+)
 from ..analysis.values import Kind, parameter_defaults
 from . import Plan, Planned, Position, declined, position
 from .aliasing import caller_visible, statement_blocks
 from .conditions import split_condition, tensor_condition_problem
 from .items import compared_item
 from .module_state import (
-    CONTAINER_UPDATES, body_changes_state, call_changes_state, held_classes, lineage,
-    module_expression, stored_roots, updated_by_call,
+    CONTAINER_UPDATES, body_changes_state, call_changes_state, class_method, held_classes,
+    lineage, module_expression, stored_roots, updated_by_call,
 )
 from .submodules import NAMESPACE_CALLS, file_bases, forward_of
 from .totals import (
@@ -523,11 +525,12 @@ def _leads_to(
         named = {info.node.name for info in lineage(callee_owner, symbols)}
         if isinstance(receiver, ast.Name) and receiver.id in named:
             return True  # `Model._validate(x)`, a static or class method through its class
-        if caller_owner is not None and _is_super(receiver):  # `super().forward(x)`
+        if caller_owner is not None and is_super_call(receiver):  # `super().forward(x)`
             return any(info is callee_owner for info in lineage(caller_owner, symbols))
     if caller_owner is None:
         return False
-    if self_attribute(func) == callee.name and any(
+    method = self_attribute(func) or class_method(func, caller_owner)  # `type(self).m(self)`
+    if method == callee.name and any(
         info is callee_owner for info in lineage(caller_owner, symbols)
     ):
         return True
@@ -538,14 +541,6 @@ def _leads_to(
     return any(
         name in symbols.classes and _runs_when_called(symbols.classes[name], symbols) is callee
         for name in held or ()
-    )
-
-
-def _is_super(node: ast.expr) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "super"
     )
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set
 
 from ..analysis.index import deleted_names, outer_names
 from ..analysis.purity import extrema_taken, impurity
+from ..analysis.symbols import is_super_call
 from ..analysis.values import Kind
 from . import Plan, Planned, declined
 from .aliasing import (
@@ -265,7 +266,7 @@ def _training_problem(sides: Sequence[ast.expr], ctx: FunctionContext) -> Option
         return None
     for side in sides:
         for node in ast.walk(side):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "super":
+            if is_super_call(node):
                 return (
                     f"{_DECLINED}, the path not taken may change gradients ({problem}), and "
                     f"`{ast.unparse(side)}` cannot be computed lazily (`super()`)"
