@@ -5,13 +5,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from ..analysis.index import FunctionFacts, child_blocks, enclosing_functions, scope_names
 from ..analysis.mutation import in_place_mutations
 from ..analysis.regions import Region
-from ..analysis.symbols import ModuleSymbols
-from ..analysis.values import ValueAnalysis
+from ..analysis.symbols import ModuleSymbols, is_self, self_attribute
+from ..analysis.values import Kind, ValueAnalysis
 from ..planning import Plan
 from ..planning.aliasing import reaching_bindings
 from ..planning.conditions import split_condition
@@ -147,6 +147,33 @@ class FunctionContext:
     @cached_property
     def mutations(self) -> Dict[str, List[int]]:
         return in_place_mutations(self.facts, self.values, self.symbols)
+
+    def may_be_tensor_method(self, func: ast.expr, names: AbstractSet[str]) -> bool:
+        """Whether ``func`` may be ``x.<name>`` of a tensor ``x``, for one of ``names``: not a
+        torch function (``torch.unique``), not a method of a static value, and not what the
+        class of ``self`` defines under that name (``self.repeat = nn.Sequential(...)``, a
+        ``def expand``)."""
+        if not (isinstance(func, ast.Attribute) and func.attr in names):
+            return False
+        if (self.symbols.qualified_name(func) or "").startswith("torch."):
+            return False
+        if self.values.kind(func.value) is Kind.STATIC:
+            return False
+        return not (is_self(func.value) and self._defines(func.attr))
+
+    def _defines(self, attribute: str) -> bool:
+        """Whether the class of the function has a method or sets ``self.<attribute>``."""
+        owner = self.region.owner
+        if owner is None:
+            return False
+        if attribute in owner.methods:
+            return True
+        return any(
+            self_attribute(target) == attribute
+            for node in ast.walk(owner.node)
+            if isinstance(node, (ast.Assign, ast.AnnAssign))
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        )
 
     def static_condition(self, node: Union[ast.stmt, ast.expr]) -> Optional[str]:
         """What the site's break needs to be true, as far as it is known while tracing: the tests

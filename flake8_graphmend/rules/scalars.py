@@ -146,12 +146,8 @@ def _integer_arguments(node: ast.Call, ctx: FunctionContext) -> List[Tuple[str, 
     builtin = isinstance(func, ast.Name) and func.id not in ctx.symbols.defined_here()
     if builtin and name == "range":
         return [("a bound of range()", value) for value in node.args]
-    if (
-        isinstance(func, ast.Attribute)
-        and func.attr in _SIZED_METHODS
-        and not qualified.startswith("torch.")
-        and ctx.values.kind(func.value) is not Kind.STATIC
-    ):
+    if ctx.may_be_tensor_method(func, _SIZED_METHODS):
+        assert isinstance(func, ast.Attribute)
         return [(f"a size of .{func.attr}()", value) for value in _sizes(node.args)]
     return []
 
@@ -230,11 +226,9 @@ def _zero_dim(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
     if isinstance(node, ast.Call):
         func = node.func
         return (
-            isinstance(func, ast.Attribute)
-            and func.attr in _WHOLE_REDUCTIONS
+            ctx.may_be_tensor_method(func, _WHOLE_REDUCTIONS)
             and not node.args
             and not node.keywords
-            and ctx.values.kind(func.value) is not Kind.STATIC
         )
     if isinstance(node, ast.Name) and depth < 4:
         return ctx.values.only_assigned(node.id, lambda v: _zero_dim(v, ctx, depth + 1))

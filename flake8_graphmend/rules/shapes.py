@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from ..analysis.values import Kind
 from .base import Finding, FunctionContext
 
 _FUNCTIONS = {
@@ -31,12 +30,8 @@ def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Ite
         yield ctx.finding(_FUNCTIONS[qualified], node, call=ast.unparse(func))
     elif qualified == "torch.where" and len(node.args) == 1 and not node.keywords:
         yield ctx.finding("GM501", node, call=ast.unparse(func))
-    elif (
-        isinstance(func, ast.Attribute)
-        and func.attr in _METHODS
-        and not qualified.startswith("torch.")
-        and ctx.values.kind(func.value) is not Kind.STATIC
-    ):
+    elif ctx.may_be_tensor_method(func, _METHODS.keys()):
+        assert isinstance(func, ast.Attribute)
         yield ctx.finding(_METHODS[func.attr], node, call=ast.unparse(func))
 
 
