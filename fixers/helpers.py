@@ -13,12 +13,13 @@ from typing import Dict, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from flake8_graphmend.analysis.values import KEEPS_BRANCH
+
 PREFIX = "_graphmend_"
 
 DEFERRED = f"{PREFIX}deferred"
 WHERE = f"{PREFIX}where"
 WHERE_GRAD = f"{PREFIX}where_grad"
-WHERE_LAZY = f"{PREFIX}where_lazy"
 CHECK = f"{PREFIX}check"
 RAISE = f"{PREFIX}raise"
 DIFFER = f"{PREFIX}differ"
@@ -248,23 +249,20 @@ def {ASSERT}(holds, *message):
         raise AssertionError(*message)
 '''
 
-_WHERE_LAZY_SOURCE = f'''\
-def {WHERE_LAZY}(condition, if_true, if_false):
-    """Select like `if condition:` between `if_true()` and `if_false()` (graphmend).
+_KEEPS_BRANCH_SOURCE = f'''\
+def {KEEPS_BRANCH}():
+    """Whether an `if` that graphmend [Where] keeps runs as written.
 
-    While autograd records, and eager, it computes only the side the condition
-    chooses, as the original code did: under torch.compile the branch stays, so
-    that the side not taken never runs in a graph whose backward would send it a
-    zero gradient. Compiled without autograd, it computes both and selects with
-    {WHERE}.
+    It does eager, and while autograd records: there, computing the path not
+    taken could change gradients (AOTAutograd would send it a zero gradient,
+    NaN through a division). Compiled without autograd, the code after `else`
+    computes both sides and selects, without a graph break.
     """
-    if torch.is_grad_enabled() or not torch.compiler.is_compiling():
-        return if_true() if condition else if_false()
-    return {WHERE}(condition, if_true(), if_false())
+    return torch.is_grad_enabled() or not torch.compiler.is_compiling()
 '''
 
 #: Fixed helpers that call other fixed helpers.
-_NEEDS: Dict[str, str] = {CHECK: DEFERRED, ASSERT: DEFERRED, WHERE_LAZY: WHERE}
+_NEEDS: Dict[str, str] = {CHECK: DEFERRED, ASSERT: DEFERRED}
 
 #: The fixed helpers, in the order they are emitted.
 FIXED_HELPERS: Dict[str, str] = {
@@ -275,7 +273,7 @@ FIXED_HELPERS: Dict[str, str] = {
     ASSERT: _ASSERT_SOURCE,
     WHERE: _WHERE_SOURCE,
     WHERE_GRAD: _WHERE_GRAD_SOURCE,
-    WHERE_LAZY: _WHERE_LAZY_SOURCE,
+    KEEPS_BRANCH: _KEEPS_BRANCH_SOURCE,
 }
 
 

@@ -29,7 +29,7 @@ from .base import (
     tensor_condition,
     with_static_prefix,
 )
-from .helpers import WHERE, WHERE_GRAD, WHERE_LAZY
+from .helpers import KEEPS_BRANCH, WHERE, WHERE_GRAD
 
 Lines = List[Optional[cst.SimpleStatementLine]]
 Rewritten = Tuple[List[cst.BaseStatement], bool]
@@ -55,19 +55,22 @@ def rewrite_return(
     following: Optional[cst.BaseStatement],
 ) -> Rewritten:
     """``return _graphmend_where(c, A, B)`` in place of both returns."""
-    indent, condition = _selection_setup(command, original, updated, plan.static_conjuncts)
+    indent, condition = _selection_setup(command, original, updated, plan)
     body = command.branch(updated.body)
+    written: List[cst.BaseStatement] = [updated]
     if plan.trailing_return:  # `if c: return A` then `return B`
         line = expect(following, cst.SimpleStatementLine, "the `return` after the `if`")
         orelse: Branch = [(small, line) for small in line.body]
+        written.append(line)
     else:
         orelse = command.branch(expect(updated.orelse, cst.Else, "the `else` branch").body)
     arguments = [command.condition_text(condition, "", indent)]
-    arguments += _sides(plan, *(command.code(_single_return(side)) for side in (body, orelse)))
+    arguments += [command.code(_single_return(side)) for side in (body, orelse)]
     text = command.call_text("return ", _helper(command, plan), arguments, indent)
     removed = {"body": [line for _, line in body], "orelse": [line for _, line in orelse]}
     selection = [command.statement(text)]
-    return _replace(updated, plan.static_conjuncts, selection, removed), plan.trailing_return
+    replaced = _replace(updated, plan.static_conjuncts, selection, removed)
+    return _kept_in_training(command, plan, written, replaced), plan.trailing_return
 
 
 @rewrites_statement(AssignSelection)
@@ -79,7 +82,7 @@ def rewrite_assignments(
     following: Optional[cst.BaseStatement],
 ) -> Rewritten:
     """Hoisted setups, the condition temporary and one selection per result name."""
-    indent, condition = _selection_setup(command, original, updated, plan.static_conjuncts)
+    indent, condition = _selection_setup(command, original, updated, plan)
     where = _helper(command, plan)
     sides = {"body": command.branch(updated.body), "orelse": _orelse_branch(command, updated)}
     hoisted_by_side = {"body": plan.hoisted_body, "orelse": plan.hoisted_orelse}
@@ -106,10 +109,11 @@ def rewrite_assignments(
     for name in plan.results:
         if_true = command.code(values["body"][name]) if name in values["body"] else name
         if_false = command.code(values["orelse"][name]) if name in values["orelse"] else name
-        arguments = [selector, *_sides(plan, if_true, if_false)]
+        arguments = [selector, if_true, if_false]
         text = command.call_text(f"{name} = ", where, arguments, indent)
         statements.append(command.statement(text))
-    return _replace(updated, plan.static_conjuncts, statements, removed), False
+    replaced = _replace(updated, plan.static_conjuncts, statements, removed)
+    return _kept_in_training(command, plan, [updated], replaced), False
 
 
 @rewrites_statement(CallSelection)
@@ -121,7 +125,7 @@ def rewrite_common_call(
     following: Optional[cst.BaseStatement],
 ) -> Rewritten:
     """The condition temporary and the one call."""
-    indent, condition = _selection_setup(command, original, updated, 0)
+    indent, condition = _selection_setup(command, original, updated, plan)
     where = _helper(command, plan)
     orelse = expect(updated.orelse, cst.Else, "the `else` branch")
     sides = [_statements(updated.body), _statements(orelse.body)]
@@ -134,8 +138,7 @@ def rewrite_common_call(
     for index, (first, second) in enumerate(zip(calls[0].args, calls[1].args)):
         value = command.code(first.value)
         if index in plan.differing:
-            selected = ", ".join(_sides(plan, value, command.code(second.value)))
-            value = f"{where}({selector}, {selected})"
+            value = f"{where}({selector}, {value}, {command.code(second.value)})"
         arguments.append(f"{first.keyword.value}={value}" if first.keyword else value)
     function = command.code(calls[0].func)
     statements.append(command.statement(command.call_text("", function, arguments, indent)))
@@ -150,7 +153,7 @@ def rewrite_common_call(
             *first_statement.leading_lines,
         )
     )
-    return statements, False
+    return _kept_in_training(command, plan, [updated], statements), False
 
 
 @rewrites_statement(DrawGuard)
@@ -176,28 +179,51 @@ def rewrite_draw_guard(
 
 
 def _helper(command: GraphMendCommand, plan: Selection) -> str:
-    """The selection helper: the one that selects under autograd too where that is exact,
-    the one that computes only the chosen side under autograd where it is not."""
-    if plan.training_problem:
-        return command.helper(WHERE_LAZY)
+    """The selection helper: the one that selects under autograd too where that is exact."""
+    if plan.training_problem:  # it runs compiled without autograd only
+        return command.helper(WHERE)
     return command.helper(WHERE if plan.kept_branch else WHERE_GRAD)
 
 
-def _sides(plan: Selection, if_true: str, if_false: str) -> List[str]:
-    """The two sides as the helper takes them: values, or ``lambda``s for the lazy one."""
-    if plan.training_problem:
-        return [f"lambda: {side}" for side in (if_true, if_false)]
-    return [if_true, if_false]
+def _kept_in_training(
+    command: GraphMendCommand,
+    plan: Selection,
+    written: List[cst.BaseStatement],
+    selection: List[cst.BaseStatement],
+) -> List[cst.BaseStatement]:
+    """``selection`` as it is, or, for a selection whose path not taken may change gradients,
+    ``if _graphmend_keeps_branch():`` with the statements as ``written`` (eager, and while
+    autograd records), ``else:`` with the selection (compiled without autograd)."""
+    if not plan.training_problem:
+        return selection
+    first = written[0]
+    assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    kept = [first.with_changes(leading_lines=()), *written[1:]]
+    start = selection[0]
+    assert isinstance(start, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    selected = [start.with_changes(leading_lines=()), *selection[1:]]  # no removed comments
+    test = cst.Call(func=cst.Name(command.helper(KEEPS_BRANCH)))
+    return [
+        cst.If(
+            test=test,
+            body=cst.IndentedBlock(body=kept),
+            orelse=cst.Else(body=cst.IndentedBlock(body=selected)),
+            leading_lines=first.leading_lines,
+        )
+    ]
 
 
 def _selection_setup(
-    command: GraphMendCommand, original: cst.If, updated: cst.If, static: int
+    command: GraphMendCommand, original: cst.If, updated: cst.If, plan: Selection
 ) -> Tuple[str, cst.BaseExpression]:
     """The indentation of the emitted statements and the lowered tensor condition."""
     indent = command.indentation(original)
+    static = plan.static_conjuncts
     if static:
         block = command.indented(updated.body)
         indent += block.indent or command.module.default_indent
+    if plan.training_problem:  # in the `else` of `if _graphmend_keeps_branch():`
+        indent += command.module.default_indent
     return indent, tensor_condition(updated.test, static)
 
 

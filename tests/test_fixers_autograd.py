@@ -1,13 +1,14 @@
 """The fixes while autograd records: values, gradients and `.grad` of every leaf as the original.
 
 [Where] selects with ``torch.where`` under autograd only where ``planning/gradients.py`` proves
-the gradients exact (``_graphmend_where_grad``); elsewhere the sides are passed as ``lambda``s
-to ``_graphmend_where_lazy``, which computes only the chosen one while autograd records (the
-break stays there, and the path not taken never runs in a graph whose backward would send it a
-zero gradient). Each case below runs the original eagerly and the fixed code eagerly and
-compiled (``eager`` and ``aot_eager``), with inputs that take each branch and inputs holding
-inf and NaN, and compares outputs and gradients. For the sites that the analysis keeps lazy, a
-fix made as if the analysis allowed the selection shows the difference it avoids. [Trap] and
+the gradients exact (``_graphmend_where_grad``); elsewhere the ``if`` stays as written under
+``if _graphmend_keeps_branch():``, which holds eager and while autograd records (the break
+stays there, and the path not taken never runs in a graph whose backward would send it a zero
+gradient), and the selection runs in its ``else``, compiled without autograd. Each case below
+runs the original eagerly and the fixed code eagerly and compiled (``eager`` and
+``aot_eager``), with inputs that take each branch and inputs holding inf and NaN, and compares
+outputs and gradients. For the sites whose branch is kept in training, a fix made as if the
+analysis allowed the selection shows the difference it avoids. [Trap] and
 [Defer] are run under autograd as well.
 """
 
@@ -28,6 +29,7 @@ from libcst.codemod import CodemodContext, TransformSuccess, transform_module  #
 from test_fixers_dynamo import load, same  # noqa: E402
 
 from fixers.fix_all import FixAll  # noqa: E402
+from fixers.helpers import KEEPS_BRANCH  # noqa: E402
 from flake8_graphmend.engine import analyze_source  # noqa: E402
 from flake8_graphmend.planning import where as where_planning  # noqa: E402
 from flake8_graphmend.planning.where import Selection  # noqa: E402
@@ -44,6 +46,8 @@ logger = logging.getLogger("graphmend.autograd")
 
 """
 INF, NAN = float("inf"), float("nan")
+#: The test of the `if` that a fix keeps as written for eager code and autograd.
+KEPT = f"if {KEEPS_BRANCH}():"
 #: Inputs that take either side of the cases' conditions, with inf and NaN on the way.
 INPUTS = {
     "positive": [1.0, 2.0, 0.5, 3.0],
@@ -220,6 +224,38 @@ CASES: Dict[str, Tuple[str, Optional[str]]] = {
         """,
         "keeps `x`, a tensor the caller can hold",
     ),
+    "two results of one if, in each layer of a stack": (
+        """
+        class Layer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, h):
+                h = self.fc(h)
+                if h.max() > 1.0:
+                    g = h / h.max()
+                    s = h.softmax(-1) * 2.0
+                else:
+                    g = h
+                    s = h.sigmoid()
+                return g + s
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                torch.manual_seed(0)
+                self.layers = nn.ModuleList([Layer() for _ in range(2)])
+
+            def forward(self, x):
+                x = torch.stack([x, x.flip(0), x * 0.5])
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+        """,
+        "the backward of `h / h.max()`",
+    ),
     "a product with a literal that overflows float32": (
         """
         class Model(nn.Module):
@@ -273,8 +309,7 @@ def _fixed(source: str) -> Tuple[str, List[str]]:
 def test_the_codemod_and_the_finding_say_what_stays_in_training() -> None:
     source = _source(CASES["log on the path not taken"][0])
     code, warnings = _fixed(source)
-    assert "_graphmend_where_lazy(" in code and "_graphmend_where_grad" not in code
-    assert "lambda: " in code
+    assert KEPT in code and "_graphmend_where_grad" not in code
     (warning,) = warnings
     assert "GM201 fixed, but it keeps the branch while autograd records" in warning
     (finding,) = [f for f in analyze_source(source, "model.py") if f.code == "GM201"]
@@ -328,7 +363,7 @@ def test_gradients_are_the_originals_eager_and_compiled(
     original, fixed, code = _modules(name, tmp_path)
     exact = CASES[name][1] is None
     assert ("_graphmend_where_grad(" in code) == exact
-    assert ("_graphmend_where_lazy(" in code) != exact
+    assert (KEPT in code) != exact
     before, after = original.Model(), fixed.Model()
     after.load_state_dict(before.state_dict())
     torch._dynamo.reset()
@@ -341,8 +376,10 @@ def test_gradients_are_the_originals_eager_and_compiled(
     report = probe(after, x)
     if exact:  # one graph while autograd records
         assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
-    else:  # the lazy helper keeps the Python branch: the break stays, the gradients are exact
+    else:  # the branch as written while autograd records: its break, the original's gradients
         assert report.graphs > 1 or report.breaks > 0
+        kept = probe(before, x)  # one branch for each `if`, as the original: no more graphs
+        assert (report.graphs, report.breaks) <= (kept.graphs, kept.breaks)
     with torch.no_grad():
         report = probe(after, x)
     assert (report.graphs, report.breaks) == (1, 0), "inference is one graph either way"
@@ -541,7 +578,7 @@ def test_a_tensor_updated_in_place_later_is_not_saved_by_the_path_not_taken(
 ) -> None:
     """`h.clamp(...)` keeps `h` for backward; an in-place ReLU of `h` after the `if` makes that
     backward fail. The original runs the clamp only when it takes that path; the selection
-    would run it always, so the lazy helper keeps the Python branch under autograd."""
+    would run it always, so the fix keeps the branch as written under autograd."""
     source = HEADER + IN_PLACE_AFTER
     (problem,) = [
         f.plan.training_problem

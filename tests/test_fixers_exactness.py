@@ -30,7 +30,7 @@ from libcst.codemod import CodemodContext, TransformSuccess, transform_module  #
 from test_fixers_dynamo import Capture, load, same  # noqa: E402
 
 from fixers.fix_all import FixAll  # noqa: E402
-from fixers.helpers import FIXED_HELPERS, WHERE, WHERE_GRAD  # noqa: E402
+from fixers.helpers import FIXED_HELPERS, KEEPS_BRANCH, WHERE, WHERE_GRAD  # noqa: E402
 from flake8_graphmend.engine import analyze_source  # noqa: E402
 from flake8_graphmend.registry import RULES  # noqa: E402
 from flake8_graphmend.verify.dynamo import probe  # noqa: E402
@@ -883,6 +883,23 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, 2.0]),),
         "self.calls += 1",
     ),
+    "a function that lists its own locals": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                h = x * 2
+                if h.max() > 1.0:
+                    g = h + 1
+                    s = h - 1
+                else:
+                    g = h
+                    s = h * 3
+                print("temporaries:", [k for k in locals() if k.startswith("_graphmend")])
+                return g + s
+        """,
+        (torch.ones(3),),
+        "reads its own frame (`locals()`)",
+    ),
     "a selection updated in place by a foreach op": (
         """
         class Model(nn.Module):
@@ -1083,7 +1100,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y
         """,
         (torch.arange(1.0, 4.0),),
-        "the statements moved out of the branches would run on both paths",
+        None,  # kept as written while autograd records (a division), selected without it
     ),
     "in-place update in a condition read by a moved setup": (
         """
@@ -1101,7 +1118,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y
         """,
         (torch.ones(3),),
-        "the statements moved out of the branches would run on both paths",
+        None,  # kept as written while autograd records (a division), selected without it
     ),
     "input returned as it is on one path": (
         """
@@ -2517,9 +2534,9 @@ def test_fix_keeps_behaviour(name: str, tmp_path: Path) -> None:
     assert got[1:4] == expected[1:4], (got[1:4], expected[1:4])
     assert all(same(a, b) for a, b in zip(got[4:], expected[4:]))
     if decline is None and not isinstance(expected[0], tuple):
-        # a lazy selection keeps its branch while autograd records: one graph in inference
-        lazy = "_graphmend_where_lazy(" in code
-        with torch.no_grad() if lazy else contextlib.nullcontext():
+        # a branch kept as written while autograd records: one graph in inference
+        kept = f"if {KEEPS_BRANCH}():" in code
+        with torch.no_grad() if kept else contextlib.nullcontext():
             report = probe(fixed.Model(), *(a.clone() for a in inputs))
         assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
     if decline is None:

@@ -37,6 +37,7 @@ from libcst.codemod import CodemodContext, TransformSuccess, transform_module  #
 from test_fixers_dynamo import load, outcome, same, side_effects  # noqa: E402
 
 from fixers.fix_all import FixAll  # noqa: E402
+from fixers.helpers import KEEPS_BRANCH  # noqa: E402
 from flake8_graphmend.engine import analyze_source  # noqa: E402
 from flake8_graphmend.verify.dynamo import recorded_graph_breaks  # noqa: E402
 
@@ -419,9 +420,9 @@ def check_example(program: Program, xs: Sequence[torch.Tensor], folder: Path) ->
                 with recorded_graph_breaks() as sites:
                     got = observe(compiled, x)
                 # one graph, unless a site was declined or autograd records through a selection
-                # (a lazy one keeps its branch whenever grad mode is on)
-                lazy = "_graphmend_where_lazy(" in fixed_source
-                one_graph = not declined and not (grad and (program.weighted or lazy))
+                # (or keeps it as written whenever grad mode is on)
+                kept = f"if {KEEPS_BRANCH}():" in fixed_source
+                one_graph = not declined and not (grad and (program.weighted or kept))
                 if graphs and one_graph:  # compiled in this call, not a cache hit
                     assert (len(graphs), sites) == (1, []), [str(site) for site in sites]
                 assert same(got.outcome, expected.outcome), (got.outcome, expected.outcome)

@@ -111,7 +111,12 @@ _DEPTH_LIMIT = 12
 #: such as transformers' ``is_torchdynamo_compiling``): True for "being compiled", False for
 #: TorchScript, ``jit.trace``, FX, ONNX and ``torch.export`` (``torch.compiler.is_exporting()``
 #: is False under ``torch.compile``). Matched by the called name's last part.
+#: The test of an ``if`` that graphmend [Where] keeps as written for eager code and autograd,
+#: whose ``else`` selects (``fixers/helpers.py``). The analysis follows the compiled path
+#: without autograd, where the fix removed the break: the kept ``if`` is not reported again.
+KEEPS_BRANCH = "_graphmend_keeps_branch"
 DYNAMO_PROBES = {
+    KEEPS_BRANCH: False,
     "is_compiling": True,
     "is_dynamo_compiling": True,
     "is_torchdynamo_compiling": True,

@@ -14,10 +14,10 @@ gradients when, whatever the values (inf and NaN included):
    (an update in place of it between forward and backward would raise only in the fixed code).
 
 ``gradient_problem`` checks these on the ``ast`` and names the first culprit. Where it finds
-one, the sides are computed lazily (``_graphmend_where_lazy``: only the chosen one while
-autograd records, since under compile a side computed in the graph gets a zero gradient from
-AOTAutograd even when a helper then branches on it); where it finds none, the fixer emits
-the helper that selects with ``torch.where`` under autograd too.
+one, the ``if`` stays as written while autograd records (``if _graphmend_keeps_branch():``,
+its ``else`` selecting compiled without autograd), since under compile a side computed in the
+graph gets a zero gradient from AOTAutograd even when a helper then branches on it; where it
+finds none, the fixer emits the helper that selects with ``torch.where`` under autograd too.
 """
 
 from __future__ import annotations

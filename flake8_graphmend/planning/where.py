@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set
 
 from ..analysis.index import deleted_names, outer_names
 from ..analysis.purity import extrema_taken, impurity
-from ..analysis.symbols import is_super_call
 from ..analysis.values import Kind
 from . import Plan, Planned, declined
 from .aliasing import (
@@ -45,13 +44,15 @@ class Selection(Plan):
     """What the three selection plans share: whether the selection is made while autograd
     records."""
 
+    #: Leading conjuncts of the test that stay a Python ``if`` (values known while tracing).
+    static_conjuncts: int
     #: Why the helper keeps the Python branch while a side requires grad (a compiled
     #: selection would show another autograd node where the function prints or logs it), or
     #: None: it selects in training too (``_graphmend_where_grad``).
     kept_branch: Optional[str]
-    #: Why the selection may change gradients (``gradients.py``): then the sides are passed
-    #: as ``lambda``s to ``_graphmend_where_lazy``, which computes only the chosen one while
-    #: autograd records (the branch stays), so that the path not taken never runs in a graph.
+    #: Why the selection may change gradients (``gradients.py``): then the code as written
+    #: stays under ``if _graphmend_keeps_branch():`` (eager, and while autograd records), and
+    #: the selection runs in its ``else`` (compiled without autograd).
     training_problem: Optional[str]
 
     def caveat(self) -> Optional[str]:
@@ -170,9 +171,7 @@ def _return_plan(
     problem = layout_problem([(body.value, other.value)])
     if problem:
         return declined(problem)
-    training = _training_problem([body.value, other.value], ctx)
-    if training and training.startswith(_DECLINED):
-        return declined(training)
+    training = gradient_problem([(body.value, other.value)], ctx)
     return ReturnSelection(static, trailing, training_problem=training), None
 
 
@@ -231,16 +230,15 @@ def _call_plan(node: ast.If, static: int, ctx: FunctionContext) -> Planned[CallS
     if not differing:
         return declined("both branches make the same call; it does not depend on the condition")
     problem = (
-        _first_statements_problem(node)
+        _frame_problem(ctx)
+        or _first_statements_problem(node)
         or _differing_arguments_problem([pairs[i] for i in differing], ctx)
         or _selected_in_place_problem(first, [pairs[i] for i in differing], ctx)
         or _kept_argument_problem(node, first, [pairs[i] for i in differing], ctx)
     )
     if problem:
         return declined(problem)
-    training = _training_problem([side for i in differing for side in pairs[i]], ctx)
-    if training and training.startswith(_DECLINED):
-        return declined(training)
+    training = gradient_problem([pairs[i] for i in differing], ctx)
     from ..rules.side_effects import classify_call  # the rules import the planners
 
     shown = None
@@ -250,28 +248,6 @@ def _call_plan(node: ast.If, static: int, ctx: FunctionContext) -> Planned[CallS
             "another autograd node (`grad_fn=<WhereBackward0>`)"
         )
     return CallSelection(differing, kept_branch=shown, training_problem=training), None
-
-
-#: The start of a ``_training_problem`` that declines the selection.
-_DECLINED = "while autograd records"
-
-
-def _training_problem(sides: Sequence[ast.expr], ctx: FunctionContext) -> Optional[str]:
-    """Why selecting between ``sides`` may change gradients (``gradients.py``), or None. Such
-    a selection computes its sides lazily (``_graphmend_where_lazy``), in ``lambda``s: a side
-    that calls ``super()`` cannot (a ``lambda`` has no ``__class__`` cell), and is declined,
-    with a reason that starts with ``_DECLINED``."""
-    problem = gradient_problem(list(zip(sides[::2], sides[1::2])), ctx)
-    if problem is None:
-        return None
-    for side in sides:
-        for node in ast.walk(side):
-            if is_super_call(node):
-                return (
-                    f"{_DECLINED}, the path not taken may change gradients ({problem}), and "
-                    f"`{ast.unparse(side)}` cannot be computed lazily (`super()`)"
-                )
-    return problem
 
 
 def _first_statements_problem(node: ast.If) -> Optional[str]:
@@ -393,14 +369,6 @@ def _assign_plan(
     kept = {name: ast.Name(id=name, ctx=ast.Load()) for name in results}
     pairs = [(sides[0].get(name, kept[name]), sides[1].get(name, kept[name])) for name in results]
     training = gradient_problem(pairs, ctx, setups)
-    if training and any(setups):
-        return declined(
-            f"while autograd records, the path not taken may change gradients ({training}), "
-            "and the statements moved out of the branches would run on both paths"
-        )
-    training = training and _training_problem([v for pair in pairs for v in pair], ctx)
-    if training and training.startswith(_DECLINED):
-        return declined(training)
     return AssignSelection(
         static_conjuncts=len(static),
         results=tuple(results),
@@ -421,6 +389,9 @@ def _scope_problem(sides: Sequence[Assigned], ctx: FunctionContext) -> Optional[
     ``nonlocal`` (the binding outlives the call), or a ``del`` unbinds it (the kept value of
     the path that skips the branch may not exist)."""
     function = ctx.region.function
+    problem = _frame_problem(ctx)
+    if problem:
+        return problem
     outer, deleted = outer_names(function), deleted_names(function)
     for name in sorted({name for side in sides for name in side}):
         if name in outer:
@@ -429,6 +400,27 @@ def _scope_problem(sides: Sequence[Assigned], ctx: FunctionContext) -> Optional[
             return (
                 f"`{name}` is deleted by a `del`: the path that skips the branch may have no "
                 "value"
+            )
+    return None
+
+
+#: Calls that show a function's local names: ``locals()``, ``vars()``, its frame.
+_FRAME_READS = frozenset({
+    "locals", "vars", "sys._getframe", "inspect.currentframe", "inspect.stack",
+})
+
+
+def _frame_problem(ctx: FunctionContext) -> Optional[str]:
+    """Why the fix may show: the function reads its own local names (``locals()``, its frame),
+    where the fix may bind names the original did not."""
+    for node in ast.walk(ctx.region.function):
+        if not isinstance(node, ast.Call) or (node.args and getattr(node.func, "id", "") == "vars"):
+            continue
+        name = ctx.symbols.qualified_name(node.func) or getattr(node.func, "id", "")
+        if name in _FRAME_READS:
+            return (
+                f"the function reads its own frame (`{ast.unparse(node)}`), where the fix may "
+                "bind names the original did not (the condition's temporary, moved statements)"
             )
     return None
 
