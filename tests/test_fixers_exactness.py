@@ -2305,6 +2305,18 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, 2.0]),),
         "is a container",
     ),
+    "a print of a local list (the op would not carry it: the call and its break stay)": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                names = sorted(["b", "a"])
+                rows = [n for n in names]
+                print("names:", names, rows)
+                return x * 2
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        "`names` is a container",
+    ),
     "prints of sizes through a local, their arithmetic and signed literals": (
         """
         class Model(nn.Module):

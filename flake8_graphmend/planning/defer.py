@@ -286,14 +286,26 @@ def _fixed_in_source(node: ast.expr, ctx: FunctionContext) -> bool:
     )
 
 
-def _is_container(node: ast.expr, ctx: FunctionContext) -> bool:
-    """A display or constructor call of a container, or a module-level name bound to a list,
-    dict or set (``STATS = {}``, which code may change through another name)."""
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)) or (
+#: Displays and comprehensions of containers.
+_DISPLAYS = (
+    ast.Tuple, ast.List, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
+    ast.GeneratorExp,
+)
+
+
+def _is_container(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
+    """A display or constructor call of a container, a local only ever bound to one (``names =
+    sorted(...)``), or a module-level name bound to a list, dict or set (``STATS = {}``, which
+    code may change through another name)."""
+    if isinstance(node, _DISPLAYS) or (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
         and node.func.id in _CONTAINERS
         and node.func.id not in ctx.symbols.defined_here()
+    ):
+        return True
+    if isinstance(node, ast.Name) and depth < 4 and ctx.values.only_assigned(
+        node.id, lambda value: _is_container(value, ctx, depth + 1)
     ):
         return True
     assigned = ctx.symbols.assignments.get(node.id) if isinstance(node, ast.Name) else None
