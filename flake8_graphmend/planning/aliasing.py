@@ -495,15 +495,49 @@ def _transposes(value: Optional[ast.expr]) -> bool:
     return isinstance(value, ast.Attribute) and value.attr in _TRANSPOSING
 
 
+#: Views that leave gaps between their elements (or repeat them): torch.where of them is dense.
+_STRIDED_VIEWS = {"expand", "expand_as", "narrow", "select", "diagonal", "unfold", "as_strided"}
+
+
+def _strided_view(value: ast.expr) -> bool:
+    """Whether ``value`` is a view with gaps between its elements: a slice or an int index
+    after the first dimension (``h[:, :half]``, ``x[..., 0]``), a step (``x[::2]``), or
+    ``expand``, ``narrow``, ``select`` and the like."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        return value.func.attr in _STRIDED_VIEWS
+    if not isinstance(value, ast.Subscript):
+        return False
+    index = value.slice
+    elements = index.elts if isinstance(index, ast.Tuple) else [index]
+    for position, element in enumerate(elements):
+        later = position > 0 or any(
+            isinstance(e, ast.Constant) and e.value is Ellipsis for e in elements[:position]
+        )
+        if isinstance(element, ast.Slice) and (element.step is not None or later and (
+            element.lower is not None or element.upper is not None
+        )):
+            return True
+        if later and isinstance(element, ast.Constant) and type(element.value) is int:
+            return True
+    return False
+
+
 def layout_problem(
     pairs: Sequence[Tuple[Optional[ast.expr], Optional[ast.expr]]],
 ) -> Optional[str]:
-    """Why the two paths' tensors may differ in memory layout (the helper would keep the break)."""
+    """Why the two paths' tensors may differ in memory layout, or from the dense tensor that
+    torch.where makes (the helper would keep the Python branch: a second break)."""
     for if_true, if_false in pairs:
         if _transposes(if_true) != _transposes(if_false):
             value = if_true if _transposes(if_true) else if_false
             assert value is not None  # the two differ, so one transposes: not None
             return f"`{ast.unparse(value)}` has another memory layout than the other path's tensor"
+        for value in (if_true, if_false):
+            if value is not None and _strided_view(value):
+                return (
+                    f"`{ast.unparse(value)}` is a view with gaps between its elements, and "
+                    "torch.where makes a dense tensor: the helper would keep the branch"
+                )
     return None
 
 
