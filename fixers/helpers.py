@@ -250,15 +250,24 @@ def {ASSERT}(holds, *message):
 '''
 
 _KEEPS_BRANCH_SOURCE = f'''\
-def {KEEPS_BRANCH}():
+def {KEEPS_BRANCH}(*inputs):
     """Whether an `if` that graphmend [Where] keeps runs as written.
 
-    It does eager, and while autograd records: there, computing the path not
-    taken could change gradients (AOTAutograd would send it a zero gradient,
-    NaN through a division). Compiled without autograd, the code after `else`
-    computes both sides and selects, without a graph break.
+    It does eager, and while autograd records through one of `inputs` (what
+    the branches compute with; with none given, whenever grad mode is on):
+    there, computing the path not taken could change gradients (AOTAutograd
+    would send it a zero gradient, NaN through a division), or the selection
+    would show another autograd node. Compiled otherwise, the code after
+    `else` computes both sides and selects, without a graph break.
     """
-    return torch.is_grad_enabled() or not torch.compiler.is_compiling()
+    if not torch.compiler.is_compiling():
+        return True
+    if not torch.is_grad_enabled():
+        return False
+    for value in inputs:
+        if isinstance(value, torch.Tensor) and value.requires_grad:
+            return True
+    return len(inputs) == 0
 '''
 
 #: Fixed helpers that call other fixed helpers.

@@ -70,7 +70,7 @@ def rewrite_return(
     removed = {"body": [line for _, line in body], "orelse": [line for _, line in orelse]}
     selection = [command.statement(text)]
     replaced = _replace(updated, plan.static_conjuncts, selection, removed)
-    return _kept_in_training(command, plan, written, replaced), plan.trailing_return
+    return _kept_in_training(command, plan, original, written, replaced), plan.trailing_return
 
 
 @rewrites_statement(AssignSelection)
@@ -113,7 +113,7 @@ def rewrite_assignments(
         text = command.call_text(f"{name} = ", where, arguments, indent)
         statements.append(command.statement(text))
     replaced = _replace(updated, plan.static_conjuncts, statements, removed)
-    return _kept_in_training(command, plan, [updated], replaced), False
+    return _kept_in_training(command, plan, original, [updated], replaced), False
 
 
 @rewrites_statement(CallSelection)
@@ -153,7 +153,7 @@ def rewrite_common_call(
             *first_statement.leading_lines,
         )
     )
-    return _kept_in_training(command, plan, [updated], statements), False
+    return _kept_in_training(command, plan, original, [updated], statements), False
 
 
 @rewrites_statement(DrawGuard)
@@ -178,23 +178,28 @@ def rewrite_draw_guard(
     return [updated.with_changes(test=chain.with_changes(right=guarded))], False
 
 
+def _kept(plan: Selection) -> bool:
+    """Whether the ``if`` stays as written while autograd records (``_kept_in_training``)."""
+    return bool(plan.training_problem or plan.kept_branch)
+
+
 def _helper(command: GraphMendCommand, plan: Selection) -> str:
     """The selection helper: the one that selects under autograd too where that is exact."""
-    if plan.training_problem:  # it runs compiled without autograd only
-        return command.helper(WHERE)
-    return command.helper(WHERE if plan.kept_branch else WHERE_GRAD)
+    return command.helper(WHERE if _kept(plan) else WHERE_GRAD)
 
 
 def _kept_in_training(
     command: GraphMendCommand,
     plan: Selection,
+    original: cst.If,
     written: List[cst.BaseStatement],
     selection: List[cst.BaseStatement],
 ) -> List[cst.BaseStatement]:
-    """``selection`` as it is, or, for a selection whose path not taken may change gradients,
-    ``if _graphmend_keeps_branch():`` with the statements as ``written`` (eager, and while
-    autograd records), ``else:`` with the selection (compiled without autograd)."""
-    if not plan.training_problem:
+    """``selection`` as it is, or, for a selection that may change gradients or show another
+    autograd node, ``if _graphmend_keeps_branch(<what the sides compute with>):`` with the
+    statements as ``written`` (eager, and while autograd records through those), ``else:``
+    with the selection."""
+    if not _kept(plan):
         return selection
     first = written[0]
     assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
@@ -202,10 +207,12 @@ def _kept_in_training(
     start = selection[0]
     assert isinstance(start, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
     selected = [start.with_changes(leading_lines=()), *selection[1:]]  # no removed comments
-    test = cst.Call(func=cst.Name(command.helper(KEEPS_BRANCH)))
+    indent = command.indentation(original)
+    test = command.call_text("if ", command.helper(KEEPS_BRANCH), plan.grad_inputs, indent)
+    statement = command.statement(f"{test}:\n{indent}    pass")
+    assert isinstance(statement, cst.If)
     return [
-        cst.If(
-            test=test,
+        statement.with_changes(
             body=cst.IndentedBlock(body=kept),
             orelse=cst.Else(body=cst.IndentedBlock(body=selected)),
             leading_lines=first.leading_lines,
@@ -222,7 +229,7 @@ def _selection_setup(
     if static:
         block = command.indented(updated.body)
         indent += block.indent or command.module.default_indent
-    if plan.training_problem:  # in the `else` of `if _graphmend_keeps_branch():`
+    if _kept(plan):  # in the `else` of `if _graphmend_keeps_branch(...):`
         indent += command.module.default_indent
     return indent, tensor_condition(updated.test, static)
 

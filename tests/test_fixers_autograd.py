@@ -47,7 +47,7 @@ logger = logging.getLogger("graphmend.autograd")
 """
 INF, NAN = float("inf"), float("nan")
 #: The test of the `if` that a fix keeps as written for eager code and autograd.
-KEPT = f"if {KEEPS_BRANCH}():"
+KEPT = f"if {KEEPS_BRANCH}("
 #: Inputs that take either side of the cases' conditions, with inf and NaN on the way.
 INPUTS = {
     "positive": [1.0, 2.0, 0.5, 3.0],
@@ -383,6 +383,26 @@ def test_gradients_are_the_originals_eager_and_compiled(
     with torch.no_grad():
         report = probe(after, x)
     assert (report.graphs, report.breaks) == (1, 0), "inference is one graph either way"
+
+
+@pytest.mark.parametrize("name", [n for n, (_, problem) in CASES.items() if problem])
+def test_a_frozen_model_is_selected_with_grad_mode_on(name: str, tmp_path: Path) -> None:
+    """Where nothing the sides compute with requires grad (frozen weights, inputs without
+    grad), the kept `if` selects compiled even with grad mode on: one graph, the original's
+    values."""
+    original, fixed, code = _modules(name, tmp_path)
+    assert f"if {KEEPS_BRANCH}(" in code and f"if {KEEPS_BRANCH}():" not in code
+    before, after = original.Model(), fixed.Model()
+    after.load_state_dict(before.state_dict())
+    for model in (before, after):
+        model.requires_grad_(False)
+    x = torch.tensor(INPUTS["mixed"])
+    report = probe(after, x)
+    assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
+    torch._dynamo.reset()
+    compiled = torch.compile(after, backend="eager")
+    for values in INPUTS.values():
+        assert same(compiled(torch.tensor(values)), before(torch.tensor(values))), values
 
 
 def _forced(source: str, tmp_path: Path) -> ModuleType:

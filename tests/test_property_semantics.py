@@ -421,7 +421,7 @@ def check_example(program: Program, xs: Sequence[torch.Tensor], folder: Path) ->
                     got = observe(compiled, x)
                 # one graph, unless a site was declined or autograd records through a selection
                 # (or keeps it as written whenever grad mode is on)
-                kept = f"if {KEEPS_BRANCH}():" in fixed_source
+                kept = f"if {KEEPS_BRANCH}(" in fixed_source
                 one_graph = not declined and not (grad and (program.weighted or kept))
                 if graphs and one_graph:  # compiled in this call, not a cache hit
                     assert (len(graphs), sites) == (1, []), [str(site) for site in sites]

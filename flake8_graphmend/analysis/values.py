@@ -599,6 +599,8 @@ class ValueAnalysis:
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name == KEEPS_BRANCH:  # whatever it is given
+                return False
             if node.keywords:
                 return None
             if not node.args:

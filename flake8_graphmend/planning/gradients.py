@@ -14,16 +14,19 @@ gradients when, whatever the values (inf and NaN included):
    (an update in place of it between forward and backward would raise only in the fixed code).
 
 ``gradient_problem`` checks these on the ``ast`` and names the first culprit. Where it finds
-one, the ``if`` stays as written while autograd records (``if _graphmend_keeps_branch():``,
-its ``else`` selecting compiled without autograd), since under compile a side computed in the
-graph gets a zero gradient from AOTAutograd even when a helper then branches on it; where it
-finds none, the fixer emits the helper that selects with ``torch.where`` under autograd too.
+one, the ``if`` stays as written while autograd records through what the sides compute with
+(``if _graphmend_keeps_branch(h):``, ``gradient_inputs``; its ``else`` selects), since under
+compile a side computed in the graph gets a zero gradient from AOTAutograd even when a helper
+then branches on it; where it finds none, the fixer emits the helper that selects with
+``torch.where`` under autograd too.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import (
+    TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple,
+)
 
 from ..analysis.purity import is_slice_index
 from ..analysis.values import Kind
@@ -272,17 +275,55 @@ def _tensor_roots(value: ast.expr, setups: Setups, ctx: FunctionContext) -> Set[
 def _roots(value: ast.expr, ctx: FunctionContext) -> Set[str]:
     """Dotted names through which gradients of ``value`` flow (callees, Python values and bool
     operands excluded: a comparison, a ``where`` condition or a mask passes no gradient)."""
+    return {ctx.symbols.qualified_name(node) or "" for node in _root_nodes(value, ctx)}
+
+
+def _root_nodes(value: ast.expr, ctx: FunctionContext) -> List[ast.expr]:
+    """The names and attribute chains of ``value`` that ``_roots`` names."""
     if ctx.values.kind(value) in (Kind.STATIC, Kind.DATA) or isinstance(value, ast.Compare):
-        return set()
+        return []
     if isinstance(value, (ast.Name, ast.Attribute)):
         dotted = ctx.symbols.qualified_name(value)
         if dotted is not None:
-            return set() if dotted.split(".")[0] == "torch" else {dotted}
+            return [] if dotted.split(".")[0] == "torch" else [value]
     if isinstance(value, ast.Call):
         operands = _differentiable_operands(value, ctx)
-        return set().union(*(_roots(operand, ctx) for operand in operands))
-    children = [child for child in ast.iter_child_nodes(value) if isinstance(child, ast.expr)]
-    return set().union(*(_roots(child, ctx) for child in children))
+    else:
+        operands = [child for child in ast.iter_child_nodes(value) if isinstance(child, ast.expr)]
+    return [node for operand in operands for node in _root_nodes(operand, ctx)]
+
+
+def gradient_inputs(
+    values: Iterable[ast.expr],
+    setups: Sequence[Setups],
+    bound: Callable[[str], bool],
+    ctx: FunctionContext,
+) -> Tuple[str, ...]:
+    """What ``values`` (a selection's sides) compute with that may require grad, as written
+    (``h``, ``self.w``), hoisted setups followed to theirs: the kept ``if`` passes them to
+    ``_graphmend_keeps_branch``, which keeps the branch while autograd records through one of
+    them. Nothing (the branch kept whenever grad mode is on) where one cannot be read before
+    the ``if`` on every call: a local not ``bound`` there on every path, a name that a
+    comprehension or a ``lambda`` binds; or where a value makes a tensor that requires grad."""
+    hoisted = {name: value for side in setups for name, value in side.items()}
+    pending, seen, found = list(values), set(), []
+    while pending:
+        value = pending.pop(0)
+        for node in ast.walk(value):
+            binds = isinstance(node, (ast.comprehension, ast.Lambda))
+            made = isinstance(node, ast.keyword) and node.arg == "requires_grad"
+            if binds or made or getattr(node, "attr", "") == "requires_grad_":
+                return ()
+        for node in _root_nodes(value, ctx):
+            text = ast.unparse(node)
+            if text in hoisted and text not in seen:
+                pending.append(hoisted[text])
+            elif isinstance(node, ast.Name) and node.id in ctx.local_names and not bound(node.id):
+                return ()
+            elif text not in hoisted and text not in found:
+                found.append(text)
+            seen.add(text)
+    return tuple(found)
 
 
 def _differentiable_operands(call: ast.Call, ctx: FunctionContext) -> List[ast.expr]:

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+from typing import (
+    TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
+)
 
 from ..analysis.index import deleted_names, outer_names
 from ..analysis.purity import extrema_taken, impurity
@@ -30,8 +32,9 @@ from .aliasing import (
 )
 from .conditions import shared_line_problem, shares_line, split_condition, tensor_condition_problem
 from .draws import DrawGuard, draw_guard_plan
-from .gradients import gradient_problem, shown_problem
+from .gradients import gradient_inputs, gradient_problem, shown_problem
 from .submodules import is_torch_function
+from .totals import maybe_unbound
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -54,6 +57,10 @@ class Selection(Plan):
     #: stays under ``if _graphmend_keeps_branch():`` (eager, and while autograd records), and
     #: the selection runs in its ``else`` (compiled without autograd).
     training_problem: Optional[str]
+    #: With either of those, what the sides compute with that may require grad (``h``,
+    #: ``self.w``): the ``if`` stays as written while autograd records through one of them
+    #: (``if _graphmend_keeps_branch(h, self.w):``); none: whenever grad mode is on.
+    grad_inputs: Tuple[str, ...]
 
     def caveat(self) -> Optional[str]:
         if self.training_problem is not None:
@@ -72,6 +79,7 @@ class ReturnSelection(Selection):
     trailing_return: bool
     kept_branch: Optional[str] = None
     training_problem: Optional[str] = None
+    grad_inputs: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,6 +91,7 @@ class CallSelection(Selection):
     static_conjuncts: int = 0
     kept_branch: Optional[str] = None
     training_problem: Optional[str] = None
+    grad_inputs: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,6 +109,7 @@ class AssignSelection(Selection):
     condition_temp: bool
     kept_branch: Optional[str] = None
     training_problem: Optional[str] = None
+    grad_inputs: Tuple[str, ...] = ()
 
 
 WherePlan = Union[ReturnSelection, CallSelection, AssignSelection]
@@ -131,7 +141,7 @@ def selection_plan(
     if len(node.body) == 1 and isinstance(node.body[0], ast.Return):
         return _return_plan(node, block, len(static), ctx)
     if _common_call(node.body, node.orelse) is not None:
-        return _call_plan(node, len(static), ctx)
+        return _call_plan(node, block, len(static), ctx)
     return _assign_plan(node, block, static, tensor_part, ctx)
 
 
@@ -172,7 +182,10 @@ def _return_plan(
     if problem:
         return declined(problem)
     training = gradient_problem([(body.value, other.value)], ctx)
-    return ReturnSelection(static, trailing, training_problem=training), None
+    inputs: Tuple[str, ...] = ()
+    if training:
+        inputs = gradient_inputs([body.value, other.value], (), _bound(node, block, ctx), ctx)
+    return ReturnSelection(static, trailing, training_problem=training, grad_inputs=inputs), None
 
 
 def _returned_value_problem(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
@@ -209,7 +222,9 @@ def _common_call(
     return calls
 
 
-def _call_plan(node: ast.If, static: int, ctx: FunctionContext) -> Planned[CallSelection]:
+def _call_plan(
+    node: ast.If, block: Sequence[ast.stmt], static: int, ctx: FunctionContext
+) -> Planned[CallSelection]:
     """``f(.., A, ..)`` / ``f(.., B, ..)``: one call of ``f(.., where(c, A, B), ..)``, the
     condition computed first, as the ``if`` did."""
     if static:
@@ -247,7 +262,13 @@ def _call_plan(node: ast.If, static: int, ctx: FunctionContext) -> Planned[CallS
             f"`{ast.unparse(first.func)}()` shows its arguments, and a selected tensor names "
             "another autograd node (`grad_fn=<WhereBackward0>`)"
         )
-    return CallSelection(differing, kept_branch=shown, training_problem=training), None
+    inputs: Tuple[str, ...] = ()
+    if shown or training:
+        sides = [side for i in differing for side in pairs[i]]
+        inputs = gradient_inputs(sides, (), _bound(node, block, ctx), ctx)
+    return CallSelection(
+        differing, kept_branch=shown, training_problem=training, grad_inputs=inputs
+    ), None
 
 
 def _first_statements_problem(node: ast.If) -> Optional[str]:
@@ -369,6 +390,11 @@ def _assign_plan(
     kept = {name: ast.Name(id=name, ctx=ast.Load()) for name in results}
     pairs = [(sides[0].get(name, kept[name]), sides[1].get(name, kept[name])) for name in results]
     training = gradient_problem(pairs, ctx, setups)
+    shown = shown_problem(results, ctx)
+    inputs: Tuple[str, ...] = ()
+    if shown or training:
+        values = [v for pair in pairs for v in pair]
+        inputs = gradient_inputs(values, setups, _bound(node, block, ctx), ctx)
     return AssignSelection(
         static_conjuncts=len(static),
         results=tuple(results),
@@ -379,8 +405,9 @@ def _assign_plan(
             or bool(condition_reads & set(results))
             or _condition_acts(tensor_part, hoisted, ctx)
         ),
-        kept_branch=shown_problem(results, ctx),
+        kept_branch=shown,
         training_problem=training,
+        grad_inputs=inputs,
     ), None
 
 
@@ -610,6 +637,11 @@ def _block_assigns(block: Sequence[ast.stmt], name: str) -> bool:
         _assigns(statement, name) or isinstance(statement, (ast.Return, ast.Raise))
         for statement in block
     )
+
+
+def _bound(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> Callable[[str], bool]:
+    """Whether a local surely has a value when ``node`` starts (for ``gradient_inputs``)."""
+    return lambda name: not maybe_unbound(name, node, ctx) or _bound_before(name, node, block, ctx)
 
 
 def _bound_before(name: str, node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> bool:
