@@ -2,9 +2,10 @@
 
 [Where] selects with ``torch.where`` under autograd only where ``planning/gradients.py`` proves
 the gradients exact (``_graphmend_where_grad``); elsewhere the ``if`` stays as written under
-``if _graphmend_keeps_branch():``, which holds eager and while autograd records (the break
-stays there, and the path not taken never runs in a graph whose backward would send it a zero
-gradient), and the selection runs in its ``else``, compiled without autograd. Each case below
+``if _graphmend_keeps_branch(h):``, which holds eager and while autograd records through what
+the sides compute with (the break stays there, and the path not taken never runs in a graph
+whose backward would send it a zero gradient), and the selection runs in its ``else``,
+compiled without autograd or with frozen weights. Each case below
 runs the original eagerly and the fixed code eagerly and compiled (``eager`` and
 ``aot_eager``), with inputs that take each branch and inputs holding inf and NaN, and compares
 outputs and gradients. For the sites whose branch is kept in training, a fix made as if the
