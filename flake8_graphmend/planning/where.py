@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import (
-    TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
-)
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 from ..analysis.index import deleted_names, outer_names
 from ..analysis.purity import extrema_taken, impurity
@@ -49,17 +47,16 @@ class Selection(Plan):
 
     #: Leading conjuncts of the test that stay a Python ``if`` (values known while tracing).
     static_conjuncts: int
-    #: Why the helper keeps the Python branch while a side requires grad (a compiled
-    #: selection would show another autograd node where the function prints or logs it), or
-    #: None: it selects in training too (``_graphmend_where_grad``).
+    #: Why a compiled selection would show another autograd node (the function prints or
+    #: logs it), or None.
     kept_branch: Optional[str]
-    #: Why the selection may change gradients (``gradients.py``): then the code as written
-    #: stays under ``if _graphmend_keeps_branch():`` (eager, and while autograd records), and
-    #: the selection runs in its ``else`` (compiled without autograd).
+    #: Why the selection may change gradients (``gradients.py``), or None. With either
+    #: reason, the code as written stays under ``if _graphmend_keeps_branch(...):`` (eager,
+    #: and while autograd records through ``grad_inputs``) and the selection runs in its
+    #: ``else``; with neither, it selects in training too (``_graphmend_where_grad``).
     training_problem: Optional[str]
-    #: With either of those, what the sides compute with that may require grad (``h``,
-    #: ``self.w``): the ``if`` stays as written while autograd records through one of them
-    #: (``if _graphmend_keeps_branch(h, self.w):``); none: whenever grad mode is on.
+    #: What the sides compute with that may require grad (``h``, ``self.w``), given to
+    #: ``_graphmend_keeps_branch``; none: the branch stays whenever grad mode is on.
     grad_inputs: Tuple[str, ...]
 
     def caveat(self) -> Optional[str]:
@@ -182,9 +179,7 @@ def _return_plan(
     if problem:
         return declined(problem)
     training = gradient_problem([(body.value, other.value)], ctx)
-    inputs: Tuple[str, ...] = ()
-    if training:
-        inputs = gradient_inputs([body.value, other.value], (), _bound(node, block, ctx), ctx)
+    inputs = _grad_inputs(training, [body.value, other.value], (), node, block, ctx)
     return ReturnSelection(static, trailing, training_problem=training, grad_inputs=inputs), None
 
 
@@ -262,10 +257,8 @@ def _call_plan(
             f"`{ast.unparse(first.func)}()` shows its arguments, and a selected tensor names "
             "another autograd node (`grad_fn=<WhereBackward0>`)"
         )
-    inputs: Tuple[str, ...] = ()
-    if shown or training:
-        sides = [side for i in differing for side in pairs[i]]
-        inputs = gradient_inputs(sides, (), _bound(node, block, ctx), ctx)
+    sides = [side for i in differing for side in pairs[i]]
+    inputs = _grad_inputs(shown or training, sides, (), node, block, ctx)
     return CallSelection(
         differing, kept_branch=shown, training_problem=training, grad_inputs=inputs
     ), None
@@ -391,10 +384,8 @@ def _assign_plan(
     pairs = [(sides[0].get(name, kept[name]), sides[1].get(name, kept[name])) for name in results]
     training = gradient_problem(pairs, ctx, setups)
     shown = shown_problem(results, ctx)
-    inputs: Tuple[str, ...] = ()
-    if shown or training:
-        values = [v for pair in pairs for v in pair]
-        inputs = gradient_inputs(values, setups, _bound(node, block, ctx), ctx)
+    values = [v for pair in pairs for v in pair]
+    inputs = _grad_inputs(shown or training, values, setups, node, block, ctx)
     return AssignSelection(
         static_conjuncts=len(static),
         results=tuple(results),
@@ -639,9 +630,24 @@ def _block_assigns(block: Sequence[ast.stmt], name: str) -> bool:
     )
 
 
-def _bound(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> Callable[[str], bool]:
-    """Whether a local surely has a value when ``node`` starts (for ``gradient_inputs``)."""
-    return lambda name: not maybe_unbound(name, node, ctx) or _bound_before(name, node, block, ctx)
+def _grad_inputs(
+    kept: Optional[str],
+    values: Sequence[ast.expr],
+    setups: Sequence[Assigned],
+    node: ast.If,
+    block: Sequence[ast.stmt],
+    ctx: FunctionContext,
+) -> Tuple[str, ...]:
+    """What the test of an ``if`` kept while autograd records (``kept``: why; None: not kept)
+    is given: ``gradient_inputs`` of the sides ``values``, a local counting as read safely
+    where it surely has a value when ``node`` starts."""
+    if not kept:
+        return ()
+
+    def bound(name: str) -> bool:
+        return not maybe_unbound(name, node, ctx) or _bound_before(name, node, block, ctx)
+
+    return gradient_inputs(values, setups, bound, ctx)
 
 
 def _bound_before(name: str, node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> bool:
