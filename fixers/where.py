@@ -69,7 +69,7 @@ def rewrite_return(
     text = command.call_text("return ", _helper(command, plan), arguments, indent)
     removed = {"body": [line for _, line in body], "orelse": [line for _, line in orelse]}
     selection = [command.statement(text)]
-    replaced = _replace(updated, plan.static_conjuncts, selection, removed)
+    replaced = _replace(updated, plan, selection, removed)
     return _kept_in_training(command, plan, original, written, replaced), plan.trailing_return
 
 
@@ -109,10 +109,9 @@ def rewrite_assignments(
     for name in plan.results:
         if_true = command.code(values["body"][name]) if name in values["body"] else name
         if_false = command.code(values["orelse"][name]) if name in values["orelse"] else name
-        arguments = [selector, if_true, if_false]
-        text = command.call_text(f"{name} = ", where, arguments, indent)
+        text = command.call_text(f"{name} = ", where, [selector, if_true, if_false], indent)
         statements.append(command.statement(text))
-    replaced = _replace(updated, plan.static_conjuncts, statements, removed)
+    replaced = _replace(updated, plan, statements, removed)
     return _kept_in_training(command, plan, original, [updated], replaced), False
 
 
@@ -142,6 +141,8 @@ def rewrite_common_call(
         arguments.append(f"{first.keyword.value}={value}" if first.keyword else value)
     function = command.code(calls[0].func)
     statements.append(command.statement(command.call_text("", function, arguments, indent)))
+    if _kept(plan):
+        return _kept_in_training(command, plan, original, [updated], statements), False
     removed: List[cst.CSTNode] = [updated.body, orelse, sides[0][-1], sides[1][-1]]
     first_statement = statements[0]
     # every statement is a line or a compound statement (libcst's BaseStatement has no others)
@@ -153,7 +154,7 @@ def rewrite_common_call(
             *first_statement.leading_lines,
         )
     )
-    return _kept_in_training(command, plan, original, [updated], statements), False
+    return statements, False
 
 
 @rewrites_statement(DrawGuard)
@@ -204,9 +205,6 @@ def _kept_in_training(
     first = written[0]
     assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
     kept = [first.with_changes(leading_lines=()), *written[1:]]
-    start = selection[0]
-    assert isinstance(start, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
-    selected = [start.with_changes(leading_lines=()), *selection[1:]]  # no removed comments
     indent = command.indentation(original)
     test = command.call_text("if ", command.helper(KEEPS_BRANCH), plan.grad_inputs, indent)
     statement = command.statement(f"{test}:\n{indent}    pass")
@@ -214,7 +212,7 @@ def _kept_in_training(
     return [
         statement.with_changes(
             body=cst.IndentedBlock(body=kept),
-            orelse=cst.Else(body=cst.IndentedBlock(body=selected)),
+            orelse=cst.Else(body=cst.IndentedBlock(body=selection)),
             leading_lines=first.leading_lines,
         )
     ]
@@ -242,25 +240,31 @@ def _orelse_branch(command: GraphMendCommand, node: cst.If) -> Branch:
 
 def _replace(
     updated: cst.If,
-    static: int,
+    plan: Selection,
     selection: List[cst.BaseStatement],
     removed: Dict[str, Lines],
 ) -> List[cst.BaseStatement]:
-    """The statements that replace the ``if``, comments of the removed code kept above them.
+    """The statements that replace the ``if``, comments of the removed code kept above them
+    (none where the code as written stays beside the selection: ``_kept_in_training``).
 
     With static conjuncts the ``if`` line (and the ``else`` branch) stay, around the selection.
     """
     first = selection[0]
     # every statement is a line or a compound statement (libcst's BaseStatement has no others)
     assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    static, kept = plan.static_conjuncts, _kept(plan)
     if static:
-        comments = comment_lines([line for line in removed["body"] if line is not None])
-        selection[0] = first.with_changes(leading_lines=(*comments, *first.leading_lines))
+        lines = [] if kept else [line for line in removed["body"] if line is not None]
+        selection[0] = first.with_changes(
+            leading_lines=(*comment_lines(lines), *first.leading_lines)
+        )
         block = GraphMendCommand.indented(updated.body)
         rewritten = with_static_prefix(updated, static).with_changes(
             body=block.with_changes(body=selection)
         )
-        return [rewritten]
+        return [rewritten.with_changes(leading_lines=())] if kept else [rewritten]
+    if kept:
+        return selection
     gone: List[Optional[cst.CSTNode]] = [
         updated.body, updated.orelse, *removed["body"], *removed["orelse"]
     ]
