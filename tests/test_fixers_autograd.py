@@ -123,6 +123,22 @@ CASES: Dict[str, Tuple[str, Optional[str]]] = {
         """,
         "torch.log(h)",
     ),
+    "a setup read twice on the path not taken": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = nn.Parameter(torch.full((4,), 1.5))
+
+            def forward(self, x):
+                h = x * self.scale
+                if (h > 0).all():
+                    d = h * 2
+                    h = torch.log(d) + d
+                return h + 1
+        """,
+        "torch.log(d)",
+    ),
     "sqrt on the path not taken": (
         """
         class Model(nn.Module):

@@ -316,11 +316,12 @@ def gradient_inputs(
                 return ()
         for node in _root_nodes(value, ctx):
             text = ast.unparse(node)
-            if text in hoisted and text not in seen:
-                pending.append(hoisted[text])
+            if text in hoisted:  # a setup the sides share is followed once
+                if text not in seen:
+                    pending.append(hoisted[text])
             elif isinstance(node, ast.Name) and node.id in ctx.local_names and not bound(node.id):
                 return ()
-            elif text not in hoisted and text not in found:
+            elif text not in found:
                 found.append(text)
             seen.add(text)
     return tuple(found)
