@@ -44,7 +44,7 @@ from flake8_graphmend.files import parse_failure
 from flake8_graphmend.planning import Plan
 from flake8_graphmend.registry import CODES_BY_FIXER
 
-from .helpers import HelperNameTaken, HelperSet
+from .helpers import ITEM, HelperNameTaken, HelperSet
 
 #: Emitted calls longer than the file's longest line, within these bounds, are split one
 #: argument per line (so the fix follows the file's own line length).
@@ -678,6 +678,42 @@ def _unparenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(node, (cst.Tuple, cst.GeneratorExp)) or not getattr(node, "lpar", None):
         return node
     return node.with_changes(lpar=[], rpar=[])
+
+
+def _item_call(command: GraphMendCommand, side: cst.BaseExpression) -> Optional[cst.Call]:
+    """``_graphmend_item(<reduction>)`` for ``side`` when it is ``<reduction>.item()``."""
+    if (
+        isinstance(side, cst.Call)
+        and isinstance(side.func, cst.Attribute)
+        and side.func.attr.value == "item"
+        and not side.args
+    ):
+        return cst.Call(
+            func=cst.Name(command.helper(ITEM)),
+            args=[cst.Arg(value=side.func.value)],
+            lpar=side.lpar,
+            rpar=side.rpar,
+        )
+    return None
+
+
+def item_kept(command: GraphMendCommand, test: cst.BaseExpression) -> cst.BaseExpression:
+    """``test``, a comparison of ``<reduction>.item()`` or that call alone, with the number
+    kept a tensor: ``_graphmend_item(<reduction>)`` in place of the ``.item()`` call."""
+    if isinstance(test, cst.Call):
+        kept = _item_call(command, test)
+        if kept is None:
+            raise PlanMismatch("the `.item()` call")
+        return kept
+    comparison = expect(test, cst.Comparison, "the `.item()` comparison")
+    kept = _item_call(command, comparison.left)
+    if kept is not None:
+        return comparison.with_changes(left=kept)
+    target = comparison.comparisons[0]
+    kept = _item_call(command, target.comparator)
+    if kept is not None:
+        return comparison.with_changes(comparisons=[target.with_changes(comparator=kept)])
+    raise PlanMismatch("the `.item()` call")
 
 
 def comment_lines(nodes: Sequence[cst.CSTNode]) -> List[cst.EmptyLine]:

@@ -216,7 +216,7 @@ def {DIFFER}(a, b):
 _ITEM_SOURCE = f'''\
 def {ITEM}(value):
     """`value.item()` kept as a tensor that compares with an int exactly as the
-    number does (graphmend [Trap]).
+    number does (graphmend [Trap], [Where]).
 
     Python compares the float or int that `.item()` gives with an int exactly;
     so does a 0-d tensor promoted to float64 (floating dtypes) or to int64

@@ -14,16 +14,16 @@ from flake8_graphmend.planning.trap import AssertPlan, ItemKeptPlan, TrapPlan
 
 from .base import (
     GraphMendCommand,
-    PlanMismatch,
     comment_lines,
     conjuncts,
     expect,
+    item_kept,
     literal_spans_lines,
     rewrites_statement,
     tensor_condition,
     with_static_prefix,
 )
-from .helpers import ASSERT, CHECK, DIFFER, ITEM, PREFIX
+from .helpers import ASSERT, CHECK, DIFFER, PREFIX
 
 
 class TrapGuards(GraphMendCommand):
@@ -57,7 +57,7 @@ def rewrite_guard(
     if plan.torch_equal:
         failed = _differ(command, conjuncts(updated.test)[static], plan.negated, indent)
     elif plan.item_compared:
-        failed = command.code(_item_kept(command, conjuncts(updated.test)[static]))
+        failed = command.code(item_kept(command, conjuncts(updated.test)[static]))
     else:
         failed = command.condition_text(tensor_condition(updated.test, static), "", indent)
     message = exception.args[0].value
@@ -185,7 +185,7 @@ def rewrite_assert(
     (small,) = updated.body
     statement = expect(small, cst.Assert, "the `assert`")
     indent = command.indentation(original) + command.module.default_indent
-    arguments = [command.code(_item_kept(command, statement.test))]
+    arguments = [command.code(item_kept(command, statement.test))]
     if statement.msg is not None:
         arguments.append(command.code(statement.msg))
     check = command.call_text("", command.helper(ASSERT), arguments, indent)
@@ -213,7 +213,7 @@ def rewrite_flag(
     (small,) = updated.body
     assign = expect(small, cst.Assign, "the flag's assignment")
     targets = "".join(command.code(target) for target in assign.targets)
-    value = command.code(_item_kept(command, assign.value))
+    value = command.code(item_kept(command, assign.value))
     indent = command.indentation(original)
     text = f"{targets}{value}"
     if len(indent) + len(text) > command.line_length:
@@ -223,42 +223,6 @@ def rewrite_flag(
         leading_lines=updated.leading_lines, trailing_whitespace=updated.trailing_whitespace
     )
     return [statement], False
-
-
-def _kept(command: GraphMendCommand, side: cst.BaseExpression) -> Optional[cst.Call]:
-    """``_graphmend_item(<reduction>)`` for ``side`` when it is ``<reduction>.item()``."""
-    if (
-        isinstance(side, cst.Call)
-        and isinstance(side.func, cst.Attribute)
-        and side.func.attr.value == "item"
-        and not side.args
-    ):
-        return cst.Call(
-            func=cst.Name(command.helper(ITEM)),
-            args=[cst.Arg(value=side.func.value)],
-            lpar=side.lpar,
-            rpar=side.rpar,
-        )
-    return None
-
-
-def _item_kept(command: GraphMendCommand, test: cst.BaseExpression) -> cst.BaseExpression:
-    """``test``, a comparison of ``<reduction>.item()`` or that call alone, with the number
-    kept a tensor: ``_graphmend_item(<reduction>)`` in place of the ``.item()`` call."""
-    if isinstance(test, cst.Call):
-        kept = _kept(command, test)
-        if kept is None:
-            raise PlanMismatch("the `.item()` call")
-        return kept
-    comparison = expect(test, cst.Comparison, "the `.item()` comparison")
-    kept = _kept(command, comparison.left)
-    if kept is not None:
-        return comparison.with_changes(left=kept)
-    target = comparison.comparisons[0]
-    kept = _kept(command, target.comparator)
-    if kept is not None:
-        return comparison.with_changes(comparisons=[target.with_changes(comparator=kept)])
-    raise PlanMismatch("the `.item()` call")
 
 
 def _differ(

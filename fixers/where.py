@@ -25,6 +25,7 @@ from .base import (
     comment_lines,
     conjuncts,
     expect,
+    item_kept,
     rewrites_statement,
     tensor_condition,
     with_static_prefix,
@@ -221,7 +222,8 @@ def _kept_in_training(
 def _selection_setup(
     command: GraphMendCommand, original: cst.If, updated: cst.If, plan: Selection
 ) -> Tuple[str, cst.BaseExpression]:
-    """The indentation of the emitted statements and the lowered tensor condition."""
+    """The indentation of the emitted statements and the lowered tensor condition (a number
+    from ``.item()`` kept a tensor: ``_graphmend_item``)."""
     indent = command.indentation(original)
     static = plan.static_conjuncts
     if static:
@@ -229,7 +231,8 @@ def _selection_setup(
         indent += block.indent or command.module.default_indent
     if _kept(plan):  # in the `else` of `if _graphmend_keeps_branch(...):`
         indent += command.module.default_indent
-    return indent, tensor_condition(updated.test, static)
+    condition = tensor_condition(updated.test, static)
+    return indent, item_kept(command, condition) if plan.item_test else condition
 
 
 def _orelse_branch(command: GraphMendCommand, node: cst.If) -> Branch:

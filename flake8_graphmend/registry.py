@@ -381,7 +381,11 @@ RULES: Tuple[Rule, ...] = (
             "`nonlocal` or unbound by `del`, in-place mutation of the names involved, a "
             "function that reads its own frame (`locals()`, `vars()`, `sys._getframe()`: the fix "
             "may bind a temporary or a moved name), a condition that "
-            "materialises a Python scalar, and an `and`/`or` whose later operand Python may "
+            "materialises a Python scalar (except a whole tensor test that compares the "
+            "`.item()` of a whole reduction with an int literal below 2**53 or a size, `if "
+            "h.abs().max().item() > 100:`, which `_graphmend_item` keeps a 0-d tensor that "
+            "compares as the number does, see GM401; such an `if` is reported beside its "
+            "`.item()`), and an `and`/`or` whose later operand Python may "
             "never compute, where the lowered test computes it on every call: one that may hold "
             "several elements, fail for some shapes or dtypes (`(x == ref).all()` of another "
             "size; only `any`/`all`/`sum`/`prod`/`count_nonzero` of a name, of a name compared "
@@ -741,7 +745,9 @@ RULES: Tuple[Rule, ...] = (
             "flag that only the guard just after it reads (`is_padding_right = "
             "mask[:, -1].sum().item() != batch_size` then `if is_padding_right: raise ...`, the "
             "flash-attention padding check of many transformers models): that `.item()` is "
-            "fixed here, the guard by GM301."
+            "fixed here, the guard by GM301. In an `if` whose whole tensor test is such a "
+            "comparison and whose branches [Where] selects (`if h.abs().max().item() > 100: h = "
+            "h / 100`), the `if` is reported too (GM201), and its fix keeps the number a tensor."
         ),
         fix_note=(
             "Only the flag form is fixed: `flag = <whole reduction>.item() <op> <int>`, alone on "
@@ -755,7 +761,8 @@ RULES: Tuple[Rule, ...] = (
             "two rewrites is exact alone too: a tensor flag tested by the original `if`, or a "
             "Python flag checked by the helper. An `.item()` of a one-element tensor passed to "
             "`print`, a logger or `warnings.warn` goes with the call's fix (GM101-GM103: the "
-            "helper takes the number). Other `.item()` calls keep the hint."
+            "helper takes the number). In the test of an `if` that GM201's fix selects, the "
+            "`.item()` goes with that fix. Other `.item()` calls keep the hint."
         ),
         failing=_example(
             """

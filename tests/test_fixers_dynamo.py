@@ -206,6 +206,52 @@ def test_selections_keep_exact_gradients_while_training(
     assert_one_graph(after, x)
 
 
+ITEM_INPUTS = {
+    "small": [0.5, -0.25, 0.125, 1.0],
+    "large": [300.0, -500.0, 20.0, 1.0],
+    "negative": [-3.0, -2.0, -1.0, -4.0],
+    "nan": [float("nan"), 1.0, 2.0, 3.0],
+    "inf": [float("inf"), 1.0, 2.0, 3.0],
+}
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
+def test_item_comparisons_are_selected_as_tensors(tmp_path: Path, training: bool) -> None:
+    """`if h.abs().max().item() > 100:` and its kin: the number stays a tensor
+    (`_graphmend_item`), so inference is one graph; values, and gradients in training, are the
+    original's, eager and compiled."""
+    source = (
+        Path(__file__).parent
+        / "fixtures" / "fix" / "PredicateControlFlow"
+        / "item_comparison_kept_a_tensor.py"
+    ).read_text()
+    original, fixed, code = original_and_fixed(source, tmp_path)
+    assert code.count("_graphmend_item(h.") == 4
+    torch.manual_seed(0)
+    before, after = original.Normalize(), fixed.Normalize()
+    after.load_state_dict(before.state_dict())
+    before.train(training)
+    after.train(training)
+    x = torch.tensor([ITEM_INPUTS["large"]] * 2).repeat(1, 2)
+    with torch.no_grad():
+        assert_breaks(before, x)
+        assert_one_graph(after, x)
+    compiled_after = compiled(after)
+    for name, values in ITEM_INPUTS.items():
+        x = torch.tensor([values] * 2).repeat(1, 2) * torch.tensor([[1.0], [0.5]])
+        for model in (before, after):
+            model.zero_grad()
+        expected = before(x)
+        expected.sum().backward()
+        for model in (after, compiled_after):
+            output = model(x)
+            output.sum().backward()
+            assert same(output.detach(), expected.detach()), name
+            for mine, theirs in zip(after.parameters(), before.parameters()):
+                assert same(mine.grad, theirs.grad), name
+            after.zero_grad()
+
+
 @pytest.mark.slow
 def test_selections_under_inductor(where_modules: Tuple[ModuleType, ModuleType]) -> None:
     original, fixed = where_modules

@@ -7,7 +7,8 @@ is exactly a float64 (below 2**53). The emitted helper (``_graphmend_item``, in
 ``fixers/helpers.py``) makes that promotion, and gives ``value.item()`` itself for the values
 where it would not be exact (complex, unsigned 64-bit, MPS, meta, not 0-d), so the test then
 holds either a 0-d bool tensor or the original Python bool. Only a test whose value is used as
-a truth value by a check that takes both (a [Trap] guard, an ``assert``) is rewritten.
+a truth value by code that takes both is rewritten: a [Trap] guard, an ``assert``, or the whole
+tensor test of a [Where] selection (whose helper branches in Python on a Python bool).
 """
 
 from __future__ import annotations
@@ -61,9 +62,9 @@ def item_comparison_problem(test: ast.expr, ctx: FunctionContext) -> Optional[st
         return None
     if compared_item(test, ctx) is not None:
         return (
-            f"`{ast.unparse(test)}` stays a tensor only as the whole test of a guard (`raise`, "
-            "`assert`): its number may remain a Python value (a complex one, say), which "
-            "torch.logical_* and torch.where do not take"
+            f"`{ast.unparse(test)}` stays a tensor only as the whole tensor test of a guard "
+            "(`raise`, `assert`) or a selection: its number may remain a Python value (a "
+            "complex one, say), which torch.logical_* does not take"
         )
     operands = [test.left, *test.comparators]
     items = [operand for operand in operands if _is_item(operand)]

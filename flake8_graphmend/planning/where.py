@@ -14,7 +14,7 @@ from the original (``aliasing.py``).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 from ..analysis.index import deleted_names, outer_names
@@ -31,6 +31,7 @@ from .aliasing import (
 from .conditions import shared_line_problem, shares_line, split_condition, tensor_condition_problem
 from .draws import DrawGuard, draw_guard_plan
 from .gradients import gradient_inputs, gradient_problem, shown_problem
+from .items import compared_item
 from .submodules import is_torch_function
 from .totals import maybe_unbound
 
@@ -58,6 +59,9 @@ class Selection(Plan):
     #: What the sides compute with that may require grad (``h``, ``self.w``), given to
     #: ``_graphmend_keeps_branch``; none: the branch stays whenever grad mode is on.
     grad_inputs: Tuple[str, ...]
+    #: The tensor test is ``<whole reduction>.item() <op> <int>`` (``items.compared_item``):
+    #: the selection compares ``_graphmend_item(<reduction>)``, a tensor, in its place.
+    item_test: bool
 
     def caveat(self) -> Optional[str]:
         if self.training_problem is not None:
@@ -77,6 +81,7 @@ class ReturnSelection(Selection):
     kept_branch: Optional[str] = None
     training_problem: Optional[str] = None
     grad_inputs: Tuple[str, ...] = ()
+    item_test: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,6 +94,7 @@ class CallSelection(Selection):
     kept_branch: Optional[str] = None
     training_problem: Optional[str] = None
     grad_inputs: Tuple[str, ...] = ()
+    item_test: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,7 @@ class AssignSelection(Selection):
     kept_branch: Optional[str] = None
     training_problem: Optional[str] = None
     grad_inputs: Tuple[str, ...] = ()
+    item_test: bool = False
 
 
 WherePlan = Union[ReturnSelection, CallSelection, AssignSelection]
@@ -132,14 +139,31 @@ def selection_plan(
     if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
         return declined("an elif chain has more than two outcomes")
     static, tensor_part = split_condition(node.test, ctx)
-    problem = tensor_condition_problem(tensor_part, ctx)
+    item_test = is_item_test(tensor_part, ctx)
+    problem = None if item_test else tensor_condition_problem(tensor_part, ctx)
     if problem:
         return declined(problem)
+    plan: Optional[WherePlan]
     if len(node.body) == 1 and isinstance(node.body[0], ast.Return):
-        return _return_plan(node, block, len(static), ctx)
-    if _common_call(node.body, node.orelse) is not None:
-        return _call_plan(node, block, len(static), ctx)
-    return _assign_plan(node, block, static, tensor_part, ctx)
+        plan, reason = _return_plan(node, block, len(static), ctx)
+    elif _common_call(node.body, node.orelse) is not None:
+        plan, reason = _call_plan(node, block, len(static), ctx)
+    else:
+        plan, reason = _assign_plan(node, block, static, tensor_part, ctx)
+    if plan is not None and item_test:
+        plan = replace(plan, item_test=True)
+    return plan, reason
+
+
+def is_item_test(tensor_part: Sequence[ast.expr], ctx: FunctionContext) -> bool:
+    """Whether the tensor part of a test is one ``<whole reduction>.item() <op> <int>``, which a
+    selection compares as a tensor (``_graphmend_item``, exact); a bare ``x.any().item()``
+    would give a selection a condition that is not bool, so it is left to [Trap]."""
+    return (
+        len(tensor_part) == 1
+        and isinstance(tensor_part[0], ast.Compare)
+        and compared_item(tensor_part[0], ctx) is not None
+    )
 
 
 # ---------------------------------------------------------------------------- returns

@@ -9,12 +9,12 @@ from typing import Iterator, Optional, Sequence, Set
 
 from ..analysis.values import Kind
 from ..planning import Plan
-from ..planning.conditions import is_elif
+from ..planning.conditions import is_elif, split_condition
 from ..planning.defer import DeferIfPlan, deferred_if
 from ..planning.items import compared_item
 from ..planning.split import split_if
 from ..planning.trap import assert_plan, trap_plan
-from ..planning.where import where_plan
+from ..planning.where import is_item_test, selection_plan, where_plan
 from .base import Finding, FunctionContext
 from .side_effects import classify_call
 
@@ -63,8 +63,14 @@ def check_if(node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> I
                 decline = f"{decline}; deferring the whole `if` declines too: {deferred[1]}"
     else:
         # A condition that is only data-dependent through .item()/int(t) is reported at the
-        # materialising call (GM401/GM403): that call is the break.
-        return
+        # materialising call (GM401/GM403): that call is the break. Where [Where] can keep
+        # the number a tensor (`if x.abs().max().item() > 100:`), the `if` is reported too,
+        # with that fix.
+        if is_elif(node, ctx) or not is_item_test(split_condition(node.test, ctx)[1], ctx):
+            return
+        code, (plan, decline) = "GM201", selection_plan(node, block, ctx)
+        if plan is None:
+            return
     if plan is not None and not isinstance(plan, DeferIfPlan) and is_elif(node, ctx):
         plan, decline = None, ELIF_DECLINE
     yield ctx.finding(code, node, plan=plan, decline=decline, end_node=node.test)
