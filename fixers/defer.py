@@ -29,6 +29,8 @@ from .base import _shifted as shifted
 from .helpers import (
     DEFERRED_WRAPPER_FRAMES,
     IN_GRAPH,
+    METADATA,
+    NUMBER,
     PREFIX,
     call_source,
 )
@@ -102,7 +104,7 @@ def _helper_arguments(
         if index in plan.baked_args:
             inner.append(command.code(arg.value))
         else:
-            parameters.append(named(_parameter_name(plan.callee, index)))
+            parameters.append(named(_parameter_name(plan, index)))
             inner.append(parameters[-1] + _read_in_helper(arg.value, index, plan))
     for arg in keywords:
         name = arg.keyword.value if arg.keyword else ""
@@ -255,8 +257,15 @@ def _str_of(value: cst.BaseExpression) -> cst.Call:
     return cst.Call(func=cst.Name("str"), args=[cst.Arg(value=value)])
 
 
-def _parameter_name(callee: str, index: int) -> str:
-    return "message" if index == 0 and _MESSAGE_FIRST.search(callee) else f"arg{index}"
+def _parameter_name(plan: DeferPlan, index: int) -> str:
+    """The helper's parameter for positional argument ``index``: a tensor of which it reads
+    only the number or metadata is named so (``NUMBER``, ``METADATA``): ``_graphmend_deferred``
+    then passes it to the op when it requires grad, which only a tensor shown whole prevents."""
+    if index in plan.item_args:
+        return f"{NUMBER}{index}"
+    if index in plan.metadata_args:
+        return f"{METADATA}{index}"
+    return "message" if index == 0 and _MESSAGE_FIRST.search(plan.callee) else f"arg{index}"
 
 
 def _fresh(name: str, taken: List[str], reserved: AbstractSet[str] = frozenset()) -> str:

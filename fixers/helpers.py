@@ -33,6 +33,10 @@ HELPER_LINE_LENGTH = 79
 DEFERRED_WRAPPER_FRAMES = 1
 #: The keyword that ``_graphmend_deferred`` sets on a helper when the graph runs it.
 IN_GRAPH = "in_graph"
+#: The prefixes of a deferred helper's parameters that it reads only for a number
+#: (``t.item()``) or metadata (``t.shape``): a tensor passed there may require grad.
+NUMBER = "number"
+METADATA = "meta"
 #: The process-wide module (in ``sys.modules``) that holds the custom op and the deferred
 #: functions of every fixed module, so that the op is registered once.
 RUNTIME_MODULE = f"{PREFIX}runtime"
@@ -84,7 +88,14 @@ def {DEFERRED}(function):
     code = function.__code__
     name = f"{{function.__module__}}.{{function.__qualname__}}@{{code.co_filename}}"
     # a function with an `{IN_GRAPH}` keyword is told when the graph runs it
-    located = "{IN_GRAPH}" in inspect.signature(function).parameters
+    parameters = inspect.signature(function).parameters
+    located = "{IN_GRAPH}" in parameters
+    # the parameters it reads only for a number or metadata, whose text has no
+    # grad_fn: there, a tensor that requires grad goes to the op too
+    read = {{
+        index for index, name in enumerate(parameters)
+        if name.startswith(("{NUMBER}", "{METADATA}"))
+    }}
     runtime.functions[name] = (
         functools.partial(function, {IN_GRAPH}=True) if located else function
     )
@@ -108,7 +119,8 @@ def {DEFERRED}(function):
         kinds = "".join(kind_of(arg) for arg in args)
         # a tensor that requires grad prints a grad_fn the op's copy lacks
         recorded = any(
-            kind == "t" and arg.requires_grad for kind, arg in zip(kinds, args)
+            kind == "t" and arg.requires_grad and index not in read
+            for index, (kind, arg) in enumerate(zip(kinds, args))
         )
         if "?" in kinds or recorded:
             return function(*args)
@@ -240,10 +252,10 @@ _ASSERT_SOURCE = f'''\
 def {ASSERT}(holds, *message):
     """`assert holds, *message` as a deferred call (graphmend [Trap]).
 
-    Inside the graph when compiled (see {DEFERRED}): eager and compiled,
-    a failing test raises AssertionError with the same message at the same
-    point. The fixed code calls it under `if __debug__:`, so `python -O`
-    skips it as it skips the `assert`.
+    Inside the graph when compiled (see {DEFERRED}): eager and
+    compiled, a failing test raises AssertionError with the same message at
+    the same point. The fixed code calls it under `if __debug__:`, so
+    `python -O` skips it as it skips the `assert`.
     """
     if not holds:
         raise AssertionError(*message)

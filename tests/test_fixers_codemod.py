@@ -36,7 +36,7 @@ from fixers import graphmend
 from fixers.apply import fix_paths
 from fixers.defer import DeferSideEffects
 from fixers.fix_all import FixAll
-from fixers.helpers import CHECK, DEFERRED, DIFFER, WHERE_GRAD
+from fixers.helpers import CHECK, DEFERRED, DIFFER, FIXED_HELPERS, HELPER_LINE_LENGTH, WHERE_GRAD
 from fixers.trap import TrapGuards
 from fixers.where import PredicateControlFlow
 from flake8_graphmend.engine import analyze_source
@@ -130,6 +130,13 @@ def style_problems(code: str, original: str) -> Counter:
 
 
 # ---------------------------------------------------------------------------- whole-file behaviour
+@pytest.mark.parametrize("name", FIXED_HELPERS)
+def test_helpers_fit_any_line_length(name: str) -> None:
+    """The emitted helpers keep to ``HELPER_LINE_LENGTH`` (79): they pass a project's flake8."""
+    lines = FIXED_HELPERS[name].splitlines()
+    assert max(len(line) for line in lines) <= HELPER_LINE_LENGTH
+
+
 def test_fix_all_is_idempotent_and_adds_helpers_once() -> None:
     """Beyond the FixAll/model fixture: each helper once, and no family finds more to fix."""
     fixed = (FIXTURES / "model_after.py").read_text()
