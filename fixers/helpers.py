@@ -17,6 +17,7 @@ from flake8_graphmend.analysis.values import KEEPS_BRANCH
 
 PREFIX = "_graphmend_"
 
+INLINE_ONLY = f"{PREFIX}inline_only"
 DEFERRED = f"{PREFIX}deferred"
 WHERE = f"{PREFIX}where"
 WHERE_GRAD = f"{PREFIX}where_grad"
@@ -40,6 +41,28 @@ METADATA = "meta"
 #: The process-wide module (in ``sys.modules``) that holds the custom op and the deferred
 #: functions of every fixed module, so that the op is registered once.
 RUNTIME_MODULE = f"{PREFIX}runtime"
+
+_INLINE_ONLY_SOURCE = f'''\
+def {INLINE_ONLY}(function):
+    """Let torch.compile trace `function` only where a caller inlines it.
+
+    Called from compiled code, Dynamo traces it into the caller's graph.
+    Where Dynamo would compile a call of it on its own (in the rest of a
+    frame that it runs eagerly, or after the helper breaks the graph), it
+    runs as plain Python, as the code it replaced would: no graph of its
+    own, and one graph break, not one more per frame. Without this torch
+    API (older versions), Dynamo compiles such calls as before.
+    """
+    frames = getattr(getattr(torch._C, "_dynamo", None), "eval_frame", None)
+    setter = getattr(frames, "set_code_exec_strategy", None)
+    if setter is not None and hasattr(frames, "_FrameExecStrategy"):
+        action = frames._FrameAction
+        setter(
+            function.__code__,
+            frames._FrameExecStrategy(action.SKIP, action.DEFAULT),
+        )
+    return function
+'''
 
 _DEFERRED_SOURCE = f'''\
 def {DEFERRED}(function):
@@ -99,6 +122,7 @@ def {DEFERRED}(function):
     runtime.functions[name] = (
         functools.partial(function, {IN_GRAPH}=True) if located else function
     )
+    {INLINE_ONLY}(function)
 
     def kind_of(value):  # an Enum or a numpy scalar prints otherwise: "?"
         if isinstance(value, torch.Tensor):
@@ -130,13 +154,14 @@ def {DEFERRED}(function):
             values[0] = [torch.empty(0)]  # (CPU) then frees buffers too early
         return runtime.op(name, kinds, *values)
 
-    return call
+    return {INLINE_ONLY}(call)
 '''
 
 
 def _where_source(name: str, summary: str, exactness: str, grad_test: str) -> str:
     """A selection helper; the two differ in what they do while autograd records."""
     return f'''\
+@{INLINE_ONLY}
 def {name}(condition, if_true, if_false):
     """{summary}
 
@@ -190,6 +215,7 @@ _WHERE_GRAD_SOURCE = _where_source(
 )
 
 _CHECK_SOURCE = f'''\
+@{INLINE_ONLY}
 def {CHECK}(failed, error, message):
     """Raise `error(message)` if `failed` (graphmend [Trap]).
 
@@ -209,6 +235,7 @@ def {RAISE}(failed, error, message):
 '''
 
 _DIFFER_SOURCE = f'''\
+@{INLINE_ONLY}
 def {DIFFER}(a, b):
     """`not torch.equal(a, b)` as a 0-d bool tensor (graphmend [Trap]).
 
@@ -226,6 +253,7 @@ def {DIFFER}(a, b):
 '''
 
 _ITEM_SOURCE = f'''\
+@{INLINE_ONLY}
 def {ITEM}(value):
     """`value.item()` kept as a tensor that compares with an int exactly as the
     number does (graphmend [Trap], [Where]).
@@ -262,6 +290,7 @@ def {ASSERT}(holds, *message):
 '''
 
 _KEEPS_BRANCH_SOURCE = f'''\
+@{INLINE_ONLY}
 def {KEEPS_BRANCH}(*inputs):
     """Whether an `if` that graphmend [Where] keeps runs as written.
 
@@ -282,11 +311,16 @@ def {KEEPS_BRANCH}(*inputs):
     return len(inputs) == 0
 '''
 
-#: Fixed helpers that call other fixed helpers.
-_NEEDS: Dict[str, str] = {CHECK: DEFERRED, ASSERT: DEFERRED}
+#: Fixed helpers that call, or are decorated by, other fixed helpers.
+_NEEDS: Dict[str, str] = {
+    CHECK: DEFERRED,
+    ASSERT: DEFERRED,
+    **{name: INLINE_ONLY for name in (DEFERRED, DIFFER, ITEM, WHERE, WHERE_GRAD, KEEPS_BRANCH)},
+}
 
 #: The fixed helpers, in the order they are emitted.
 FIXED_HELPERS: Dict[str, str] = {
+    INLINE_ONLY: _INLINE_ONLY_SOURCE,
     DEFERRED: _DEFERRED_SOURCE,
     CHECK: _CHECK_SOURCE,
     DIFFER: _DIFFER_SOURCE,

@@ -555,7 +555,10 @@ def test_a_printed_tensor_that_requires_grad_is_printed_as_written(tmp_path: Pat
     with torch.no_grad():
         report = probe(fixed.Shows(), x)
     assert (report.graphs, report.breaks) == (1, 0)
-    assert probe(fixed.Shows(), x).breaks > 0
+    # the break stays, once: the helper's frames, which Dynamo inlines, are not compiled
+    # apart (`_graphmend_inline_only`), so no frame of theirs adds a break event
+    report, expected = probe(fixed.Shows(), x), probe(original.Shows(), x)
+    assert (report.graphs, report.breaks) == (expected.graphs, expected.breaks) != (1, 0)
 
 
 # ---------------------------------------------------------------------------- LayerDrop

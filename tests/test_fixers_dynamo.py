@@ -558,6 +558,62 @@ CAST_SOURCE = """
 """
 
 
+SKIPPED_FRAME_SOURCE = """
+    import logging
+
+    import torch
+    from torch import nn
+
+    logger = logging.getLogger("graphmend.skipped")
+
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, h):
+            h = self.fc(h)
+            logger.info("layer", extra={"k": 1})
+            return h
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([Layer(), Layer()])
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            print("rows", x.shape[0])
+            h = x * 3
+            if h.sum() > 0:
+                h = h * 2
+            return h
+"""
+
+
+def test_helpers_called_where_dynamo_runs_code_eagerly_make_no_graph(tmp_path: Path) -> None:
+    """A break that stays (a declined log in a loop's callee) makes Dynamo run the rest of the
+    caller eagerly; the helpers called there (`_graphmend_inline_only`) run as plain Python,
+    as the code they replaced did, and are not compiled as graphs of their own."""
+    original, fixed, code = original_and_fixed(SKIPPED_FRAME_SOURCE, tmp_path, declines=True)
+    assert "_graphmend_print(" in code and "_graphmend_where_grad(" in code
+    torch.manual_seed(0)
+    before, after = original.Model(), fixed.Model()
+    after.load_state_dict(before.state_dict())
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        expected = probe(before, x)
+        report = probe(after, x)
+        assert (report.graphs, report.breaks) == (expected.graphs, expected.breaks)
+        stdout = io.StringIO()
+        with contextlib.redirect_stdout(stdout):
+            assert same(compiled(after)(x), before(x))
+        assert stdout.getvalue() == "rows 2\n" * 2
+
+
 def test_deferred_message_of_a_dtype_chosen_by_branches(tmp_path: Path) -> None:
     """The flash-attention paths' warning formats a dtype that static branches choose."""
     original, fixed, code = original_and_fixed(CAST_SOURCE, tmp_path)

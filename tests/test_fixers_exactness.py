@@ -30,7 +30,7 @@ from libcst.codemod import CodemodContext, TransformSuccess, transform_module  #
 from test_fixers_dynamo import Capture, load, same  # noqa: E402
 
 from fixers.fix_all import FixAll  # noqa: E402
-from fixers.helpers import FIXED_HELPERS, KEEPS_BRANCH, WHERE, WHERE_GRAD  # noqa: E402
+from fixers.helpers import FIXED_HELPERS, INLINE_ONLY, KEEPS_BRANCH, WHERE, WHERE_GRAD  # noqa: E402
 from flake8_graphmend.engine import analyze_source  # noqa: E402
 from flake8_graphmend.registry import RULES  # noqa: E402
 from flake8_graphmend.verify.dynamo import probe  # noqa: E402
@@ -2672,11 +2672,16 @@ def test_equal_guard_of_other_values_raises_as_torch_equal(expected: Any, tmp_pa
     assert outcomes[0] == outcomes[1]
 
 
+def _helper(name: str) -> Any:
+    """The emitted helper ``name``, defined as a fixed module defines it."""
+    namespace: Dict[str, Any] = {"torch": torch}
+    exec(FIXED_HELPERS[INLINE_ONLY] + FIXED_HELPERS[name], namespace)
+    return namespace[name]
+
+
 def test_selection_of_sparse_tensors_branches_in_python() -> None:
     """torch.where takes no sparse operands: the helper gives the branch's tensor itself."""
-    namespace: Dict[str, Any] = {"torch": torch}
-    exec(FIXED_HELPERS[WHERE], namespace)
-    where = namespace[WHERE]
+    where = _helper(WHERE)
     adj = torch.eye(3).to_sparse()
     first, second = adj * 0.5, adj * 2.0
     assert where(torch.tensor(True), first, second) is first
@@ -2687,9 +2692,7 @@ def test_selection_of_sparse_tensors_branches_in_python() -> None:
 def test_a_kept_parameter_is_selected_as_itself_without_autograd(helper: str) -> None:
     """Under ``torch.no_grad()`` a Parameter kept on one path still requires grad, and the
     selection would not: the helper gives the branch's tensor itself."""
-    namespace: Dict[str, Any] = {"torch": torch}
-    exec(FIXED_HELPERS[helper], namespace)
-    where = namespace[helper]
+    where = _helper(helper)
     weight = torch.nn.Parameter(torch.ones(2))
     with torch.no_grad():
         scaled = weight * 0.5
@@ -2789,9 +2792,7 @@ def test_eager_selection_returns_the_branch_tensor_itself() -> None:
     """Eager, both helpers branch like the original: the very tensor, its autograd node and
     its aliases; only compiled code selects with torch.where."""
     for helper in (WHERE, WHERE_GRAD):
-        namespace: Dict[str, Any] = {"torch": torch}
-        exec(FIXED_HELPERS[helper], namespace)
-        where = namespace[helper]
+        where = _helper(helper)
         x = torch.ones(3, requires_grad=True)
         doubled, view = x * 2, x[:2]
         assert where(torch.tensor(True), doubled, x + 1) is doubled
