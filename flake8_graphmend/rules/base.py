@@ -239,6 +239,19 @@ class FunctionContext:
             if isinstance(statement, ast.If) and any(inner is s for s in statement.body)
         ]
 
+    def _tensor_loop(self, node: AnyNode) -> Optional[ast.While]:
+        """The ``while`` on tensor data whose body holds ``node``, if any: Dynamo breaks at its
+        test on every iteration, and runs a body without breaks as a graph of its own."""
+        path = _statement_path(self.region.function.body, (node.lineno, node.col_offset))
+        for statement in path[:-1]:
+            if (
+                isinstance(statement, ast.While)
+                and _spans_block(statement.body, (node.lineno, node.col_offset))
+                and self.values.is_data_dependent(statement.test)
+            ):
+                return statement
+        return None
+
     def _note_frame_end(self, node: AnyNode, end: AnyNode, stops_tracing: Optional[str]) -> None:
         """Record that Dynamo traces no further than an unconditional break at ``node``, when
         it does not: a break in a loop makes Dynamo skip the whole frame (GB7000), and so does
@@ -283,10 +296,17 @@ class FunctionContext:
         rule = RULES_BY_CODE[code]
         if plan is not None and rule.fixer:
             marker = self.symbols.scripting_marker(self.lines)
+            loop = self._tensor_loop(node)
             if marker:
                 plan, decline = None, (
                     f"the module uses `{marker}`, so it is meant for torch.jit.script too, "
                     "which cannot compile the emitted helpers"
+                )
+            elif loop is not None:
+                plan, decline = None, (
+                    f"the `while` of line {loop.lineno} tests a tensor, which breaks the graph "
+                    "on every iteration: fixed, its body would only be compiled as one more "
+                    "graph"
                 )
         where = f"{self.function_name}()"
         if self.region.compiled:
