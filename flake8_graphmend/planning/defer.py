@@ -106,7 +106,9 @@ def defer_plan(
         elif tensor_metadata(arg) and _metadata_of_a_name(arg, ctx):
             metadata.append(index)
         else:
-            problem = _passed_problem(arg, ctx)
+            problem = _passed_problem(arg, ctx) or (
+                _kept_in_record_problem(arg, node, ctx) if code == "GM102" else None
+            )
             if problem:
                 return declined(problem)
     plan = DeferPlan(
@@ -119,6 +121,33 @@ def defer_plan(
         own_helper=code == "GM103",
     )
     return plan, None
+
+
+def _kept_in_record_problem(arg: ast.expr, node: ast.Call, ctx: FunctionContext) -> Optional[str]:
+    """A tensor that a log record keeps (its ``%s`` argument, or its message) and the function
+    updates in place after the call: a handler that formats the record later (a
+    ``MemoryHandler``, pytest's ``caplog``) shows the update, and under torch.compile the
+    graph would hand the op the tensor as it was at the call."""
+    if not isinstance(arg, ast.Name):
+        return None
+    # in a loop around the call, an update on an earlier line of it follows the next call
+    loops = [
+        (loop.lineno, loop.end_lineno or loop.lineno)
+        for loop in ast.walk(ctx.region.function)
+        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+        and loop.lineno <= node.lineno <= (loop.end_lineno or loop.lineno)
+    ]
+    after = [
+        line for line in ctx.mutations.get(arg.id, ())
+        if line > node.lineno or any(start <= line <= end for start, end in loops)
+    ]
+    if not after:
+        return None
+    return (
+        f"the log record keeps `{arg.id}`, which line {after[0]} updates in place: a handler "
+        "that formats records later would show the update, which the compiled graph cannot "
+        "pass on"
+    )
 
 
 def _attributed_warning_problem(node: ast.Call) -> Optional[str]:
