@@ -2344,6 +2344,35 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([float("nan"), 2.0]),),
         "inside the `try`",
     ),
+    "a kept input updated in place through a name given to it after the if": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = nn.ReLU(inplace=True)
+
+            def forward(self, x):
+                if x.abs().amax() > 3.0:
+                    x = x.clamp(-3.0, 3.0)
+                shortcut = x
+                out = self.act(shortcut.view(-1))
+                return out.sum()
+        """,
+        (torch.tensor([-1.0, 2.0]),),
+        "(through `shortcut`)",
+    ),
+    "a kept input returned through a name given to it after the if": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if x.abs().amax() > 3.0:
+                    x = x.clamp(-3.0, 3.0)
+                y = x
+                return y, y.sum()
+        """,
+        (torch.zeros(4),),
+        "a tensor the caller can hold",
+    ),
 }
 
 

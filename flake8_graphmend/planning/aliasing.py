@@ -102,12 +102,13 @@ def updated_in_place(name: str, ctx: FunctionContext) -> Optional[int]:
 
 
 def _mutating_call(name: str, ctx: FunctionContext, after: int = 0) -> Optional[ast.Call]:
-    """A call after line ``after`` that is handed ``name`` and may update it in place."""
+    """A call after line ``after`` that is handed ``name``'s tensor or a view of it
+    (``self.act(h.view(-1))``) and may update it in place."""
     for call in ctx.facts.calls:
         arguments = [*call.args, *(k.value for k in call.keywords)]
         if (
             call.lineno > after
-            and any(isinstance(a, ast.Name) and a.id == name for a in arguments)
+            and any(_hands_on(a, name, ctx) for a in arguments)
             and _may_mutate_arguments(call, ctx)
         ):
             return call
@@ -123,17 +124,23 @@ def aliasing_problem(
     an ``inplace=True`` call or submodule, a helper that mutates its argument) also changes the
     source (a buffer, an input); ``torch.where`` returns a new tensor, which breaks that link.
     """
+    end = node.end_lineno or node.lineno
     for name in results:
         values = [side[name] for side in sides if name in side]
         if not any(may_alias(value, ctx) for value in values) and len(values) == 2:
             continue
-        call = _mutating_call(name, ctx, after=node.end_lineno or node.lineno)
-        if call is not None:
-            return (
-                f"`{name}` may be an existing tensor on one path and "
-                f"`{ast.unparse(call.func)}()` "
-                f"(line {call.lineno}) may update it in place; torch.where returns a new tensor"
-            )
+        aliases = _aliases_after(name, end, ctx)
+        for other in aliases:
+            call = _mutating_call(other, ctx, after=end)
+            line = next((ln for ln in ctx.mutations.get(other, []) if ln > end), None)
+            if call is not None or (other != name and line is not None):
+                shown = f"`{ast.unparse(call.func)}()`" if call is not None else "an update"
+                via = "" if other == name else f" (through `{other}`)"
+                return (
+                    f"`{name}` may be an existing tensor on one path and {shown} "
+                    f"(line {call.lineno if call is not None else line}) may update it in "
+                    f"place{via}; torch.where returns a new tensor"
+                )
         kept = values if len(values) == 2 else [*values, ast.Name(id=name, ctx=ast.Load())]
         for value in kept:
             root = root_name(value)
@@ -143,7 +150,10 @@ def aliasing_problem(
                     f"`{ast.unparse(value)}` is updated in place (line {line}); "
                     "torch.where returns a new tensor, not the same one"
                 )
-            escape = _escape_after(name, node, ctx)
+            escape = min(
+                (line for other in aliases if (line := escape_after(other, node, ctx))),
+                default=None,
+            )
             if may_alias(value, ctx) and caller_visible(root, node, ctx) and escape:
                 return (
                     f"one path keeps `{ast.unparse(value)}`, a tensor the caller can hold, and "
@@ -157,6 +167,49 @@ def aliasing_problem(
                     "torch.where returns a new tensor"
                 )
     return None
+
+
+def _aliases_after(name: str, end: int, ctx: FunctionContext) -> List[str]:
+    """``name`` and the locals bound after line ``end`` to its tensor or a view of it, directly
+    or through one another (``y = x``, ``y = x.view(-1)``, ``a, y = h, x``; not a container
+    of it, ``outputs = (x,)``, which ``_escape_after`` follows)."""
+    found = [name]
+    changed = True
+    while changed:
+        changed = False
+        for binding in ctx.facts.bindings:
+            if getattr(binding, "lineno", 0) <= end:
+                continue
+            for target in _bound_names(binding):
+                value = _assigned_value(binding, target)
+                if target in found or value is None:
+                    continue
+                if any(_same_tensor(value, alias, ctx) for alias in found):
+                    found.append(target)
+                    changed = True
+    return found
+
+
+def _same_tensor(value: ast.expr, name: str, ctx: FunctionContext) -> bool:
+    """Whether ``value`` may be ``name``'s tensor itself or a view of it (``name``,
+    ``name.view(-1)``, ``name[0]``, a call that may hand it back), not a container of it."""
+    if isinstance(value, ast.Name):
+        return value.id == name
+    if isinstance(value, (ast.Attribute, ast.Subscript)):
+        return _same_tensor(value.value, name, ctx)
+    if isinstance(value, ast.Call):
+        return any(_same_tensor(source, name, ctx) for source in _call_sources(value, ctx))
+    return False
+
+
+def _bound_names(binding: ast.AST) -> List[str]:
+    """The plain names an assignment binds (``a`` and ``b`` of ``a, b = ...``)."""
+    targets: List[ast.expr] = []
+    if isinstance(binding, ast.Assign):
+        targets = list(binding.targets)
+    elif isinstance(binding, ast.AnnAssign):
+        targets = [binding.target]
+    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
 
 
 def _aliased_before(value: ast.expr, node: ast.If, ctx: FunctionContext) -> Optional[int]:
@@ -430,7 +483,7 @@ def _unique(nodes: List[ast.AST]) -> List[ast.AST]:
 _KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
 
 
-def _escape_after(name: str, node: ast.If, ctx: FunctionContext) -> Optional[int]:
+def escape_after(name: str, node: ast.stmt | ast.expr, ctx: FunctionContext) -> Optional[int]:
     """The line after ``node`` where ``name`` leaves the function (a return, a store into an
     attribute or an item, a yield), or goes into a container that may (``states + (h,)``,
     ``[h]``, ``cache.append(h)``), or None."""
@@ -451,14 +504,23 @@ def _handed_on_between(
     (``locals_too``: any name), a container display, a method or function that keeps its
     argument; None."""
     outer = outer_names(ctx.region.function)
+    consumed = {  # `torch.cat((h, x))`: a display that a new tensor is made of
+        id(argument)
+        for root in roots
+        for node in ast.walk(root)
+        if isinstance(node, ast.Call) and _call_kind(node, ctx) == "fresh"
+        for argument in node.args
+    }
     for sub in (node for root in roots for node in ast.walk(root)):
         line = getattr(sub, "lineno", 0)
-        if line <= start or (end is not None and line >= end):
+        if line <= start or (end is not None and line >= end) or id(sub) in consumed:
             continue
         values = _kept_values(sub, outer, locals_too)
         if isinstance(sub, (ast.Return, ast.Yield, ast.YieldFrom)) and sub.value is not None:
             values = [sub.value]
-        elif isinstance(sub, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+        elif isinstance(sub, (ast.Tuple, ast.List, ast.Set, ast.Dict)) and not isinstance(
+            getattr(sub, "ctx", None), ast.Store
+        ):
             values = [sub]
         elif isinstance(sub, ast.Call) and _keeps_argument(sub, ctx):
             values = [*sub.args, *(k.value for k in sub.keywords)]
