@@ -2344,6 +2344,63 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([float("nan"), 2.0]),),
         "inside the `try`",
     ),
+    "a guard reached through a deep copy of a submodule, called inside a try": (
+        """
+        import copy
+
+
+        class Encoder(nn.Module):
+            def forward(self, x):
+                if torch.isnan(x).any():
+                    raise ValueError("nan input")
+                return x * 2
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.student = Encoder()
+                self.teacher = copy.deepcopy(self.student)
+
+            def forward(self, x):
+                try:
+                    return self.teacher(x)
+                except ValueError:
+                    return torch.zeros_like(x)
+        """,
+        (torch.tensor([float("nan"), 1.0]),),
+        "inside the `try`",
+    ),
+    "a guard reached through clones that a module function makes, under no_grad": (
+        """
+        import copy
+
+
+        def clones(module, n):
+            return nn.ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
+        class Layer(nn.Module):
+            def forward(self, x):
+                if torch.isnan(x).any():
+                    raise ValueError("nan input")
+                return x + 1
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = clones(Layer(), 2)
+
+            def forward(self, x):
+                with torch.no_grad():
+                    for layer in self.layers:
+                        x = layer(x)
+                return x
+        """,
+        (torch.tensor([float("nan"), 1.0]),),
+        "with torch.no_grad()",
+    ),
     "a kept input updated in place through a name given to it after the if": (
         """
         class Model(nn.Module):

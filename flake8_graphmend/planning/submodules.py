@@ -338,13 +338,12 @@ def classes_of_call(
     None otherwise."""
     if isinstance(value, ast.Constant) and value.value is None:
         return []
+    if isinstance(value, ast.Call) and symbols.qualified_name(value.func) in _COPIES:
+        return None  # a copy of a module of any class, of this file too
     if imported and _built_elsewhere(value, symbols):
         return []
     if isinstance(value, ast.IfExp):
-        either = [classes_of_call(v, method, symbols, imported) for v in (value.body, value.orelse)]
-        if any(classes is None for classes in either):
-            return None
-        return sorted({name for classes in either if classes for name in classes})
+        return _classes_of_either(value, method, symbols, imported)
     if isinstance(value, ast.Name) and not binds_locally(method, value.id, assignments=False):
         bound = [
             node.value
@@ -390,6 +389,131 @@ def classes_of_call(
     ):
         return None
     return sorted({v.id for v in values if isinstance(v, ast.Name)})
+
+
+def _classes_of_either(
+    value: ast.IfExp, method: FunctionNode, symbols: ModuleSymbols, imported: bool
+) -> Optional[List[str]]:
+    """The classes of both values of ``A(...) if c else B(...)``; None if one is not known."""
+    either = [classes_of_call(v, method, symbols, imported) for v in (value.body, value.orelse)]
+    if any(classes is None for classes in either):
+        return None
+    return sorted({name for classes in either if classes for name in classes})
+
+
+#: Calls that return a copy of their argument, of the argument's class.
+_COPIES = frozenset({"copy.deepcopy", "copy.copy"})
+#: Where an object built by ``Class(...)`` stays in reach of ``held_classes``: a binding, a
+#: display or comprehension, a conditional value, the arguments of these calls.
+_FOLLOWED_PARENTS = (
+    ast.Assign, ast.AnnAssign, ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp, ast.IfExp,
+    ast.Expr,
+)
+_FOLLOWED_CALLS = frozenset({"ModuleList", "Sequential", "append", "deepcopy", "copy"})
+#: Where a class named as a value tells nothing about its objects.
+_TYPE_TESTS = frozenset({"isinstance", "issubclass", "super"})
+
+
+@functools.lru_cache(maxsize=8)
+def loosely_built(tree: ast.Module) -> FrozenSet[str]:
+    """The classes of ``tree`` whose objects may sit in a module attribute that
+    ``held_classes`` cannot name: a class handed on as a value (``CLASSES = {"eager":
+    Attention}``), an object of it returned (a factory method), put in a dict or handed to a
+    function, or copied (``copy.deepcopy(self.block)``, ``type(self.block)()``, a module
+    function that copies its parameter, as ``_get_clones(layer, n)``)."""
+    classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    parents = parent_map(tree)
+    loose: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and _copies(node, parents):
+            loose |= _classes_copied(node.args[0], node, tree, parents, classes, 0)
+        if not (isinstance(node, ast.Name) and node.id in classes):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Call) and parent.func is node:
+            holder = parents.get(id(parent))
+            if isinstance(holder, _FOLLOWED_PARENTS) or (
+                isinstance(holder, ast.Call) and _called_name(holder) in _FOLLOWED_CALLS
+            ):
+                continue
+        elif isinstance(parent, (ast.ClassDef, ast.Attribute, ast.arg)) or _type_test(
+            parent, parents
+        ):
+            continue  # a base, `Block.method`, an annotation, `isinstance(m, (A, Block))`
+        loose.add(node.id)
+    return frozenset(loose)
+
+
+def _type_test(node: Optional[ast.AST], parents: Dict[int, ast.AST]) -> bool:
+    """Whether ``node`` (or the tuple it is in) is an argument of ``isinstance`` and the like."""
+    if isinstance(node, ast.Tuple):
+        node = parents.get(id(node))
+    return isinstance(node, ast.Call) and _called_name(node) in _TYPE_TESTS
+
+
+def _copies(call: ast.Call, parents: Dict[int, ast.AST]) -> bool:
+    """``copy.deepcopy(x)``, ``copy.copy(x)``, ``deepcopy(x)``, or ``type(x)`` called."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return (
+            func.attr in ("deepcopy", "copy")
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "copy"
+        )
+    if isinstance(func, ast.Name) and func.id == "type":
+        caller = parents.get(id(call))
+        return isinstance(caller, ast.Call) and caller.func is call
+    return isinstance(func, ast.Name) and func.id == "deepcopy"
+
+
+def _classes_copied(
+    value: ast.expr,
+    at: ast.AST,
+    tree: ast.Module,
+    parents: Dict[int, ast.AST],
+    classes: Set[str],
+    depth: int,
+) -> Set[str]:
+    """The classes of this file whose object ``value`` (at ``at``) may be: ``Block(...)``, a
+    local bound to one, ``self.X`` (what any class stores into ``.X``), or a parameter of a
+    module function (the arguments its calls in the file pass)."""
+    if depth > _DEPTH:
+        return set()
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        return {value.func.id} & classes
+    if isinstance(value, ast.Attribute):
+        return {
+            name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign)
+            for target in node.targets
+            if isinstance(target, ast.Attribute) and target.attr == value.attr
+            for name in _classes_copied(node.value, node, tree, parents, classes, depth + 1)
+        }
+    function = parents.get(id(at))
+    while function is not None and not isinstance(
+        function, (ast.FunctionDef, ast.AsyncFunctionDef)
+    ):
+        function = parents.get(id(function))
+    if not isinstance(value, ast.Name) or function is None:
+        return set()
+    found: Set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == value.id for t in node.targets
+        ):
+            found |= _classes_copied(node.value, node, tree, parents, classes, depth + 1)
+    positional = [a.arg for a in function.args.posonlyargs + function.args.args]
+    if value.id not in positional or not isinstance(parents.get(id(function)), ast.Module):
+        return found
+    index = positional.index(value.id)
+    for call in ast.walk(tree):
+        if isinstance(call, ast.Call) and _called_name(call) == function.name:
+            passed = [k.value for k in call.keywords if k.arg == value.id]
+            passed += call.args[index:index + 1]
+            for argument in passed:
+                found |= _classes_copied(argument, call, tree, parents, classes, depth + 1)
+    return found
 
 
 def _built_elsewhere(value: ast.expr, symbols: ModuleSymbols) -> bool:

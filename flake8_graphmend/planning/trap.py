@@ -27,7 +27,7 @@ from .module_state import (
     CONTAINER_UPDATES, body_changes_state, call_changes_state, class_method, held_classes,
     lineage, module_expression, stored_roots, updated_by_call,
 )
-from .submodules import NAMESPACE_CALLS, file_bases, forward_of
+from .submodules import NAMESPACE_CALLS, file_bases, forward_of, loosely_built
 from .totals import (
     initialised_attribute, maybe_unbound, metadata_receiver, names_read, plain_argument,
     self_chain,
@@ -484,8 +484,10 @@ def _call_sites(ctx: FunctionContext) -> List[_CallSite]:
     """The calls in this module that lead to the guard's function, up the chain of callers:
     ``check(x)``, ``self.check(x)`` in its class, and, for a ``forward``, ``self.inner(x)``,
     ``self.layers[i](x)`` or ``layer(x)`` over ``self.layers`` in any class whose attribute
-    may hold the guard's class (or a subclass that keeps its ``forward``). Callers in other
-    files are not seen."""
+    may hold the guard's class (or a subclass that keeps its ``forward``), or a module whose
+    class is not known where the guard's class is built so (``submodules.loosely_built``:
+    ``copy.deepcopy(layer)``, ``CLASSES[kind](config)``). Callers in other files are not
+    seen."""
     symbols = ctx.symbols
     functions: List[Tuple[FunctionNode, Optional[ClassInfo]]] = [
         *((function, None) for function in symbols.functions.values()),
@@ -537,10 +539,15 @@ def _leads_to(
     if callee.name not in ("forward", "__call__"):
         return False
     module = module_expression(func, caller)
-    held = held_classes(module, caller_owner, symbols) if module is not None else None
+    if module is None:
+        return False
+    held = held_classes(module, caller_owner, symbols)
+    if held is None:  # a module of a class not known: one built where it is not followed
+        loose = loosely_built(symbols.tree)
+        return any(info.node.name in loose for info in lineage(callee_owner, symbols))
     return any(
         name in symbols.classes and _runs_when_called(symbols.classes[name], symbols) is callee
-        for name in held or ()
+        for name in held
     )
 
 
