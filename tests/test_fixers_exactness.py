@@ -2401,6 +2401,99 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([float("nan"), 1.0]),),
         "with torch.no_grad()",
     ),
+    "a logged tensor that the function returns": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                h = x + 1
+                logger.warning("h %s", h)
+                return h
+        """,
+        (torch.zeros(2),),
+        "hands on: a handler that formats records later",
+    ),
+    "a logged buffer": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("load", torch.zeros(2))
+
+            def forward(self, x):
+                self.load.mul_(0.5)
+                logger.warning("load %s", self.load)
+                self.load.add_(x)
+                return x + 1
+        """,
+        (torch.ones(2),),
+        "a tensor the caller or the module holds",
+    ),
+    "a print after sys.stdout is replaced": (
+        """
+        import io
+        import sys
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.sink = io.StringIO()
+
+            def forward(self, x):
+                saved = sys.stdout
+                sys.stdout = self.sink
+                print("hidden", x)
+                sys.stdout = saved
+                return x + 1
+        """,
+        (torch.ones(2),),
+        "changes `sys` first",
+    ),
+    "a log call after a filter's state is set": (
+        """
+        class Mute(logging.Filter):
+            def __init__(self):
+                super().__init__()
+                self.active = False
+
+            def filter(self, record):
+                return not self.active
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mute = Mute()
+
+            def forward(self, x):
+                self.mute.active = True
+                logger.warning("x sum %s", x.sum())
+                self.mute.active = False
+                return x + 1
+        """,
+        (torch.ones(2),),
+        "changes `self.mute` first",
+    ),
+    "a warning after F.embedding renorms the weight": (
+        """
+        import torch.nn.functional as F
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                weight = torch.arange(40.0).reshape(10, 4)
+                self.weight = nn.Parameter(weight, requires_grad=False)
+
+            def forward(self, ids):
+                h = F.embedding(ids, self.weight, max_norm=1.0)
+                if ids.shape[0] > 2:
+                    warnings.warn("long input")
+                return h
+        """,
+        (torch.tensor([3, 4, 5]),),
+        "may change Python state or update a tensor in place",
+    ),
     "a kept input updated in place through a name given to it after the if": (
         """
         class Model(nn.Module):

@@ -18,9 +18,12 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
+from ..analysis.index import root_name
 from ..analysis.purity import impurity
+from ..analysis.symbols import self_attribute
 from ..analysis.values import Kind, is_size
 from . import Plan, Planned, Position, declined, position
+from .aliasing import escape_after, hands_on_caller_tensor, may_alias
 from .conditions import is_elif, shared_line_problem, split_condition
 from .items import is_zero_dim
 from .module_state import stored_roots
@@ -80,7 +83,7 @@ def defer_plan(
     """Whether [Defer] may rewrite the call ``node`` (reported as ``code``)."""
     problem = (
         _call_form_problem(code, node, statement, ctx)
-        or _print_options_problem(ctx)
+        or _read_state_problem(node, ctx)
         or _keywords_problem(code, node, ctx)
         or _logger_problem(code, node, ctx)
         or (state_change_problem(statement, ctx, _RAISING_WARNING) if code == "GM103" else None)
@@ -124,12 +127,36 @@ def defer_plan(
 
 
 def _kept_in_record_problem(arg: ast.expr, node: ast.Call, ctx: FunctionContext) -> Optional[str]:
-    """A tensor that a log record keeps (its ``%s`` argument, or its message) and the function
-    updates in place after the call: a handler that formats the record later (a
-    ``MemoryHandler``, pytest's ``caplog``) shows the update, and under torch.compile the
-    graph would hand the op the tensor as it was at the call."""
+    """A tensor that a log record keeps (its ``%s`` argument, or its message) and that may be
+    updated in place after the call: by this function, or, where it is the caller's or the
+    module's (an input, ``self.buffer``) or leaves the function (returned, stored), by other
+    code. A handler that formats records later (a ``MemoryHandler``, pytest's ``caplog``)
+    shows the update, and under torch.compile the graph hands the op the tensor as it was at
+    the call."""
+    if ctx.values.kind(arg) is Kind.STATIC or not may_alias(arg, ctx):
+        return None  # a number or a string, or a new tensor only the record holds
+    shown = ast.unparse(arg)
+    later = "a handler that formats records later would show an update made after the call"
+    if hands_on_caller_tensor(arg, node, ctx):
+        # the graph hands the op an input as it is, unless an update came first
+        root = root_name(arg)
+        plain = isinstance(arg, ast.Name) or self_attribute(arg) is not None
+        before = [line for line in ctx.mutations.get(root or "", ()) if line < node.lineno]
+        if plain and not before:
+            return None
+        return (
+            f"the log record keeps `{shown}`, a tensor the caller or the module holds "
+            f"{f'and line {before[0]} updates first' if before else 'or a view of one'}: "
+            f"{later}, which the compiled graph cannot pass on"
+        )
     if not isinstance(arg, ast.Name):
         return None
+    escape = escape_after(arg.id, node, ctx)
+    if escape is not None:
+        return (
+            f"the log record keeps `{shown}`, which line {escape} hands on: {later}, which "
+            "the compiled graph cannot pass on"
+        )
     # in a loop around the call, an update on an earlier line of it follows the next call
     loops = [
         (loop.lineno, loop.end_lineno or loop.lineno)
@@ -195,17 +222,60 @@ def _call_form_problem(
     return None
 
 
-def _print_options_problem(ctx: FunctionContext) -> Optional[str]:
-    """The function sets how tensors print (``torch.set_printoptions``): under compile that
-    runs while Dynamo traces, not when the graph makes the deferred call."""
-    for node in ast.walk(ctx.region.function):
-        if isinstance(node, ast.Call):
-            name = ctx.symbols.qualified_name(node.func) or ast.unparse(node.func)
+def _read_state_problem(node: ast.Call, ctx: FunctionContext) -> Optional[str]:
+    """The function changes state that the call reads without being given it: how tensors
+    print (``torch.set_printoptions``), or an attribute of an object other than ``self``
+    (``sys.stdout = sink``, ``self.filter.active = quiet``, ``setattr``), before the call or
+    in a loop around it. Under compile, Dynamo applies such changes after the graph, and the
+    graph makes the deferred call before that: it would write to the old stream, pass the
+    record through the filter as it was, or print with the old options."""
+    function = ctx.region.function
+    loops = [
+        loop for loop in ast.walk(function)
+        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+        and loop.lineno <= node.lineno <= (loop.end_lineno or loop.lineno)
+    ]
+    for sub in ast.walk(function):
+        if isinstance(sub, ast.Call):
+            name = ctx.symbols.qualified_name(sub.func) or ast.unparse(sub.func)
             if name.endswith("set_printoptions"):
                 return (
-                    f"the function calls `{ast.unparse(node.func)}()`, which under compile "
+                    f"the function calls `{ast.unparse(sub.func)}()`, which under compile "
                     "runs while Dynamo traces, not when the graph makes the call"
                 )
+        line = getattr(sub, "lineno", 0)
+        if line >= node.lineno and not any(
+            loop.lineno <= line <= (loop.end_lineno or loop.lineno) for loop in loops
+        ):
+            continue
+        changed = _changed_object(sub)
+        if changed is not None:
+            return (
+                f"line {line} changes `{changed}` first, which the call may read (a stream, "
+                "a filter, a handler): under compile that change is applied after the graph, "
+                "which makes the call before it"
+            )
+    return None
+
+
+def _changed_object(node: ast.AST) -> Optional[str]:
+    """What ``node`` changes an attribute of, other than ``self`` itself: ``sys`` of
+    ``sys.stdout = s``, ``self.mute`` of ``self.mute.active = q``, the object of ``setattr``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id == "setattr" and node.args:
+            return ast.unparse(node.args[0])
+        return None
+    targets: List[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        targets = [node.target]
+    for target in targets:
+        if not isinstance(target, ast.Attribute):
+            continue
+        owner = target.value
+        if not (isinstance(owner, ast.Name) and owner.id == "self"):
+            return ast.unparse(owner)
     return None
 
 

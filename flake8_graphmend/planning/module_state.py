@@ -175,13 +175,17 @@ _UPDATING_ARGUMENTS = {
     "batch_norm": ((1, "running_mean"), (2, "running_var")),
     "instance_norm": ((1, "running_mean"), (2, "running_var")),
 }
+#: Functions that renorm their weight (argument 1) in place when given ``max_norm`` (at the
+#: position shown, or by keyword) other than None.
+_RENORMING_FUNCTIONS = {"embedding": 3, "embedding_bag": 3}
 
 
 def updated_by_call(call: ast.Call) -> List[ast.expr]:
     """The values ``call`` may update in place: the tensor of a method named like ``add_``,
     the first argument of an ``inplace=True`` call (``F.relu(x, True)`` too), an ``out=``
-    argument, and the running
-    statistics handed to ``F.batch_norm``/``F.instance_norm`` (``torch.batch_norm`` too)."""
+    argument, the running
+    statistics handed to ``F.batch_norm``/``F.instance_norm`` (``torch.batch_norm`` too), and
+    the weight that ``F.embedding`` renorms when given ``max_norm``."""
     updated: List[ast.expr] = []
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -194,6 +198,13 @@ def updated_by_call(call: ast.Call) -> List[ast.expr]:
     for position, keyword_name in _UPDATING_ARGUMENTS.get(name, ()):
         updated += call.args[position:position + 1]
         updated += [k.value for k in call.keywords if k.arg == keyword_name]
+    if name in _RENORMING_FUNCTIONS:
+        position = _RENORMING_FUNCTIONS[name]
+        norms = call.args[position:position + 1] + [
+            k.value for k in call.keywords if k.arg == "max_norm"
+        ]
+        if any(not (isinstance(v, ast.Constant) and v.value is None) for v in norms):
+            updated += call.args[1:2] + [k.value for k in call.keywords if k.arg == "weight"]
     return [value for value in updated if not isinstance(value, ast.Starred)]
 
 
