@@ -2401,6 +2401,27 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([float("nan"), 1.0]),),
         "with torch.no_grad()",
     ),
+    "a guard in the forward of a torch.autograd.Function": (
+        """
+        class SafeScale(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                if torch.isnan(x).any():
+                    raise ValueError("nan input")
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+
+
+        class Model(nn.Module):
+            def forward(self, x):
+                return SafeScale.apply(x)
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        "is a torch.autograd.Function",
+    ),
     "a logged tensor that the function returns": (
         """
         class Model(nn.Module):

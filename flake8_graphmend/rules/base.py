@@ -239,6 +239,36 @@ class FunctionContext:
             if isinstance(statement, ast.If) and any(inner is s for s in statement.body)
         ]
 
+    def _placement_problem(self, node: AnyNode) -> Optional[str]:
+        """Why no fix may go where ``node`` is, whatever the fix: a module meant for
+        ``torch.jit.script``, the body of a ``while`` on tensor data, a method of a
+        ``torch.autograd.Function``."""
+        marker = self.symbols.scripting_marker(self.lines)
+        if marker:
+            return (
+                f"the module uses `{marker}`, so it is meant for torch.jit.script too, "
+                "which cannot compile the emitted helpers"
+            )
+        loop = self._tensor_loop(node)
+        if loop is not None:
+            return (
+                f"the `while` of line {loop.lineno} tests a tensor, which breaks the graph "
+                "on every iteration: fixed, its body would only be compiled as one more "
+                "graph"
+            )
+        owner = self.region.owner
+        if owner is not None and any(
+            (self.symbols.qualified_name(base) or "").startswith("torch.autograd.")
+            and ast.unparse(base).endswith("Function")
+            for base in owner.node.bases
+        ):
+            return (
+                f"`{owner.node.name}` is a torch.autograd.Function: Dynamo runs it eagerly "
+                "after the break, so its output keeps the Function's own backward node; "
+                "fixed, Dynamo would trace it, and the output's grad_fn would be another"
+            )
+        return None
+
     def _tensor_loop(self, node: AnyNode) -> Optional[ast.While]:
         """The ``while`` on tensor data whose body holds ``node``, if any: Dynamo breaks at its
         test on every iteration, and runs a body without breaks as a graph of its own."""
@@ -295,19 +325,9 @@ class FunctionContext:
         """
         rule = RULES_BY_CODE[code]
         if plan is not None and rule.fixer:
-            marker = self.symbols.scripting_marker(self.lines)
-            loop = self._tensor_loop(node)
-            if marker:
-                plan, decline = None, (
-                    f"the module uses `{marker}`, so it is meant for torch.jit.script too, "
-                    "which cannot compile the emitted helpers"
-                )
-            elif loop is not None:
-                plan, decline = None, (
-                    f"the `while` of line {loop.lineno} tests a tensor, which breaks the graph "
-                    "on every iteration: fixed, its body would only be compiled as one more "
-                    "graph"
-                )
+            placement = self._placement_problem(node)
+            if placement:
+                plan, decline = None, placement
         where = f"{self.function_name}()"
         if self.region.compiled:
             where = f"compiled {where}"
