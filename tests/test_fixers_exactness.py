@@ -2470,6 +2470,29 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2),),
         "changes `sys` first",
     ),
+    "a print in a submodule whose parent sets the print options first": (
+        """
+        class Child(nn.Module):
+            def forward(self, x):
+                y = x / 3
+                print(y)
+                return y
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.child = Child()
+
+            def forward(self, x):
+                torch.set_printoptions(precision=2)
+                y = self.child(x)
+                torch.set_printoptions(profile="default")
+                return y
+        """,
+        (torch.ones(2),),
+        "in Model.forward()) runs first",
+    ),
     "a log call after a filter's state is set": (
         """
         class Mute(logging.Filter):

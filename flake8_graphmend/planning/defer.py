@@ -37,7 +37,7 @@ from .totals import (
     total_test,
     unsure_names,
 )
-from .trap import state_change_problem
+from .trap import run_by_callers, state_change_problem
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -223,39 +223,51 @@ def _call_form_problem(
 
 
 def _read_state_problem(node: ast.Call, ctx: FunctionContext) -> Optional[str]:
-    """The function changes state that the call reads without being given it: how tensors
-    print (``torch.set_printoptions``), or an attribute of an object other than ``self``
-    (``sys.stdout = sink``, ``self.filter.active = quiet``, ``setattr``), before the call or
-    in a loop around it. Under compile, Dynamo applies such changes after the graph, and the
-    graph makes the deferred call before that: it would write to the old stream, pass the
-    record through the filter as it was, or print with the old options."""
+    """The function, or a function of the module that calls on towards it, changes state that
+    the call reads without being given it: how tensors print (``torch.set_printoptions``), or
+    an attribute of an object other than ``self`` (``sys.stdout = sink``,
+    ``self.filter.active = quiet``, ``setattr``), before the call or in a loop around it.
+    Under compile, Dynamo applies such changes after the graph, and the graph makes the
+    deferred call before that: it would write to the old stream, pass the record through the
+    filter as it was, or print with the old options."""
     function = ctx.region.function
     loops = [
         loop for loop in ast.walk(function)
         if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
         and loop.lineno <= node.lineno <= (loop.end_lineno or loop.lineno)
     ]
-    for sub in ast.walk(function):
+    own = [
+        (sub, "")
+        for sub in ast.walk(function)
+        if isinstance(sub, (ast.stmt, ast.expr))
+        and (sub.lineno < node.lineno or any(_holds_line(loop, sub.lineno) for loop in loops))
+    ]
+    for sub, where in itertools.chain(own, run_by_callers(ctx)):
         if isinstance(sub, ast.Call):
             name = ctx.symbols.qualified_name(sub.func) or ast.unparse(sub.func)
             if name.endswith("set_printoptions"):
                 return (
-                    f"the function calls `{ast.unparse(sub.func)}()`, which under compile "
-                    "runs while Dynamo traces, not when the graph makes the call"
+                    f"`{ast.unparse(sub.func)}()` (line {sub.lineno}{where}) runs first, under "
+                    "compile while Dynamo traces, not when the graph makes the call"
                 )
-        line = getattr(sub, "lineno", 0)
-        if line >= node.lineno and not any(
-            loop.lineno <= line <= (loop.end_lineno or loop.lineno) for loop in loops
-        ):
-            continue
         changed = _changed_object(sub)
         if changed is not None:
             return (
-                f"line {line} changes `{changed}` first, which the call may read (a stream, "
-                "a filter, a handler): under compile that change is applied after the graph, "
-                "which makes the call before it"
+                f"line {sub.lineno}{where and where + ','} changes `{changed}` first, which "
+                "the call may read "
+                "(a stream, a filter, a handler): under compile that change is applied after "
+                "the graph, which makes the call before it"
             )
     return None
+
+
+def _holds_line(statement: ast.stmt, line: int) -> bool:
+    return statement.lineno <= line <= (statement.end_lineno or statement.lineno)
+
+
+#: Attributes of a tensor that code sets (``h.requires_grad = True``): no stream, filter or
+#: handler reads them.
+_TENSOR_FLAGS = frozenset({"requires_grad", "grad", "data"})
 
 
 def _changed_object(node: ast.AST) -> Optional[str]:
@@ -271,7 +283,7 @@ def _changed_object(node: ast.AST) -> Optional[str]:
     elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
         targets = [node.target]
     for target in targets:
-        if not isinstance(target, ast.Attribute):
+        if not isinstance(target, ast.Attribute) or target.attr in _TENSOR_FLAGS:
             continue
         owner = target.value
         if not (isinstance(owner, ast.Name) and owner.id == "self"):

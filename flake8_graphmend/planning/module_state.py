@@ -396,6 +396,9 @@ def _classes_of_value(
 def lineage(owner: ClassInfo, symbols: ModuleSymbols) -> List[ClassInfo]:
     """``owner`` and the classes of this file it derives from or that derive from it (not
     their other subclasses: an instance of a sibling never runs ``owner``'s methods)."""
+    known = symbols.classes.get(owner.node.name)
+    if known is None or known.node is not owner.node:
+        return [owner]  # a class nested in a function or class: not among the file's classes
     ancestors, descendants = {owner.node.name}, {owner.node.name}
     for found, step in (
         (ancestors, lambda name: set(file_bases(symbols.classes[name], symbols))),

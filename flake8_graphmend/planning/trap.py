@@ -10,7 +10,8 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from typing import (
-    TYPE_CHECKING, AbstractSet, Callable, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
+    TYPE_CHECKING, AbstractSet, Callable, FrozenSet, Iterator, List, Optional, Sequence, Set,
+    Tuple, Union,
 )
 
 from ..analysis.index import parent_map, root_name
@@ -452,19 +453,8 @@ def _caller_change(
     module_names = ctx.symbols.defined_here()
     for site in sites:
         caller = site.caller
-        loops = [
-            sub
-            for sub in ast.walk(caller)
-            if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)) and _holds(sub, site.call)
-        ]
-        # what runs before: earlier lines, the call's own arguments, and a loop around it
-        before = {id(inner) for loop in loops for inner in ast.walk(loop)}
-        before |= {id(inner) for inner in ast.walk(site.call)} - {id(site.call)}
-        for sub in ast.walk(caller):
-            if not isinstance(sub, (ast.stmt, ast.expr)) or sub is site.call:
-                continue
-            if sub.lineno >= site.call.lineno and id(sub) not in before:
-                continue
+        loops = _loops_around(site)
+        for sub in _run_before(site):
             if isinstance(sub, ast.Global) or _updates_tensor_in_place(
                 sub, ctx, lambda root: root == "self" or root in _parameters(caller)
             ):
@@ -478,6 +468,34 @@ def _caller_change(
         if loops and body_changes_state(site.callee, site.callee_owner, ctx.symbols):
             return site.call, f"{site.where}, in a loop, after a pass through the whole call"
     return None
+
+
+def _loops_around(site: _CallSite) -> List[ast.stmt]:
+    return [
+        sub
+        for sub in ast.walk(site.caller)
+        if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)) and _holds(sub, site.call)
+    ]
+
+
+def _run_before(site: _CallSite) -> Iterator[Union[ast.stmt, ast.expr]]:
+    """What the caller of ``site`` may run before its call: earlier lines, the call's own
+    arguments, and a loop around it."""
+    before = {id(inner) for loop in _loops_around(site) for inner in ast.walk(loop)}
+    before |= {id(inner) for inner in ast.walk(site.call)} - {id(site.call)}
+    for sub in ast.walk(site.caller):
+        if not isinstance(sub, (ast.stmt, ast.expr)) or sub is site.call:
+            continue
+        if sub.lineno < site.call.lineno or id(sub) in before:
+            yield sub
+
+
+def run_by_callers(ctx: FunctionContext) -> Iterator[Tuple[Union[ast.stmt, ast.expr], str]]:
+    """What the functions of this module that call on towards the region's function may run
+    before they do (``_run_before``), each with ``", in <Class.caller>()"``."""
+    for site in _call_sites(ctx):
+        for sub in _run_before(site):
+            yield sub, site.where
 
 
 def _call_sites(ctx: FunctionContext) -> List[_CallSite]:
