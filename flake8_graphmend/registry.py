@@ -217,7 +217,8 @@ RULES: Tuple[Rule, ...] = (
             "graph, even when the logger's level means nothing is emitted. Registering the "
             "logger method itself in `reorderable_logging_functions` does not help on torch "
             "2.13, and `ignore_logging_functions` or `if not torch.compiler.is_compiling():` "
-            "silently drop the message. "
+            "silently drop the message. A `logging.LoggerAdapter` is reported too (its "
+            "methods call the logger's). "
         ) + _DEFER_MECHANISM + (
             " The record is emitted once per call (and once only for `warning_once`)."
         ),

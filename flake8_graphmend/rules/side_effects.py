@@ -17,7 +17,7 @@ LOGGER_METHODS = {
 }
 _WARN_FUNCTIONS = {"warnings.warn"}
 _LOGGER_NAME = re.compile(r"(^|_)(logger|log)$", re.IGNORECASE)
-_LOGGER_FACTORIES = ("getLogger", "get_logger")
+_LOGGER_FACTORIES = ("getLogger", "get_logger", "LoggerAdapter")
 
 
 def _is_logger(receiver: ast.expr, ctx: FunctionContext) -> bool:
