@@ -142,6 +142,10 @@ def aliasing_problem(
                     f"place{via}; torch.where returns a new tensor"
                 )
         kept = values if len(values) == 2 else [*values, ast.Name(id=name, ctx=ast.Load())]
+        escape = min(
+            (line for other in aliases if (line := escape_after(other, node, ctx))),
+            default=None,
+        )
         for value in kept:
             root = root_name(value)
             if root in ctx.mutations and may_alias(value, ctx):
@@ -150,10 +154,6 @@ def aliasing_problem(
                     f"`{ast.unparse(value)}` is updated in place (line {line}); "
                     "torch.where returns a new tensor, not the same one"
                 )
-            escape = min(
-                (line for other in aliases if (line := escape_after(other, node, ctx))),
-                default=None,
-            )
             if may_alias(value, ctx) and caller_visible(root, node, ctx) and escape:
                 return (
                     f"one path keeps `{ast.unparse(value)}`, a tensor the caller can hold, and "
@@ -172,7 +172,7 @@ def aliasing_problem(
 def _aliases_after(name: str, end: int, ctx: FunctionContext) -> List[str]:
     """``name`` and the locals bound after line ``end`` to its tensor or a view of it, directly
     or through one another (``y = x``, ``y = x.view(-1)``, ``a, y = h, x``; not a container
-    of it, ``outputs = (x,)``, which ``_escape_after`` follows)."""
+    of it, ``outputs = (x,)``, which ``escape_after`` follows)."""
     found = [name]
     changed = True
     while changed:
@@ -184,22 +184,10 @@ def _aliases_after(name: str, end: int, ctx: FunctionContext) -> List[str]:
                 value = _assigned_value(binding, target)
                 if target in found or value is None:
                     continue
-                if any(_same_tensor(value, alias, ctx) for alias in found):
+                if any(_hands_on(value, alias, ctx, containers=False) for alias in found):
                     found.append(target)
                     changed = True
     return found
-
-
-def _same_tensor(value: ast.expr, name: str, ctx: FunctionContext) -> bool:
-    """Whether ``value`` may be ``name``'s tensor itself or a view of it (``name``,
-    ``name.view(-1)``, ``name[0]``, a call that may hand it back), not a container of it."""
-    if isinstance(value, ast.Name):
-        return value.id == name
-    if isinstance(value, (ast.Attribute, ast.Subscript)):
-        return _same_tensor(value.value, name, ctx)
-    if isinstance(value, ast.Call):
-        return any(_same_tensor(source, name, ctx) for source in _call_sources(value, ctx))
-    return False
 
 
 def _bound_names(binding: ast.AST) -> List[str]:
@@ -529,21 +517,27 @@ def _handed_on_between(
     return None
 
 
-def _hands_on(value: ast.expr, name: str, ctx: FunctionContext) -> bool:
-    """Whether ``value`` is ``name``'s tensor itself or a view of it, alone or in a container
-    (not a new tensor computed from it)."""
+def _hands_on(
+    value: ast.expr, name: str, ctx: FunctionContext, containers: bool = True
+) -> bool:
+    """Whether ``value`` is ``name``'s tensor itself or a view of it (``name.view(-1)``,
+    ``name[0]``, a call that may hand it back), or (``containers``) holds one in a container;
+    not a new tensor computed from it."""
     if isinstance(value, ast.Name):
         return value.id == name
-    if isinstance(value, (ast.Tuple, ast.List, ast.Set)):
-        return any(_hands_on(element, name, ctx) for element in value.elts)
-    if isinstance(value, ast.Dict):
-        return any(_hands_on(element, name, ctx) for element in value.values)
-    if isinstance(value, ast.Starred):
-        return _hands_on(value.value, name, ctx)
+    if isinstance(value, (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Starred)):
+        if not containers:
+            return False
+        if isinstance(value, ast.Starred):
+            return _hands_on(value.value, name, ctx)
+        elements = value.values if isinstance(value, ast.Dict) else value.elts
+        return any(_hands_on(element, name, ctx) for element in elements)
     if isinstance(value, ast.Call):
-        return any(_hands_on(source, name, ctx) for source in _call_sources(value, ctx))
+        return any(
+            _hands_on(source, name, ctx, containers) for source in _call_sources(value, ctx)
+        )
     if isinstance(value, (ast.Attribute, ast.Subscript)):
-        return _hands_on(value.value, name, ctx)
+        return _hands_on(value.value, name, ctx, containers)
     return False
 
 

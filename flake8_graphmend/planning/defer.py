@@ -158,12 +158,7 @@ def _kept_in_record_problem(arg: ast.expr, node: ast.Call, ctx: FunctionContext)
             "the compiled graph cannot pass on"
         )
     # in a loop around the call, an update on an earlier line of it follows the next call
-    loops = [
-        (loop.lineno, loop.end_lineno or loop.lineno)
-        for loop in ast.walk(ctx.region.function)
-        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
-        and loop.lineno <= node.lineno <= (loop.end_lineno or loop.lineno)
-    ]
+    loops = _loop_spans(node, ctx)
     after = [
         line for line in ctx.mutations.get(arg.id, ())
         if line > node.lineno or any(start <= line <= end for start, end in loops)
@@ -230,17 +225,12 @@ def _read_state_problem(node: ast.Call, ctx: FunctionContext) -> Optional[str]:
     Under compile, Dynamo applies such changes after the graph, and the graph makes the
     deferred call before that: it would write to the old stream, pass the record through the
     filter as it was, or print with the old options."""
-    function = ctx.region.function
-    loops = [
-        loop for loop in ast.walk(function)
-        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
-        and loop.lineno <= node.lineno <= (loop.end_lineno or loop.lineno)
-    ]
+    loops = _loop_spans(node, ctx)
     own = [
         (sub, "")
-        for sub in ast.walk(function)
+        for sub in ast.walk(ctx.region.function)
         if isinstance(sub, (ast.stmt, ast.expr))
-        and (sub.lineno < node.lineno or any(_holds_line(loop, sub.lineno) for loop in loops))
+        and (sub.lineno < node.lineno or any(start <= sub.lineno <= end for start, end in loops))
     ]
     for sub, where in itertools.chain(own, run_by_callers(ctx)):
         if isinstance(sub, ast.Call):
@@ -261,8 +251,15 @@ def _read_state_problem(node: ast.Call, ctx: FunctionContext) -> Optional[str]:
     return None
 
 
-def _holds_line(statement: ast.stmt, line: int) -> bool:
-    return statement.lineno <= line <= (statement.end_lineno or statement.lineno)
+def _loop_spans(node: ast.Call, ctx: FunctionContext) -> List[Tuple[int, int]]:
+    """The first and last lines of each loop of the function around ``node``: code on any of
+    their lines may run both before and after it."""
+    return [
+        (loop.lineno, loop.end_lineno or loop.lineno)
+        for loop in ast.walk(ctx.region.function)
+        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+        and loop.lineno <= node.lineno <= (loop.end_lineno or loop.lineno)
+    ]
 
 
 #: Attributes of a tensor that code sets (``h.requires_grad = True``): no stream, filter or
