@@ -286,13 +286,20 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         longest = max((len(line) for line in self._lines), default=0)
         self._line_length = min(LINE_LENGTH_BOUNDS[1], max(LINE_LENGTH_BOUNDS[0], longest))
         self._targets = {}
+        declines = []
         for finding in findings:
             if finding.code not in self.codes or suppressed(finding, self._lines):
                 continue
             if finding.plan is not None:
                 self._targets[(finding.line, finding.col)] = finding
             elif finding.decline:
-                self.declined(finding, finding.decline)
+                declines.append(finding)
+        # not said of a site that a fix of this run rewrites along with its own (a print in an
+        # `if` that [Defer] takes as a whole, the `.item()` of a guard [Trap] fixes): it is fixed
+        covered = {site for t in self._targets.values() if t.plan for site in t.plan.covers()}
+        for finding in declines:
+            if (finding.line, finding.col) not in covered:
+                self.declined(finding, finding.decline or "")
         if not self._targets:
             raise SkipFile("no fixable finding")
 
@@ -381,9 +388,10 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
     def _fixed(self, finding: Finding) -> None:
         """Count a rewritten site; say what its fix leaves as it was, if anything."""
         self.fixed_count += 1
-        caveat = finding.plan.caveat() if finding.plan else None
-        if caveat:
-            self.warn(f"{finding.line}:{finding.col + 1}: {finding.label} fixed, but {caveat}")
+        if finding.caveat:
+            self.warn(
+                f"{finding.line}:{finding.col + 1}: {finding.label} fixed, but {finding.caveat}"
+            )
 
     # ------------------------------------------------------------------ the sites
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from flake8_graphmend.engine import Finding
 from flake8_graphmend.registry import CODES_BY_FIXER
 
 from .base import GraphMendCommand
@@ -13,11 +12,3 @@ class FixAll(GraphMendCommand):
 
     DESCRIPTION = __doc__.splitlines()[0]
     CODES = frozenset(code for codes in CODES_BY_FIXER.values() for code in codes)
-
-    def declined(self, finding: Finding, reason: str) -> None:
-        """Not said of a finding that a fix of this run rewrites along with its own site (a
-        print in an `if` that [Defer] takes as a whole): it is fixed."""
-        position = (finding.line, finding.col)
-        covered = (t.plan.covers() for t in self._targets.values() if t.plan is not None)
-        if not any(position in sites for sites in covered):
-            super().declined(finding, reason)

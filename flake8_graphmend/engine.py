@@ -17,6 +17,7 @@ from .analysis.index import ModuleIndex, child_blocks
 from .analysis.regions import Region, RegionFinder
 from .analysis.symbols import FunctionNode, ModuleSymbols
 from .analysis.values import Kind, ValueAnalysis, class_tensor_attributes
+from .planning.frames import keep_frames
 from .rules import CALL_DETECTORS, SUBSCRIPT_DETECTORS, Finding, FunctionContext, control_flow
 
 SCOPES = ("compiled", "all")
@@ -208,7 +209,8 @@ def analyze_tree(
     for function, region in regions.items():
         values = analysis(function, passed.get(function, {}))
         ctx = FunctionContext(region, symbols, index.facts(function), values, lines)
-        findings.extend(_check_block(function.body, ctx))
+        list(_check_block(function.body, ctx))  # ctx.sites records each finding
+        findings.extend(keep_frames(ctx.sites))
     unique = {(f.line, f.col, f.code): f for f in findings}
     return sorted(unique.values(), key=lambda f: (f.line, f.col, f.code))
 

@@ -25,7 +25,7 @@ from ..analysis.values import Kind, is_size
 from . import Plan, Planned, Position, declined, position
 from .aliasing import escape_after, hands_on_caller_tensor, may_alias
 from .conditions import is_elif, shared_line_problem, split_condition
-from .items import is_zero_dim
+from .items import is_zero_dim, item_of
 from .module_state import stored_roots
 from .totals import (
     maybe_unbound,
@@ -75,6 +75,11 @@ class DeferPlan(Plan):
     #: A helper of its own, never shared with another call: under compile the line the warning
     #: is made from stands for the call's, for the once-per-location filter.
     own_helper: bool
+    #: Where the ``.item()`` calls of ``item_args`` are (their GM401 is fixed with the call).
+    items: FrozenSet[Position] = frozenset()
+
+    def covers(self) -> FrozenSet[Position]:
+        return self.items
 
 
 def defer_plan(
@@ -122,6 +127,7 @@ def defer_plan(
         metadata_args=frozenset(metadata),
         stacklevel=_helper_stacklevel(code, node),
         own_helper=code == "GM103",
+        items=frozenset(position(node.args[index], ctx) for index in items),
     )
     return plan, None
 
@@ -475,15 +481,9 @@ def item_receiver(node: ast.expr, ctx: FunctionContext) -> Optional[ast.expr]:
     """``t`` of ``t.item()`` where ``t`` is a tensor that always has one element (a whole
     reduction, a comparison of one, a local only ever assigned one: ``items.is_zero_dim``), so
     that ``.item()`` cannot fail and gives the same number inside the helper."""
-    if not (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "item"
-        and not node.args
-        and not node.keywords
-    ):
+    receiver = item_of(node)
+    if receiver is None:
         return None
-    receiver = node.func.value
     if ctx.values.kind(receiver) is Kind.STATIC or not is_zero_dim(receiver, ctx):
         return None
     return receiver
@@ -522,14 +522,14 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
         return None
     if _is_exception(node, ctx):
         return f"`{ast.unparse(node)}` is the exception object of an `except` clause"
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        if node.func.attr == "item" and not node.args and not node.keywords:
-            return (
-                f"`{ast.unparse(node)}` turns tensor data into a Python number; the helper "
-                "takes `.item()` itself only of a tensor known to hold one element (a whole "
-                "reduction such as `x.sum()`, or a comparison of one), and "
-                f"`{ast.unparse(node.func.value)}` is not known to"
-            )
+    receiver = item_of(node)
+    if receiver is not None:
+        return (
+            f"`{ast.unparse(node)}` turns tensor data into a Python number; the helper "
+            "takes `.item()` itself only of a tensor known to hold one element (a whole "
+            "reduction such as `x.sum()`, or a comparison of one), and "
+            f"`{ast.unparse(receiver)}` is not known to"
+        )
     if _is_container(node, ctx):
         return (
             f"`{ast.unparse(node)}` is a container; "
@@ -646,7 +646,7 @@ class DeferIfPlan(Plan):
     call_sites: FrozenSet[Position]
 
     def covers(self) -> FrozenSet[Position]:
-        return self.call_sites
+        return self.call_sites.union(*(call.covers() for call in self.calls))
 
 
 def deferred_if(

@@ -67,7 +67,7 @@ def item_comparison_problem(test: ast.expr, ctx: FunctionContext) -> Optional[st
             "complex one, say), which torch.logical_* does not take"
         )
     operands = [test.left, *test.comparators]
-    items = [operand for operand in operands if _is_item(operand)]
+    items = [operand for operand in operands if item_of(operand) is not None]
     if not items:
         return None
     shown = ast.unparse(items[0])
@@ -86,24 +86,27 @@ def item_comparison_problem(test: ast.expr, ctx: FunctionContext) -> Optional[st
     )
 
 
-def _is_item(node: ast.expr) -> bool:
-    return (
+def item_of(node: ast.AST) -> Optional[ast.expr]:
+    """``t`` of ``t.item()``, or None when ``node`` is not such a call."""
+    if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "item"
         and not node.args
         and not node.keywords
-    )
+    ):
+        return node.func.value
+    return None
 
 
 def _is_whole_item(node: ast.expr, ctx: FunctionContext) -> bool:
     """``x.sum().item()`` or ``torch.sum(x).item()``: the number of a 0-d reduction (of a tensor,
     unless the analysis knows ``x`` to be a Python value; the helper gives ``value.item()``
     itself for anything that turns out not to be a 0-d tensor)."""
-    if not _is_item(node):
+    receiver = item_of(node)
+    if receiver is None:
         return False
-    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-    reduced = whole_reduction(node.func.value, WHOLE_REDUCTIONS, ctx)
+    reduced = whole_reduction(receiver, WHOLE_REDUCTIONS, ctx)
     return reduced is not None and ctx.values.kind(reduced[1]) is not Kind.STATIC
 
 

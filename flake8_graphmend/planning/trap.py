@@ -23,7 +23,7 @@ from ..analysis.values import Kind, parameter_defaults
 from . import Plan, Planned, Position, declined, position
 from .aliasing import caller_visible, statement_blocks
 from .conditions import split_condition, tensor_condition_problem
-from .items import compared_item
+from .items import compared_item, item_of
 from .module_state import (
     CONTAINER_UPDATES, body_changes_state, call_changes_state, class_method, held_classes,
     lineage, module_expression, stored_roots, updated_by_call,
@@ -75,9 +75,13 @@ class TrapPlan(Plan):
     #: ``self``'s attribute chains that it is passed (``x.shape[0]`` from ``x``).
     evaluated: FrozenSet[int] = frozenset()
     carried: FrozenSet[str] = frozenset()
+    #: The ``.item()`` calls (GM401) that the check removes with the guard: the compared one
+    #: of the test, those of the ``evaluated`` formatted values.
+    items: FrozenSet[Position] = frozenset()
 
     def covers(self) -> FrozenSet[Position]:
-        return frozenset() if self.flag_item is None else frozenset({self.flag_item})
+        flag = frozenset() if self.flag_item is None else frozenset({self.flag_item})
+        return self.items | flag
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,12 @@ class AssertPlan(Plan):
     """``assert <reduction>.item() <op> <int>[, message]`` becomes ``if __debug__:
     _graphmend_assert(<the test, the number kept a tensor>[, message])`` (``python -O`` strips
     it as it strips the ``assert``)."""
+
+    #: Where the compared ``.item()`` call is (its GM401 is fixed with the ``assert``).
+    item: Position
+
+    def covers(self) -> FrozenSet[Position]:
+        return frozenset({self.item})
 
 
 def trap_plan(node: ast.If, code: str, ctx: FunctionContext) -> Planned[TrapPlan]:
@@ -121,9 +131,28 @@ def trap_plan(node: ast.If, code: str, ctx: FunctionContext) -> Planned[TrapPlan
         if problem:
             return declined(problem)
         plan = dataclasses.replace(
-            plan, lazy_message=True, evaluated=frozenset(evaluated), carried=carried
+            plan,
+            lazy_message=True,
+            evaluated=frozenset(evaluated),
+            carried=carried,
+            items=plan.items | _items_of(message, evaluated, ctx),
         )
     return plan, reason
+
+
+def _items_of(
+    message: ast.expr, evaluated: AbstractSet[int], ctx: FunctionContext
+) -> FrozenSet[Position]:
+    """Where the ``.item()`` calls of the ``evaluated`` formatted values of ``message`` are."""
+    if not isinstance(message, ast.JoinedStr):
+        return frozenset()
+    pieces = [piece for piece in message.values if isinstance(piece, ast.FormattedValue)]
+    return frozenset(
+        position(node, ctx)
+        for index in evaluated
+        for node in ast.walk(pieces[index])
+        if isinstance(node, ast.Call) and item_of(node) is not None
+    )
 
 
 def _evaluated_pieces(
@@ -257,8 +286,10 @@ def _guard_plan(node: ast.If, code: str, ctx: FunctionContext) -> Planned[TrapPl
     static, tensor_part = split_condition(node.test, ctx)
     if code == "GM302":
         return _equal_plan(tensor_part, len(static), ctx)
-    if len(tensor_part) == 1 and compared_item(tensor_part[0], ctx):
-        return TrapPlan(static_conjuncts=len(static), item_compared=True), None
+    compared = compared_item(tensor_part[0], ctx) if len(tensor_part) == 1 else None
+    if compared is not None:
+        taken = frozenset({position(compared, ctx)})
+        return TrapPlan(static_conjuncts=len(static), item_compared=True, items=taken), None
     flagged = flagged_guard(node, ctx)
     if len(tensor_part) == 1 and flagged is not None:
         item = compared_item(flagged[0].value, ctx)
@@ -334,7 +365,9 @@ def assert_plan(node: ast.Assert, ctx: FunctionContext) -> Planned[AssertPlan]:
         or _unbound_problem(node.msg, node, ctx)
         or state_change_problem(node, ctx)
     )
-    return declined(problem) if problem else (AssertPlan(), None)
+    item = compared_item(node.test, ctx)
+    assert item is not None  # check_assert asks only for such a test
+    return declined(problem) if problem else (AssertPlan(position(item, ctx)), None)
 
 
 def state_change_problem(

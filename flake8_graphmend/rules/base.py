@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import AbstractSet, Dict, List, Optional, Sequence, Set, Tuple, Union
 
@@ -12,7 +12,7 @@ from ..analysis.mutation import in_place_mutations
 from ..analysis.regions import Region
 from ..analysis.symbols import ModuleSymbols, is_self, self_attribute
 from ..analysis.values import Kind, ValueAnalysis
-from ..planning import Plan
+from ..planning import Plan, Position
 from ..planning.aliasing import reaching_bindings
 from ..planning.conditions import split_condition
 from ..registry import RULES_BY_CODE
@@ -54,6 +54,8 @@ class Finding:
     #: The condition, known while tracing, without which the site does not break (the code
     #: quoted: ``self.training``), or None when it always breaks.
     condition: Optional[str] = None
+    #: What the fix leaves as it was, or may cost (said with the finding and by the codemod).
+    caveat: Optional[str] = None
 
     @property
     def text(self) -> str:
@@ -79,6 +81,8 @@ class FrameEnd:
     until: int
     line: int
     reason: str
+    #: Where the finding of that break is.
+    site: Position
 
     def shadows(self, node: AnyNode) -> Optional[str]:
         """The condition of a break at ``node`` that this one hides, or None."""
@@ -103,6 +107,16 @@ def _statement_path(block: Sequence[ast.stmt], where: Tuple[int, int]) -> List[a
     return []
 
 
+def _in_loop(path: List[ast.stmt]) -> bool:
+    """Whether the innermost statement of ``path`` is in the body of a loop of it (not its
+    ``else``)."""
+    return any(
+        isinstance(statement, (ast.For, ast.AsyncFor, ast.While))
+        and any(inner is s for s in statement.body)
+        for statement, inner in zip(path, path[1:])
+    )
+
+
 def _branch_end(path: List[ast.stmt], where: Tuple[int, int], function: ast.AST) -> int:
     """The last line of the innermost ``if`` branch on ``path`` that holds ``where`` (the
     function's last line when none does)."""
@@ -112,6 +126,44 @@ def _branch_end(path: List[ast.stmt], where: Tuple[int, int], function: ast.AST)
                 if _spans_block(branch, where):
                     return branch[-1].end_lineno or branch[-1].lineno
     return getattr(function, "end_lineno", None) or where[0]
+
+
+@dataclass(frozen=True)
+class Site:
+    """A finding with what tells whether it still breaks once the others are fixed: how the
+    fixes of a function change where Dynamo's frames start (``planning/frames.py``)."""
+
+    finding: Finding
+    #: The message up to its GB ids (what it says before the fix or the decline).
+    head: str
+    #: In the body of a ``for`` or ``while`` of the function: Dynamo skips a frame whose first
+    #: break is there.
+    in_loop: bool
+    #: It breaks whenever Dynamo traces its line: no condition, not in a branch of an ``if``
+    #: on a tensor.
+    certain: bool
+    #: The site whose break, in a loop or where Dynamo cannot resume, makes Dynamo run this
+    #: one's line eagerly (``FrameEnd``), if any.
+    shadowed_by: Optional[Position]
+
+    @property
+    def position(self) -> Position:
+        return self.finding.line, self.finding.col
+
+    def declined(self, reason: str) -> Finding:
+        """The finding, its fix declined for ``reason``."""
+        rule = RULES_BY_CODE[self.finding.code]
+        message = f"{self.head}; graphmend.{rule.fixer} declines: {reason}; hint: {rule.hint}"
+        return replace(
+            self.finding, message=message, fixer=None, decline=reason, plan=None, caveat=None
+        )
+
+    def cautioned(self, note: str) -> Finding:
+        """The finding, fixed, with ``note`` added to what its fix says it may cost."""
+        caveat = self.finding.caveat
+        caveat = f"{caveat}; {note}" if caveat else note
+        message = f"{self.head}; fix: graphmend.{self.finding.fixer} ({caveat})"
+        return replace(self.finding, message=message, caveat=caveat)
 
 
 @dataclass
@@ -126,6 +178,8 @@ class FunctionContext:
     lines: Sequence[str]
     #: Where Dynamo stops tracing this function, once a finding shows it (``_note_frame_end``).
     frame_end: Optional["FrameEnd"] = None
+    #: The findings made so far, in the order they were made.
+    sites: List[Site] = field(default_factory=list)
 
     @property
     def function_name(self) -> str:
@@ -272,7 +326,7 @@ class FunctionContext:
     def _tensor_loop(self, node: AnyNode) -> Optional[ast.While]:
         """The ``while`` on tensor data whose body holds ``node``, if any: Dynamo breaks at its
         test on every iteration, and runs a body without breaks as a graph of its own."""
-        path = _statement_path(self.region.function.body, (node.lineno, node.col_offset))
+        path = self._path(node)
         for statement in path[:-1]:
             if (
                 isinstance(statement, ast.While)
@@ -282,23 +336,35 @@ class FunctionContext:
                 return statement
         return None
 
-    def _note_frame_end(self, node: AnyNode, end: AnyNode, stops_tracing: Optional[str]) -> None:
+    def _path(self, node: AnyNode) -> List[ast.stmt]:
+        return _statement_path(self.region.function.body, (node.lineno, node.col_offset))
+
+    def _note_frame_end(
+        self, node: AnyNode, end: AnyNode, stops_tracing: Optional[str], site: Position
+    ) -> None:
         """Record that Dynamo traces no further than an unconditional break at ``node``, when
         it does not: a break in a loop makes Dynamo skip the whole frame (GB7000), and so does
         one that ``stops_tracing``, for the rest of the function."""
         function = self.region.function
-        where = (node.lineno, node.col_offset)
-        path = _statement_path(function.body, where)
-        in_loop = any(isinstance(s, (ast.For, ast.AsyncFor, ast.While)) for s in path[:-1])
-        if in_loop:
+        path = self._path(node)
+        if _in_loop(path):
             reason = "a break in a loop"
             scope_end = function.end_lineno or node.lineno
         elif stops_tracing:
             reason = stops_tracing
-            scope_end = _branch_end(path, where, function)
+            scope_end = _branch_end(path, (node.lineno, node.col_offset), function)
         else:
             return
-        self.frame_end = FrameEnd(end.end_lineno or node.lineno, scope_end, node.lineno, reason)
+        after = end.end_lineno or node.lineno
+        self.frame_end = FrameEnd(after, scope_end, node.lineno, reason, site)
+
+    def _in_tensor_branch(self, path: List[ast.stmt]) -> bool:
+        """Whether the innermost statement of ``path`` is in a branch of an ``if`` on a
+        tensor (it runs only when the data say so)."""
+        return any(
+            isinstance(statement, ast.If) and self.values.is_data_dependent(statement.test)
+            for statement in path[:-1]
+        )
 
     def _char_col(self, line: int, byte_col: int) -> int:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
@@ -324,6 +390,7 @@ class FunctionContext:
         that is not at a call, so that Dynamo cannot resume after it ("a tensor slice bound").
         """
         rule = RULES_BY_CODE[code]
+        line, col = node.lineno, self._char_col(node.lineno, node.col_offset)
         if plan is not None and rule.fixer:
             placement = self._placement_problem(node)
             if placement:
@@ -334,16 +401,19 @@ class FunctionContext:
         if self.region.through:
             where += f" (called from {self.region.through})"
         text = rule.message.format(call=call, function=where)
-        condition = condition or self.static_condition(node)
-        shadow = self.frame_end.shadows(node) if self.frame_end else None
+        own_condition = condition or self.static_condition(node)
+        frame_end = self.frame_end
+        shadow = frame_end.shadows(node) if frame_end else None
+        condition = own_condition
         if shadow:
             condition = f"{condition} and {shadow}" if condition else shadow
         elif condition is None:
-            self._note_frame_end(node, end_node or node, stops_tracing)
+            self._note_frame_end(node, end_node or node, stops_tracing, (line, col))
         if condition:
             text += f" {only_when(condition)}"
         text += " [" + ", ".join(rule.gb_ids) + "]"
-        fixer = None
+        head = text
+        fixer = caveat = None
         if rule.fixer and plan is not None:
             fixer = rule.fixer
             text += f"; fix: graphmend.{rule.fixer}"
@@ -355,11 +425,11 @@ class FunctionContext:
         else:
             text += f"; hint: {rule.hint}"
         end = end_node or node
-        line, end_line = node.lineno, end.end_lineno or node.lineno
-        return Finding(
+        end_line = end.end_lineno or node.lineno
+        made = Finding(
             code=code,
             line=line,
-            col=self._char_col(line, node.col_offset),
+            col=col,
             end_line=end_line,
             end_col=self._char_col(end_line, end.end_col_offset or 0),
             message=text,
@@ -367,4 +437,10 @@ class FunctionContext:
             decline=None if fixer else decline,
             plan=plan if fixer else None,
             condition=condition,
+            caveat=caveat,
         )
+        path = self._path(node)
+        certain = own_condition is None and not self._in_tensor_branch(path)
+        shadowed_by = frame_end.site if shadow and frame_end else None
+        self.sites.append(Site(made, head, _in_loop(path), certain, shadowed_by))
+        return made

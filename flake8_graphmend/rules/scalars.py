@@ -9,7 +9,9 @@ from typing import Iterator, List, Optional, Tuple
 from ..analysis.values import Kind
 from ..analysis.index import parent_map
 from ..planning.defer import defer_plan
-from ..planning.trap import item_kept_plan, trap_plan
+from ..planning import position
+from ..planning.items import compared_item
+from ..planning.trap import assert_plan, item_kept_plan, trap_plan
 from .base import Finding, FunctionContext
 
 _SCALAR_BUILTINS = ("int", "float", "bool")
@@ -88,40 +90,53 @@ def _taken_by_its_statement(
     item: ast.Call, statement: ast.stmt, ctx: FunctionContext
 ) -> Optional[str]:
     """Why the fix of ``statement`` removes the break of ``item`` (``t.item()``) with its own,
-    else None: the deferred call whose helper takes the number, or the guard whose check
-    builds its message, with the number, only when it fails."""
+    else None: the deferred call whose helper takes the number, the guard or ``assert`` whose
+    check keeps it a tensor, or builds its message, with the number, only when it fails."""
     from .side_effects import classify_call  # the rules share one registry of side effects
 
+    where = position(item, ctx)
     call = statement.value if isinstance(statement, ast.Expr) else None
     code = classify_call(call, ctx) if isinstance(call, ast.Call) else None
     if isinstance(call, ast.Call) and code is not None:
         deferred, _ = defer_plan(code, call, statement, ctx)
-        if deferred is not None and any(
-            arg is item and index in deferred.item_args for index, arg in enumerate(call.args)
-        ):
+        if deferred is not None and where in deferred.covers():
             return (
                 f"the `{ast.unparse(call.func)}()` call of line {call.lineno} is deferred with "
                 f"it, and its helper takes the number ({code}: graphmend.DeferSideEffects)"
             )
-    guard = parent_map(ctx.region.function).get(id(statement))
+        return None
+    if isinstance(statement, ast.Assert):
+        asserted, _ = assert_plan(statement, ctx) if compared_item(statement.test, ctx) else (
+            None, None
+        )
+        if asserted is not None and where in asserted.covers():
+            return (
+                f"the `assert` of line {statement.lineno} keeps the number a tensor in its "
+                "check (GM301: graphmend.TrapGuards)"
+            )
+        return None
+    guard = statement if isinstance(statement, ast.If) else parent_map(
+        ctx.region.function
+    ).get(id(statement))
     if not (
-        isinstance(statement, ast.Raise)
-        and isinstance(guard, ast.If)
-        and guard.body == [statement]
+        isinstance(guard, ast.If)
+        and len(guard.body) == 1
+        and isinstance(guard.body[0], ast.Raise)
         and not guard.orelse
     ):
         return None
     trapped, _ = trap_plan(guard, "GM301", ctx)
-    message = statement.exc.args[0] if isinstance(statement.exc, ast.Call) else None
-    if trapped is None or not isinstance(message, ast.JoinedStr):
+    if trapped is None or where not in trapped.covers():
         return None
-    pieces = [piece for piece in message.values if isinstance(piece, ast.FormattedValue)]
-    if any(item in ast.walk(pieces[index]) for index in trapped.evaluated):
+    if guard is statement:
         return (
-            f"the guard of line {guard.lineno} builds its message in its check, with the "
-            "number, only when it fails (GM301: graphmend.TrapGuards)"
+            f"the guard of line {guard.lineno} keeps the number a tensor in its check "
+            "(GM301: graphmend.TrapGuards)"
         )
-    return None
+    return (
+        f"the guard of line {guard.lineno} builds its message in its check, with the "
+        "number, only when it fails (GM301: graphmend.TrapGuards)"
+    )
 
 
 def _integer_arguments(node: ast.Call, ctx: FunctionContext) -> List[Tuple[str, ast.expr]]:
