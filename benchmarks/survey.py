@@ -47,11 +47,18 @@ from benchmarks.families import (  # noqa: E402
     probe_family,
     short_path,
 )
-from benchmarks.table2 import Row, environment, measure  # noqa: E402
+from benchmarks.table2 import (  # noqa: E402
+    Row,
+    compiles_less,
+    compiles_less_note,
+    environment,
+    measure,
+)
 
 #: What a measured spec keeps of table2's ``RowResult`` (the paper's columns have no meaning here).
 _MEASURED = (
-    "graphs_before", "graphs_after", "events_before", "events_after", "breaks_before",
+    "graphs_before", "graphs_after", "compiled_calls_before", "compiled_calls_after",
+    "events_before", "events_after", "breaks_before",
     "breaks_after", "identical", "max_abs_diff", "behaviour_equal", "behaviour",
     "behaviour_differences", "differing_parts", "original_differing_parts", "sites_before",
     "sites_after", "fix_outcomes", "error",
@@ -115,6 +122,14 @@ def totals(records: List[Dict[str, Any]]) -> Dict[str, Any]:
             1 for r in complete if _differs(r) and _also_compiled_original(r)
         ),
         "outputs_identical": sum(1 for r in complete if r["measured"]["identical"]),
+        "compiling_less": sum(
+            1
+            for r in complete
+            if compiles_less(
+                r["measured"].get("compiled_calls_before"),
+                r["measured"].get("compiled_calls_after"),
+            )
+        ),
     }
 
 
@@ -159,6 +174,9 @@ def markdown_table(records: List[Dict[str, Any]]) -> str:
         if m["behaviour_equal"] is False:
             behaviour = f"**{behaviour}**"
         remaining = _sites(m["sites_after"]) if m["breaks_after"] is not None else "—"
+        remaining += compiles_less_note(
+            m.get("compiled_calls_before"), m.get("compiled_calls_after")
+        )
         if m["error"]:
             remaining += f"<br>error: {m['error']}"
         if r["probe"].get("compiled_error"):
@@ -183,7 +201,8 @@ def totals_line(t: Dict[str, Any]) -> str:
         f"behaviour differences {t['behaviour_differences']} (of which "
         f"{t['behaviour_differences_also_compiled_original']} where the compiled original "
         f"already differs so); outputs identical "
-        f"{t['outputs_identical']}/{t['measured']}."
+        f"{t['outputs_identical']}/{t['measured']}; fixed code compiling less "
+        f"{t['compiling_less']}."
     )
 
 

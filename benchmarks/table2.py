@@ -163,6 +163,9 @@ class RowResult:
     error: Optional[str] = None
     graphs_before: Optional[int] = None
     graphs_after: Optional[int] = None
+    #: the calls of the program's own code in the graphs (``verify.dynamo.compiled_calls``)
+    compiled_calls_before: Optional[int] = None
+    compiled_calls_after: Optional[int] = None
     events_before: Optional[int] = None
     events_after: Optional[int] = None
     identical: Optional[bool] = None
@@ -338,6 +341,7 @@ def _arm_fields(result: RowResult, arm: Any, side: str) -> None:
     """Fill the ``*_before`` (original arm) or ``*_after`` (fixed arm) fields of ``result``."""
     measured = {
         "graphs": arm.graphs,
+        "compiled_calls": arm.compiled_calls,
         "events": arm.breaks,
         "backward_graphs": arm.backward_graphs,
         "sites": [_site_json(site) for site in arm.break_sites],
@@ -466,6 +470,7 @@ def markdown_table(results: List[RowResult]) -> str:
         rate = "—" if r.fix_rate is None else f"{r.fix_rate:.0f} %"
         identical = {True: "yes", False: "**no**", None: "—"}[r.identical]
         remaining = _sites_text(r.sites_after) if r.graphs_after is not None else "—"
+        remaining += compiles_less_note(r.compiled_calls_before, r.compiled_calls_after)
         if r.error:
             remaining += f"<br>error: {r.error}"
         if grad:
@@ -478,6 +483,19 @@ def markdown_table(results: List[RowResult]) -> str:
             f"{_behaviour_cell(r)} {gradients}| {remaining} |"
         )
     return "\n".join(lines)
+
+
+def compiles_less(before: Optional[int], after: Optional[int]) -> bool:
+    """Whether the fixed code's graphs make fewer of the program's calls: code that compiled
+    runs eagerly (``verify.report.compiles_less``)."""
+    return before is not None and after is not None and after < before
+
+
+def compiles_less_note(before: Optional[int], after: Optional[int]) -> str:
+    """What the remaining-sites cell adds for a row whose fixed code compiles less."""
+    if not compiles_less(before, after):
+        return ""
+    return f"<br>**calls in graphs {before} -> {after}: code that compiled runs eagerly**"
 
 
 def totals(results: List[RowResult]) -> Dict[str, Any]:
@@ -500,6 +518,9 @@ def totals(results: List[RowResult]) -> Dict[str, Any]:
         "rows_meeting_paper": sum(1 for r in measured if r.meets_paper),
         "rows_identical": sum(1 for r in measured if r.identical),
         "rows_behaviour_equal": sum(1 for r in measured if r.behaviour_equal),
+        "rows_compiling_less": sum(
+            1 for r in measured if compiles_less(r.compiled_calls_before, r.compiled_calls_after)
+        ),
         **(
             {"rows_gradients_equal": sum(1 for r in measured if r.gradients_equal)}
             if any(r.grad for r in results)
@@ -517,8 +538,9 @@ def totals_line(t: Dict[str, Any]) -> str:
         f"{t['rows_fully_fixed']} rows fully fixed, {t['rows_meeting_paper']} at or above the "
         f"paper's rate, {t['rows_identical']} with bitwise-identical outputs, "
         f"{t['rows_behaviour_equal']} with equal behaviour"
-        + (f", {t['rows_gradients_equal']} with equal gradients." if "rows_gradients_equal" in t
-           else ".")
+        + (f", {t['rows_gradients_equal']} with equal gradients" if "rows_gradients_equal" in t
+           else "")
+        + f"; {t['rows_compiling_less']} whose fixed code compiles less."
     )
 
 

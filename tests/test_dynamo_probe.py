@@ -181,6 +181,38 @@ def test_a_function_without_breaks_reports_none(x):
     assert fullgraph_error(lambda t: torch.relu(t) * 2, x) is None
 
 
+def _graphmend_check(t):  # a helper as the fixers emit them: its calls are not the program's
+    return torch.logical_not(t.isnan().any())
+
+
+def test_compiled_calls_are_the_programs_own(x):
+    """Counted: the calls the graphs make for the program's code, its helpers' left out."""
+    report = probe(lambda t: (torch.relu(t) * 2, _graphmend_check(t)), x)
+    assert (report.graphs, report.compiled_calls) == (1, 2)
+
+
+def test_compiled_calls_fall_when_a_frame_runs_eagerly(x):
+    """A print before a loop that breaks: the code before it compiles. Without the print, the
+    loop's break is the frame's first, and Dynamo runs the whole frame eagerly."""
+
+    def with_print(t):
+        t = t.sin().cos()
+        print("start")
+        for _ in range(2):
+            t = t * int(t.abs().sum().item())
+        return t
+
+    def without(t):
+        t = t.sin().cos()
+        for _ in range(2):
+            t = t * int(t.abs().sum().item())
+        return t
+
+    before, after = probe(with_print, x), probe(without, x)
+    assert (before.graphs, before.compiled_calls) == (1, 2)
+    assert (after.graphs, after.compiled_calls) == (0, 0)
+
+
 def test_modules_are_probed_through_their_call(x):
     class Net(torch.nn.Module):
         def forward(self, t):

@@ -162,6 +162,7 @@ def run_arm(spec: ArmSpec) -> ArmResult:
         device=device,
         torch_version=torch.__version__,
         graphs=report.graphs,
+        compiled_calls=report.compiled_calls,
         breaks=report.breaks,
         break_sites=sites,
         fullgraph_error=fullgraph,

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from ..analysis.regions import GRAPHMEND_HELPER_PREFIX
+
 _GRAPH_BREAK_ARTIFACT_SUFFIX = ".__graph_breaks"
 _REASON_PREFIX = "Graph Break Reason: "
 _EXPLANATION_PREFIX = "Explanation:"
@@ -68,6 +70,8 @@ class CompileReport:
     break_sites: List[BreakSite] = field(default_factory=list)
     output: Any = None
     compiled: Optional[Callable[..., Any]] = None
+    #: The calls of the program's own code in those graphs (``compiled_calls``).
+    compiled_calls: int = 0
 
     @property
     def breaks(self) -> int:
@@ -105,6 +109,26 @@ def probe_into(report: CompileReport, fn: Callable[..., Any], *args: Any, **kwar
             return report.compiled(*args, **kwargs)
     finally:
         report.graphs = len(graphs)  # later calls (recompiles) add graphs: not counted
+        report.compiled_calls = sum(compiled_calls(graph) for graph in graphs)
+
+
+#: A frame of an FX node's stack trace that is in a helper the fixers emit.
+_HELPER_FRAME = re.compile(rf", in {GRAPHMEND_HELPER_PREFIX}\w*$", re.M)
+
+
+def compiled_calls(graph_module: Any) -> int:
+    """How many calls of torch functions, tensor methods and modules ``graph_module`` makes
+    for the program's own code: not those of the fixers' helpers (their ops, and what runs in
+    their frames). A fix adds calls to the graphs (both sides of a selection, a check) or
+    keeps them; fewer mean that code which compiled before now runs eagerly (a frame that
+    Dynamo skips)."""
+    return sum(
+        1
+        for node in graph_module.graph.nodes
+        if node.op in ("call_function", "call_method", "call_module")
+        and "graphmend" not in str(node.target)
+        and not _HELPER_FRAME.search(node.stack_trace or "")
+    )
 
 
 def count_backward_graphs(

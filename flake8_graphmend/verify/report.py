@@ -1,7 +1,8 @@
 """Present a verification: the verdict, the before/after table and the JSON file.
 
 JSON keys (stable): ``entry``, ``settings``, ``original`` and ``fixed`` (each with ``graphs``,
-``breaks``, ``break_sites``, ``fullgraph``, ``fullgraph_error``, ``exceptions``),
+``compiled_calls``, ``breaks``, ``break_sites``, ``fullgraph``, ``fullgraph_error``,
+``exceptions``),
 ``outputs_equal``, ``max_abs_diff``, ``output_differences``, ``behaviour_equal``, ``behaviour``,
 ``timings`` (``original`` and ``fixed``, seconds; null when the compiled calls raise), ``fixes``,
 ``ok`` and ``problems``. ``behaviour`` maps ``eager_original_vs_compiled_fixed``,
@@ -59,6 +60,9 @@ def problems(verification: Verification, max_breaks: Optional[int] = None) -> Li
         found.append(
             f"the fixed code has more graphs ({fixed.graphs}) than the original ({original.graphs})"
         )
+    less = compiles_less(original, fixed)
+    if less:
+        found.append(less)
     if fixed.breaks > original.breaks:
         found.append(
             f"the fixed code has more break events ({fixed.breaks}) "
@@ -69,6 +73,20 @@ def problems(verification: Verification, max_breaks: Optional[int] = None) -> Li
             f"the fixed code has {fixed.breaks} break events, more than --max-breaks {max_breaks}"
         )
     return found
+
+
+def compiles_less(original: ArmResult, fixed: ArmResult) -> Optional[str]:
+    """Why the fixed arm compiles less of the program than the original, or None: its graphs
+    make fewer of the program's calls, so code that compiled runs eagerly (a frame whose first
+    break is now one in a loop, which Dynamo skips)."""
+    if original.compiled_calls is None or fixed.compiled_calls is None:
+        return None
+    if fixed.compiled_calls >= original.compiled_calls:
+        return None
+    return (
+        f"the fixed code's graphs make fewer of the program's calls ({fixed.compiled_calls}) "
+        f"than the original's ({original.compiled_calls}): some code that compiled runs eagerly"
+    )
 
 
 def _fixed(verification: Verification) -> ArmResult:
@@ -122,6 +140,7 @@ def to_json(verification: Verification, max_breaks: Optional[int] = None) -> Dic
 def _arm_json(arm: ArmResult) -> Dict[str, Any]:
     return {
         "graphs": arm.graphs,
+        "compiled_calls": arm.compiled_calls,
         "breaks": arm.breaks,
         "break_sites": [asdict(site) for site in arm.break_sites],
         "fullgraph": arm.fullgraph_error is None,
@@ -223,6 +242,7 @@ def render_table(verification: Verification) -> str:
         "",
         _row("", "original", "fixed"),
         _row("graphs", original.graphs, fixed.graphs),
+        _row("calls in graphs", original.compiled_calls, fixed.compiled_calls),
         _row("break events", original.breaks, fixed.breaks),
         *(_backward_graphs_rows(original, fixed) if options.grad else []),
         _row("fullgraph=True", _fullgraph(original), _fullgraph(fixed)),

@@ -48,6 +48,9 @@ class ArmResult:
     backward_graphs: Optional[int] = None
     backward_graphs_error: Optional[str] = None
     gradient_comparison: Optional[PartComparison] = None
+    #: The calls of the program's own code in the graphs of the first compiled call
+    #: (``dynamo.compiled_calls``); None in results written before it was counted.
+    compiled_calls: Optional[int] = None
 
     def to_json(self) -> Dict[str, Any]:
         return asdict(self)
