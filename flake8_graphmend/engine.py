@@ -17,7 +17,7 @@ from .analysis.index import ModuleIndex, child_blocks
 from .analysis.regions import Region, RegionFinder
 from .analysis.symbols import FunctionNode, ModuleSymbols
 from .analysis.values import Kind, ValueAnalysis, class_tensor_attributes
-from .planning.frames import keep_frames
+from .planning.frames import element_calls, keep_frames
 from .rules import CALL_DETECTORS, SUBSCRIPT_DETECTORS, Finding, FunctionContext, control_flow
 
 SCOPES = ("compiled", "all")
@@ -205,12 +205,19 @@ def analyze_tree(
         return values
 
     passed = argument_kinds(finder, regions, analysis)
-    findings: List[Finding] = []
+    contexts: Dict[FunctionNode, FunctionContext] = {}
     for function, region in regions.items():
         values = analysis(function, passed.get(function, {}))
-        ctx = FunctionContext(region, symbols, index.facts(function), values, lines)
+        ctx = contexts[function] = FunctionContext(
+            region, symbols, index.facts(function), values, lines
+        )
         list(_check_block(function.body, ctx))  # ctx.sites records each finding
-        findings.extend(keep_frames(ctx.sites))
+
+    def callees(function: FunctionNode) -> Iterator[Tuple[ast.Call, FunctionNode]]:
+        yield from ((call, callee) for call, callee, _ in finder.call_targets(function))
+        yield from element_calls(contexts[function])
+
+    findings = keep_frames(contexts, callees)
     unique = {(f.line, f.col, f.code): f for f in findings}
     return sorted(unique.values(), key=lambda f: (f.line, f.col, f.code))
 

@@ -10,104 +10,157 @@ from __future__ import annotations
 import contextlib
 import io
 from pathlib import Path
+from textwrap import dedent, indent
 from typing import Dict, Tuple
 
 import pytest
 
 from flake8_graphmend.engine import analyze_source
 
-HEADER = "import torch\nfrom torch import nn\n"
-#: An ``.item()`` in a loop: a break no fixer takes.
-LOOP_BREAK = """\
+HEADER = "import torch\nfrom torch import nn\n\n"
+#: A loop with an ``.item()``: a break no fixer takes.
+LOOP_BREAK = """
         for i in range(2):
             n = int(h.abs().sum().item()) % 3 + 1
             h = h[:n] * 2
         return h
 """
+#: A submodule whose ``forward`` keeps a break, and a helper method that does.
+LAYER = """class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Linear(6, 6)
+
+    def forward(self, h):
+        h = self.scale(h).relu()
+        return h * (int(h.abs().sum().item()) % 3 + 1)
 
 
-def _model(body: str, loop: str = LOOP_BREAK) -> str:
-    return HEADER + "class Model(nn.Module):\n    def forward(self, x):\n" + body + loop
+"""
+STEP = """
+    def step(self, h):
+        return h * (int(h.abs().sum().item()) % 3 + 1)
+"""
+#: The outcomes a line's marker comment states.
+OUTCOMES = ("fixed", "declined", "cautioned")
 
 
-#: name -> (source, {line of a fixable site: "fixed" | "declined" | "cautioned"})
-CASES: Dict[str, Tuple[str, Dict[int, str]]] = {
-    "the last print before the loop": (
-        _model(
-            "        h = torch.relu(x) * 3\n"
-            '        print("first")\n'  # 6
-            "        h = h.sin()\n"
-            '        print("second")\n'  # 8
-            "        h = h.cos()\n"
-        ),
-        {6: "fixed", 8: "declined"},
+def _model(body: str, loop: str = LOOP_BREAK, before: str = "", init: str = "") -> str:
+    """A module: ``before`` (classes), then ``Model`` whose forward is ``body`` and ``loop``
+    (``init``: its ``__init__`` body, ``step``: its helper method)."""
+    constructor = f"    def __init__(self):\n        super().__init__()\n{init}\n\n" if init else ""
+    forward = "    def forward(self, x):\n" + indent(dedent(body), " " * 8)
+    source = f"{before}class Model(nn.Module):\n{constructor}{forward.rstrip()}{loop}{STEP}"
+    return HEADER + source
+
+
+#: name -> source whose fixable sites say, in a comment, what becomes of their fix
+CASES: Dict[str, str] = {
+    "the last print before the loop": _model(
+        """\
+        h = torch.relu(x) * 3
+        print("first")  # fixed
+        h = h.sin()
+        print("second")  # declined
+        h = h.cos()"""
     ),
-    "a deferred if before the loop, and its print": (
-        _model(
-            "        h = torch.relu(x) * 3\n"
-            '        print("first")\n'  # 6
-            "        if h.sum() > 0:\n"  # 7
-            '            print("positive")\n'  # 8
-            "        h = h.cos()\n"
-        ),
-        {6: "fixed", 7: "declined", 8: "declined"},
+    "a deferred if before the loop, and its print": _model(
+        """\
+        h = torch.relu(x) * 3
+        print("first")  # fixed
+        if h.sum() > 0:  # declined
+            print("positive")  # declined
+        h = h.cos()"""
     ),
-    "a log call whose helper takes an .item()": (
-        _model(
-            "        h = torch.relu(x) * 3\n"
-            '        print("mean", h.mean().item())\n'  # 6
-            "        h = h.cos()\n"
-        ),
-        {6: "declined"},
+    "a log call whose helper takes an .item()": _model(
+        """\
+        h = torch.relu(x) * 3
+        print("mean", h.mean().item())  # declined
+        h = h.cos()"""
     ),
-    "prints fixed in an earlier loop": (
-        _model(
-            "        h = torch.relu(x) * 3\n"
-            '        print("start")\n'  # 6
-            "        for i in range(2):\n"
-            '            print("step", i)\n'  # 8
-            "            h = h * 2\n"
-        ),
-        {6: "declined", 8: "fixed"},
+    "prints fixed in an earlier loop": _model(
+        """\
+        h = torch.relu(x) * 3
+        print("start")  # declined
+        for i in range(2):
+            print("step", i)  # fixed
+            h = h * 2"""
     ),
-    "a break in the loop's else": (
-        _model(
-            "        h = torch.relu(x) * 3\n"
-            '        print("start")\n'  # 6
-            "        for i in range(2):\n"
-            "            h = h * 2\n"
-            "        else:\n"
-            "            n = int(h.abs().sum().item()) % 3 + 1\n",
-            "        return h[:n]\n",
-        ),
-        {6: "fixed"},
+    "a break in the loop's else": _model(
+        """\
+        h = torch.relu(x) * 3
+        print("start")  # fixed
+        for i in range(2):
+            h = h * 2
+        else:
+            n = int(h.abs().sum().item()) % 3 + 1""",
+        "\n        return h[:n]\n",
     ),
-    "a break in the loop only in training": (
-        _model(
-            "        h = torch.relu(x) * 3\n"
-            '        print("start")\n'  # 6
-            "        h = h.sin()\n",
-            "        for i in range(2):\n"
-            "            if self.training:\n"
-            "                n = int(h.abs().sum().item()) % 3 + 1\n"
-            "                h = h[:n]\n"
-            "            h = h * 2\n"
-            "        return h\n",
-        ),
-        {6: "cautioned"},
+    "a break in the loop only in training": _model(
+        """\
+        h = torch.relu(x) * 3
+        print("start")  # cautioned
+        h = h.sin()""",
+        """
+        for i in range(2):
+            if self.training:
+                n = int(h.abs().sum().item()) % 3 + 1
+                h = h[:n]
+            h = h * 2
+        return h
+""",
     ),
-    "no break left in the loop": (
-        _model(
-            "        h = torch.relu(x) * 3\n"
-            '        print("start")\n',  # 6
-            "        for i in range(2):\n"
-            '            print("step", i)\n'  # 8
-            "            h = h * 2\n"
-            "        return h\n",
-        ),
-        {6: "fixed", 8: "fixed"},
+    "no break left in the loop": _model(
+        """\
+        h = torch.relu(x) * 3
+        print("start")  # fixed""",
+        """
+        for i in range(2):
+            print("step", i)  # fixed
+            h = h * 2
+        return h
+""",
+    ),
+    "a loop over layers whose forward breaks": _model(
+        """\
+        h = torch.relu(self.embed(x)) * 3
+        print("start")  # declined
+        h = h.sin()""",
+        """
+        for layer in self.layers:
+            h = layer(h)
+        return h
+""",
+        before=LAYER,
+        init="        self.embed = nn.Linear(6, 6)\n"
+        "        self.layers = nn.ModuleList([Layer() for _ in range(2)])",
+    ),
+    "a loop that calls a helper method that breaks": _model(
+        """\
+        h = torch.relu(x) * 3
+        print("start")  # declined
+        h = h.sin()""",
+        """
+        for i in range(2):
+            h = self.step(h)
+        return h
+""",
+    ),
+    "a helper that breaks between the fix and the loop": _model(
+        """\
+        h = torch.relu(x) * 3
+        print("start")  # fixed
+        h = self.step(h.sin())"""
     ),
 }
+
+
+def _expected(source: str) -> Dict[int, str]:
+    return {
+        number: line.rsplit("# ", 1)[1]
+        for number, line in enumerate(source.splitlines(), start=1)
+        if line.rsplit("# ", 1)[-1] in OUTCOMES
+    }
 
 
 def _outcome(finding) -> str:  # type: ignore[no-untyped-def]
@@ -118,23 +171,32 @@ def _outcome(finding) -> str:  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("name", CASES)
 def test_fixes_before_a_break_in_a_loop(name: str) -> None:
-    source, expected = CASES[name]
+    source = CASES[name]
+    expected = _expected(source)
     findings = analyze_source(source, "model.py")
     got = {f.line: _outcome(f) for f in findings if f.code.startswith(("GM1", "GM2"))}
     assert got == expected, [f.text for f in findings]
     for finding in findings:
-        if finding.line in expected and expected[finding.line] == "declined":
+        if expected.get(finding.line) == "declined":
             assert "is in a loop" in (finding.decline or ""), finding.text
 
 
 def test_the_decline_and_the_caveat_name_the_break_in_the_loop() -> None:
-    source, _ = CASES["the last print before the loop"]
-    (declined,) = [f for f in analyze_source(source, "model.py") if f.line == 8]
-    assert "the next break left, line 11 (GM401), is in a loop" in declined.message
-    source, _ = CASES["a break in the loop only in training"]
-    (cautioned,) = [f for f in analyze_source(source, "model.py") if f.line == 6]
-    assert "when `self.training`, the break of line 10 (GM401) is in a loop" in cautioned.message
+    def finding_at(name: str, text: str):  # type: ignore[no-untyped-def]
+        source = CASES[name]
+        line = next(n for n, t in enumerate(source.splitlines(), start=1) if text in t)
+        return next(f for f in analyze_source(source, "model.py") if f.line == line), line
+
+    declined, line = finding_at("the last print before the loop", 'print("second")')
+    assert f"the next break left, line {line + 3} (GM401), is in a loop" in declined.message
+    cautioned, line = finding_at("a break in the loop only in training", 'print("start")')
+    assert (
+        f"when `self.training`, the break of line {line + 4} (GM401) is in a loop"
+        in cautioned.message
+    )
     assert cautioned.message.count("; fix: graphmend.DeferSideEffects (when") == 1
+    declined, line = finding_at("a loop over layers whose forward breaks", 'print("start")')
+    assert f"line {line + 3} (`layer()`, which breaks at line 11), is in a loop" in declined.message
 
 
 torch = pytest.importorskip("torch")
@@ -173,7 +235,7 @@ def _compiled(model: "torch.nn.Module", x: "torch.Tensor") -> Tuple[int, int]:
 def test_the_fixed_code_compiles_no_less(name: str, tmp_path: Path) -> None:
     """Fixed, a function compiles in no more graphs, and none of its torch calls leaves
     them (in eval mode; a caveat's condition is training)."""
-    source, _ = CASES[name]
+    source = CASES[name]
     original = load(source, tmp_path / "original").Model().eval()
     fixed = load(_fixed(source), tmp_path / "fixed").Model().eval()
     x = torch.randn(6)
@@ -185,7 +247,7 @@ def test_the_fixed_code_compiles_no_less(name: str, tmp_path: Path) -> None:
 def test_the_caveat_is_what_training_costs(tmp_path: Path) -> None:
     """Where the break in the loop happens only in training, the fix removes a graph break in
     eval mode and, in training, leaves the function to run eagerly, as its caveat says."""
-    source, _ = CASES["a break in the loop only in training"]
+    source = CASES["a break in the loop only in training"]
     original = load(source, tmp_path / "original").Model()
     fixed = load(_fixed(source), tmp_path / "fixed").Model()
     x = torch.randn(6)

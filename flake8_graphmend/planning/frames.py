@@ -8,74 +8,218 @@ nothing of the function is compiled. The fixes of the sites between the last cer
 and the first break left in a loop are declined (after all sites are planned, since which
 sites stay depends on every plan of the function). Where the break in the loop happens only
 under a condition (``self.training``), the fixes stay, each with a caveat that names the cost.
+
+A call of a function of the same file that keeps a break breaks the caller's frame at the call
+(Dynamo inlines the callee and gives up on it there): such calls count as breaks of the
+caller, in a loop (``for layer in self.layers: h = layer(h)``) or not. Callees are settled
+first; a call cycle counts as no break.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
-from . import Position
+from ..analysis.symbols import FunctionNode, self_attribute
+from . import Position, position
+from .submodules import forward_of, submodule_classes
 
 if TYPE_CHECKING:
-    from ..rules.base import Finding, Site
+    from ..rules.base import Finding, FunctionContext, Site
+
+#: What a function of the file calls: each call with the function of the file it runs.
+Callees = Callable[[FunctionNode], Iterable[Tuple[ast.Call, FunctionNode]]]
 
 
-def keep_frames(sites: Sequence["Site"]) -> List["Finding"]:
-    """The findings of one function's ``sites``, with the fixes declined (or, where that
+@dataclass(frozen=True)
+class _Break:
+    """A place where the fixed code may still break: a site, or a call of a function that
+    keeps a break."""
+
+    position: Position
+    in_loop: bool
+    #: It breaks whenever Dynamo traces its line.
+    certain: bool
+    #: How the messages name it (``line 13 (GM401)``).
+    name: str
+    condition: Optional[str]
+    #: The site, when it is one (its fix may be declined or cautioned).
+    site: Optional["Site"] = None
+    #: The site whose break makes Dynamo run this one's line eagerly, if any.
+    shadowed_by: Optional[Position] = None
+    #: The function whose names ``condition`` reads, when not this one (a callee's).
+    holder: str = ""
+
+    def when(self) -> str:
+        """The condition, as the caveat says it."""
+        if self.condition is None:
+            return "the data say so"
+        return f"{self.condition} (in `{self.holder}`)" if self.holder else self.condition
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """A function's findings once its frames are kept, and whether calling it breaks: its
+    first break left that is certain, else its first one left (None: no break left)."""
+
+    findings: List["Finding"]
+    breaks: Optional[_Break]
+
+
+def keep_frames(
+    contexts: Dict[FunctionNode, "FunctionContext"], callees: Callees
+) -> List["Finding"]:
+    """The findings of every function of ``contexts``, with the fixes declined (or, where that
     break is conditional, cautioned) that would leave a break in a loop the first of its
     frame."""
+    outcomes: Dict[FunctionNode, _Outcome] = {}
+    for function in contexts:
+        _settle(function, contexts, callees, outcomes, set())
+    return [finding for outcome in outcomes.values() for finding in outcome.findings]
+
+
+def _settle(
+    function: FunctionNode,
+    contexts: Dict[FunctionNode, "FunctionContext"],
+    callees: Callees,
+    outcomes: Dict[FunctionNode, _Outcome],
+    running: Set[FunctionNode],
+) -> Optional[_Outcome]:
+    """The outcome of ``function``, its callees' first (None inside a call cycle)."""
+    if function in outcomes:
+        return outcomes[function]
+    if function in running:
+        return None
+    running.add(function)
+    ctx = contexts[function]
+    calls = []
+    for call, callee in callees(function):
+        if callee in contexts and callee is not function:
+            called = _settle(callee, contexts, callees, outcomes, running)
+            if called is not None and called.breaks is not None:
+                calls.append(_call_break(call, called.breaks, ctx, contexts[callee]))
+    running.discard(function)
+    outcomes[function] = outcome = _keep(ctx.sites, calls)
+    return outcome
+
+
+def _call_break(
+    call: ast.Call, breaks: _Break, ctx: "FunctionContext", callee: "FunctionContext"
+) -> _Break:
+    """The break at ``call`` of a function (``callee``) whose first break left is ``breaks``."""
+    in_loop, in_tensor_branch = ctx.runs_in(call)
+    condition, holder = ctx.static_condition(call), ""
+    if condition is None and breaks.condition is not None:
+        owner = callee.region.owner
+        function = f"{owner.node.name}.{callee.function_name}" if owner else callee.function_name
+        condition, holder = breaks.condition, breaks.holder or function
+    return _Break(
+        position(call, ctx),
+        in_loop,
+        breaks.certain and condition is None and not in_tensor_branch,
+        f"line {call.lineno} (`{ast.unparse(call.func)}()`, which breaks at line "
+        f"{breaks.position[0]})",
+        condition,
+        holder=holder,
+    )
+
+
+def _site_break(site: "Site") -> _Break:
+    finding = site.finding
+    name = f"line {finding.line} ({finding.code})"
+    return _Break(
+        site.position, site.in_loop, site.certain, name, finding.condition, site,
+        site.shadowed_by,
+    )
+
+
+def _keep(sites: List["Site"], calls: List[_Break]) -> _Outcome:
+    """``_Outcome`` of one function: its ``sites`` and its ``calls`` of functions that break."""
     by_position = {site.position: site for site in sites}
     owners: Dict[Position, "Site"] = {}  # a covered site: the site whose fix rewrites it
     for site in sites:
         if site.finding.plan is not None:
             for covered in site.finding.plan.covers():
                 owners.setdefault(covered, site)
-    ordered = sorted(sites, key=lambda s: s.position)
+    ordered = sorted([*map(_site_break, sites), *calls], key=lambda b: b.position)
 
-    def fixed(site: "Site") -> bool:
-        return site.finding.plan is not None or site.position in owners
+    def fixed(point: _Break) -> bool:
+        site = point.site
+        return site is not None and (site.finding.plan is not None or site.position in owners)
 
-    first = _first_break_left_in_loop(ordered, by_position, fixed)
-    if first is None:
-        return [site.finding for site in sites]
-    where = f"line {first.finding.line} ({first.finding.code})"
-    frame = (
-        "the first break of its frame, and Dynamo runs such a frame wholly eagerly, the graph "
-        "before this line included"
-    )
     changed: Dict[Position, "Finding"] = {}
-    for site in reversed(ordered[: ordered.index(first)]):
-        if site.in_loop and fixed(site):
-            continue  # in the original too, a break in a loop starts the eager frame
-        if fixed(site):
-            owner = site if site.finding.plan is not None else owners[site.position]
-            if first.certain:  # the fix costs the graph whenever it removes a break
-                reason = f"the next break left, {where}, is in a loop: fixed, this one would "
-                _decline(owner, reason + f"leave it {frame}", by_position, changed)
-            elif owner.position not in changed:  # it does only when that one breaks
-                condition = first.finding.condition or "the data say so"
-                changed[owner.position] = owner.cautioned(
-                    f"when {condition}, the break of {where} is in a loop and becomes {frame}"
-                )
-        if site.certain and not site.in_loop and (first.certain or not fixed(site)):
-            break  # a break that stays: the frame of the loop starts there
-    return [changed.get(site.position, site.finding) for site in sites]
+    first = _first_break_left_in_loop(ordered, fixed)
+    if first is not None:
+        for point in _fixes_before(ordered, first, fixed):
+            fixed_site = point.site
+            assert fixed_site is not None  # only sites are fixed
+            plan = fixed_site.finding.plan
+            owner = fixed_site if plan is not None else owners[fixed_site.position]
+            _change(owner, first, by_position, changed)
+
+    def stays(point: _Break) -> bool:
+        now = changed.get(point.position)
+        return not fixed(point) or (now is not None and now.plan is None)
+
+    left = [point for point in ordered if stays(point)]
+    certain = [point for point in left if point.certain]
+    first_left = certain[0] if certain else left[0] if left else None
+    return _Outcome([changed.get(site.position, site.finding) for site in sites], first_left)
 
 
 def _first_break_left_in_loop(
-    ordered: Sequence["Site"],
-    by_position: Dict[Position, "Site"],
-    fixed: Callable[["Site"], bool],
-) -> Optional["Site"]:
-    """The first site in a loop that the fixes leave, where Dynamo traces it: not after a
+    ordered: List[_Break], fixed: Callable[[_Break], bool]
+) -> Optional[_Break]:
+    """The first break in a loop that the fixes leave, where Dynamo traces it: not after a
     break left where Dynamo stops tracing the function."""
-    for site in ordered:
-        if not site.in_loop or fixed(site):
+    by_position = {point.position: point for point in ordered}
+    for point in ordered:
+        if not point.in_loop or fixed(point):
             continue
-        shadow = by_position.get(site.shadowed_by) if site.shadowed_by else None
+        shadow = by_position.get(point.shadowed_by) if point.shadowed_by else None
         if shadow is None or fixed(shadow):
-            return site
+            return point
     return None
+
+
+def _fixes_before(
+    ordered: List[_Break], first: _Break, fixed: Callable[[_Break], bool]
+) -> Iterator[_Break]:
+    """The fixed sites, from ``first`` back to the last break that stays before it (a site
+    whose fix is declined stays; one that is only cautioned does not)."""
+    for point in reversed(ordered[: ordered.index(first)]):
+        if point.in_loop and fixed(point):
+            continue  # in the original too, a break in a loop starts the eager frame
+        if fixed(point):
+            yield point
+        if point.certain and not point.in_loop and (first.certain or not fixed(point)):
+            return  # a break that stays: the frame of the loop starts there
+
+
+_FRAME = (
+    "the first break of its frame, and Dynamo runs such a frame wholly eagerly, the graph "
+    "before this line included"
+)
+
+
+def _change(
+    owner: "Site",
+    first: _Break,
+    by_position: Dict[Position, "Site"],
+    done: Dict[Position, "Finding"],
+) -> None:
+    """Decline ``owner``'s fix, with those of the sites it rewrites along with its own, for a
+    certain ``first`` break in a loop; caution it for a conditional one."""
+    if owner.position in done:
+        return
+    if not first.certain:  # the fix costs the graph only when that break happens
+        done[owner.position] = owner.cautioned(
+            f"when {first.when()}, the break of {first.name} is in a loop and becomes {_FRAME}"
+        )
+        return
+    reason = f"the next break left, {first.name}, is in a loop: fixed, this one would leave it "
+    _decline(owner, reason + _FRAME, by_position, done)
 
 
 def _decline(
@@ -96,3 +240,48 @@ def _decline(
             done[covered] = site.declined(
                 f"the fix of line {owner.finding.line} that would take it is declined: {reason}"
             )
+
+
+def element_calls(ctx: "FunctionContext") -> Iterator[Tuple[ast.Call, FunctionNode]]:
+    """The calls of the modules a method's loops take from a module list of ``self`` (``for
+    layer in self.layers: h = layer(h)``, ``for i, block in enumerate(self.blocks)``), each
+    with the ``forward`` of each class of this file the list may hold."""
+    owner = ctx.region.owner
+    if owner is None:
+        return
+    for loop in ast.walk(ctx.region.function):
+        if not isinstance(loop, ast.For):
+            continue
+        listed = _listed_element(loop)
+        if listed is None:
+            continue
+        name, attribute = listed
+        element = ast.Subscript(value=attribute, slice=ast.Name(id=name, ctx=ast.Load()))
+        classes = submodule_classes(element, owner, ctx.symbols) or []
+        forwards = [
+            forward_of(ctx.symbols.classes[cls], ctx.symbols)
+            for cls in classes
+            if cls in ctx.symbols.classes
+        ]
+        for node in (n for statement in loop.body for n in ast.walk(statement)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                if node.func.id == name:
+                    yield from ((node, f) for f in forwards if f is not None)
+
+
+def _listed_element(loop: ast.For) -> Optional[Tuple[str, ast.expr]]:
+    """``(name, self.<list>)`` of ``for name in self.<list>`` or ``for i, name in
+    enumerate(self.<list>)``; None for other loops."""
+    target, iterable = loop.target, loop.iter
+    if (
+        isinstance(iterable, ast.Call)
+        and isinstance(iterable.func, ast.Name)
+        and iterable.func.id == "enumerate"
+        and len(iterable.args) == 1
+        and isinstance(target, ast.Tuple)
+        and len(target.elts) == 2
+    ):
+        target, iterable = target.elts[1], iterable.args[0]
+    if isinstance(target, ast.Name) and self_attribute(iterable) is not None:
+        return target.id, iterable
+    return None

@@ -358,13 +358,15 @@ class FunctionContext:
         after = end.end_lineno or node.lineno
         self.frame_end = FrameEnd(after, scope_end, node.lineno, reason, site)
 
-    def _in_tensor_branch(self, path: List[ast.stmt]) -> bool:
-        """Whether the innermost statement of ``path`` is in a branch of an ``if`` on a
-        tensor (it runs only when the data say so)."""
-        return any(
+    def runs_in(self, node: AnyNode) -> Tuple[bool, bool]:
+        """Whether ``node`` is in the body of a loop of the function, and whether it is in a
+        branch of an ``if`` on a tensor (it runs only when the data say so)."""
+        path = self._path(node)
+        in_tensor_branch = any(
             isinstance(statement, ast.If) and self.values.is_data_dependent(statement.test)
             for statement in path[:-1]
         )
+        return _in_loop(path), in_tensor_branch
 
     def _char_col(self, line: int, byte_col: int) -> int:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
@@ -439,8 +441,8 @@ class FunctionContext:
             condition=condition,
             caveat=caveat,
         )
-        path = self._path(node)
-        certain = own_condition is None and not self._in_tensor_branch(path)
+        in_loop, in_tensor_branch = self.runs_in(node)
+        certain = own_condition is None and not in_tensor_branch
         shadowed_by = frame_end.site if shadow and frame_end else None
-        self.sites.append(Site(made, head, _in_loop(path), certain, shadowed_by))
+        self.sites.append(Site(made, head, in_loop, certain, shadowed_by))
         return made
