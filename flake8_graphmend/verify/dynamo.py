@@ -24,6 +24,7 @@ torch is imported inside the functions only, so importing this module stays chea
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import json
@@ -112,14 +113,10 @@ def probe_into(report: CompileReport, fn: Callable[..., Any], *args: Any, **kwar
         report.compiled_calls = sum(compiled_calls(graph) for graph in graphs)
 
 
-#: A frame of an FX node's stack trace that is in a helper the fixers emit.
-_HELPER_FRAME = re.compile(rf", in {GRAPHMEND_HELPER_PREFIX}\w*$", re.M)
-
-
 def compiled_calls(graph_module: Any) -> int:
     """How many calls of torch functions, tensor methods and modules ``graph_module`` makes
     for the program's own code: not those of the fixers' helpers (their ops, and what runs in
-    their frames). A fix adds calls to the graphs (both sides of a selection, a check) or
+    their code). A fix adds calls to the graphs (both sides of a selection, a check) or
     keeps them; fewer mean that code which compiled before now runs eagerly (a frame that
     Dynamo skips)."""
     return sum(
@@ -127,7 +124,30 @@ def compiled_calls(graph_module: Any) -> int:
         for node in graph_module.graph.nodes
         if node.op in ("call_function", "call_method", "call_module")
         and "graphmend" not in str(node.target)
-        and not _HELPER_FRAME.search(node.stack_trace or "")
+        and not any(
+            _in_helper(frame.group("file"), int(frame.group("line")))
+            for frame in _FRAME_LINE.finditer(node.stack_trace or "")
+        )
+    )
+
+
+def _in_helper(filename: str, line: int) -> bool:
+    """Whether ``line`` of ``filename`` is in a helper the fixers emit (a module-level
+    ``_graphmend_`` function, the functions defined in it included)."""
+    return any(first <= line <= last for first, last in _helper_spans(filename))
+
+
+@functools.lru_cache(maxsize=None)
+def _helper_spans(filename: str) -> Tuple[Tuple[int, int], ...]:
+    try:
+        tree = ast.parse(Path(filename).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return ()
+    return tuple(
+        (node.lineno, node.end_lineno or node.lineno)
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.name.startswith(GRAPHMEND_HELPER_PREFIX)
     )
 
 
