@@ -338,7 +338,7 @@ def classes_of_call(
     None otherwise."""
     if isinstance(value, ast.Constant) and value.value is None:
         return []
-    if isinstance(value, ast.Call) and symbols.qualified_name(value.func) in _COPIES:
+    if isinstance(value, ast.Call) and _copies(value):
         return None  # a copy of a module of any class, of this file too
     if imported and _built_elsewhere(value, symbols):
         return []
@@ -401,8 +401,6 @@ def _classes_of_either(
     return sorted({name for classes in either if classes for name in classes})
 
 
-#: Calls that return a copy of their argument, of the argument's class.
-_COPIES = frozenset({"copy.deepcopy", "copy.copy"})
 #: Where an object built by ``Class(...)`` stays in reach of ``held_classes``: a binding, a
 #: display or comprehension, a conditional value, the arguments of these calls.
 _FOLLOWED_PARENTS = (
@@ -451,8 +449,9 @@ def _type_test(node: Optional[ast.AST], parents: Dict[int, ast.AST]) -> bool:
     return isinstance(node, ast.Call) and _called_name(node) in _TYPE_TESTS
 
 
-def _copies(call: ast.Call, parents: Dict[int, ast.AST]) -> bool:
-    """``copy.deepcopy(x)``, ``copy.copy(x)``, ``deepcopy(x)``, or ``type(x)`` called."""
+def _copies(call: ast.Call, parents: Optional[Dict[int, ast.AST]] = None) -> bool:
+    """``copy.deepcopy(x)``, ``copy.copy(x)``, ``deepcopy(x)``, or (given the ``parents`` of
+    the tree) ``type(x)`` called: a copy of ``x``, of its class."""
     func = call.func
     if isinstance(func, ast.Attribute):
         return (
@@ -460,7 +459,7 @@ def _copies(call: ast.Call, parents: Dict[int, ast.AST]) -> bool:
             and isinstance(func.value, ast.Name)
             and func.value.id == "copy"
         )
-    if isinstance(func, ast.Name) and func.id == "type":
+    if isinstance(func, ast.Name) and func.id == "type" and parents is not None:
         caller = parents.get(id(call))
         return isinstance(caller, ast.Call) and caller.func is call
     return isinstance(func, ast.Name) and func.id == "deepcopy"
