@@ -37,6 +37,10 @@ LAYER = """class Layer(nn.Module):
 
 
 """
+LAYERS = (
+    "        self.embed = nn.Linear(6, 6)\n"
+    "        self.layers = nn.ModuleList([Layer() for _ in range(2)])"
+)
 STEP = """
     def step(self, h):
         return h * (int(h.abs().sum().item()) % 3 + 1)
@@ -132,8 +136,46 @@ CASES: Dict[str, str] = {
         return h
 """,
         before=LAYER,
-        init="        self.embed = nn.Linear(6, 6)\n"
-        "        self.layers = nn.ModuleList([Layer() for _ in range(2)])",
+        init=LAYERS,
+    ),
+    "layers zipped with norms": _model(
+        """\
+        h = torch.relu(self.embed(x)) * 3
+        print("start")  # declined
+        h = h.sin()""",
+        """
+        for layer, norm in zip(self.layers, self.norms):
+            h = norm(layer(h))
+        return h
+""",
+        before=LAYER,
+        init=LAYERS + "\n        self.norms = nn.ModuleList([nn.LayerNorm(6) for _ in range(2)])",
+    ),
+    "layers called by index": _model(
+        """\
+        h = torch.relu(self.embed(x)) * 3
+        print("start")  # declined
+        h = h.sin()""",
+        """
+        for i in range(len(self.layers)):
+            h = self.layers[i](h)
+        return h
+""",
+        before=LAYER,
+        init=LAYERS,
+    ),
+    "a slice of the layers, by position": _model(
+        """\
+        h = torch.relu(self.embed(x)) * 3
+        print("start")  # declined
+        h = h.sin()""",
+        """
+        for i, layer in enumerate(self.layers[1:]):
+            h = layer(h) + i
+        return h
+""",
+        before=LAYER,
+        init=LAYERS,
     ),
     "a loop that calls a helper method that breaks": _model(
         """\

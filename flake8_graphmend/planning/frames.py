@@ -243,45 +243,51 @@ def _decline(
 
 
 def element_calls(ctx: "FunctionContext") -> Iterator[Tuple[ast.Call, FunctionNode]]:
-    """The calls of the modules a method's loops take from a module list of ``self`` (``for
-    layer in self.layers: h = layer(h)``, ``for i, block in enumerate(self.blocks)``), each
-    with the ``forward`` of each class of this file the list may hold."""
+    """The calls of the modules a method takes from a module list of ``self``, each with the
+    ``forward`` of each class of this file the list may hold: an element called by index
+    (``self.layers[i](h)``), or by the name a loop binds it to (``for layer in self.layers``,
+    ``enumerate(self.blocks)``, ``zip(self.layers, self.norms)``, ``self.layers[:n]``)."""
     owner = ctx.region.owner
     if owner is None:
         return
-    for loop in ast.walk(ctx.region.function):
-        if not isinstance(loop, ast.For):
+    function = ctx.region.function
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
+            yield from ((node, f) for f in _forwards(node.func, ctx))
+        if not isinstance(node, ast.For):
             continue
-        listed = _listed_element(loop)
-        if listed is None:
-            continue
-        name, attribute = listed
-        element = ast.Subscript(value=attribute, slice=ast.Name(id=name, ctx=ast.Load()))
-        classes = submodule_classes(element, owner, ctx.symbols) or []
-        forwards = [
-            forward_of(ctx.symbols.classes[cls], ctx.symbols)
-            for cls in classes
-            if cls in ctx.symbols.classes
-        ]
-        for node in (n for statement in loop.body for n in ast.walk(statement)):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                if node.func.id == name:
-                    yield from ((node, f) for f in forwards if f is not None)
+        for name, listed in _listed_elements(node.target, node.iter):
+            element = ast.Subscript(value=listed, slice=ast.Name(id=name, ctx=ast.Load()))
+            forwards = _forwards(element, ctx)
+            for call in (n for statement in node.body for n in ast.walk(statement)):
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+                    if call.func.id == name:
+                        yield from ((call, f) for f in forwards)
 
 
-def _listed_element(loop: ast.For) -> Optional[Tuple[str, ast.expr]]:
-    """``(name, self.<list>)`` of ``for name in self.<list>`` or ``for i, name in
-    enumerate(self.<list>)``; None for other loops."""
-    target, iterable = loop.target, loop.iter
-    if (
-        isinstance(iterable, ast.Call)
-        and isinstance(iterable.func, ast.Name)
-        and iterable.func.id == "enumerate"
-        and len(iterable.args) == 1
-        and isinstance(target, ast.Tuple)
-        and len(target.elts) == 2
-    ):
-        target, iterable = target.elts[1], iterable.args[0]
+def _forwards(element: ast.Subscript, ctx: "FunctionContext") -> List[FunctionNode]:
+    """The ``forward`` of each class of this file that the element of a module list of
+    ``self`` may be (``self.layers[i]``)."""
+    symbols = ctx.symbols
+    classes = submodule_classes(element, ctx.region.owner, symbols) or []
+    found = (forward_of(symbols.classes[c], symbols) for c in classes if c in symbols.classes)
+    return [forward for forward in found if forward is not None]
+
+
+def _listed_elements(target: ast.expr, iterable: ast.expr) -> Iterator[Tuple[str, ast.expr]]:
+    """``(name, self.<list>)`` for each name that ``for <target> in <iterable>`` binds to an
+    element of a list attribute of ``self`` (whole, or sliced)."""
+    if isinstance(iterable, ast.Subscript) and isinstance(iterable.slice, ast.Slice):
+        iterable = iterable.value
     if isinstance(target, ast.Name) and self_attribute(iterable) is not None:
-        return target.id, iterable
-    return None
+        yield target.id, iterable
+        return
+    if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)):
+        return
+    if not isinstance(target, ast.Tuple) or iterable.keywords:
+        return
+    if iterable.func.id == "enumerate" and len(iterable.args) == 1 and len(target.elts) == 2:
+        yield from _listed_elements(target.elts[1], iterable.args[0])
+    elif iterable.func.id == "zip" and len(iterable.args) == len(target.elts):
+        for each, listed in zip(target.elts, iterable.args):
+            yield from _listed_elements(each, listed)
