@@ -100,12 +100,19 @@ def _helper_arguments(
     keywords = [arg for arg in call.args if arg.keyword is not None]
     parameters: List[str] = []
     inner: List[str] = []
+    kept: List[cst.Arg] = []
     for index, arg in enumerate(positional):
         if index in plan.baked_args:
             inner.append(command.code(arg.value))
+        elif index in plan.formatted_args:
+            message, names, passed = _built_message(arg.value, index, plan, named)
+            parameters += names
+            inner.append(command.code(message))
+            kept += passed
         else:
             parameters.append(named(_parameter_name(plan, index)))
             inner.append(parameters[-1] + _read_in_helper(arg.value, index, plan))
+            kept.append(_passed(arg, index, plan))
     for arg in keywords:
         name = arg.keyword.value if arg.keyword else ""
         if plan.stacklevel is None or name != "stacklevel":
@@ -113,11 +120,45 @@ def _helper_arguments(
     if plan.stacklevel is not None:  # the plan counts the helper's frame; add its wrapper's
         level = plan.stacklevel + DEFERRED_WRAPPER_FRAMES
         inner.append(f"stacklevel=1 if {IN_GRAPH} else {level}")
-    kept = [
-        _passed(arg, index, plan) for index, arg in enumerate(positional)
-        if index not in plan.baked_args
-    ]
     return parameters, inner, kept
+
+
+def _built_message(
+    value: cst.BaseExpression, index: int, plan: DeferPlan, named: Callable[[str], str]
+) -> Tuple[cst.FormattedString, List[str], List[cst.Arg]]:
+    """For the f-string argument ``index`` that the helper builds: the f-string the helper
+    formats, its parameters, and what the call passes for them. A number's value is passed as
+    the tensor (of ``t.item()``: ``t``), and the helper formats it as the original did (taking
+    ``.item()`` again); any other value is passed as its own text, an f-string of it alone."""
+    message = expect(value, cst.FormattedString, "an f-string")
+    parts: List[cst.BaseFormattedStringContent] = []
+    parameters: List[str] = []
+    passed: List[cst.Arg] = []
+    values = iter(range(len(message.parts)))
+    for part in message.parts:
+        if not isinstance(part, cst.FormattedStringExpression):
+            parts.append(part)
+            continue
+        position = (index, next(values))
+        if position not in plan.numbers:
+            parameters.append(named(f"text{index}_{position[1]}"))
+            passed.append(cst.Arg(value=message.with_changes(parts=[part])))
+            parts.append(cst.FormattedStringExpression(expression=cst.Name(parameters[-1])))
+            continue
+        parameters.append(named(f"{NUMBER}{index}_{position[1]}"))
+        read: cst.BaseExpression = cst.Name(parameters[-1])
+        tensor = part.expression
+        if position in plan.item_numbers:
+            item = expect(tensor, cst.Call, "the `.item()` call")
+            tensor = expect(item.func, cst.Attribute, "the `.item` attribute").value
+            read = cst.Call(func=cst.Attribute(value=read, attr=cst.Name("item")))
+        passed.append(cst.Arg(value=tensor))
+        parts.append(
+            cst.FormattedStringExpression(
+                expression=read, conversion=part.conversion, format_spec=part.format_spec
+            )
+        )
+    return message.with_changes(parts=parts), parameters, passed
 
 
 def _read_in_helper(value: cst.BaseExpression, index: int, plan: DeferPlan) -> str:

@@ -2567,6 +2567,32 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.zeros(4),),
         "a tensor the caller can hold",
     ),
+    "f-strings that format the numbers of tensors": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                h = x * 1.5 - 0.25
+                loss = h.pow(2).mean()
+                ids = (x > 0).long()
+                print(f"loss {loss:.4f} of {h.shape[0]} rows, {ids.sum():,} positive")
+                logger.info(f"norm {h.norm().item()!r:>24} max {h.abs().amax():+.2e}")
+                warnings.warn(f"peak {x.max().item():.3g}")
+                return loss
+        """,
+        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [0.25, -0.5, 1.5, -4.0]]),),
+        None,
+    ),
+    "an f-string that shows a tensor whole": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                loss = (x * 2).mean()
+                print(f"loss {loss}")
+                return loss
+        """,
+        (torch.tensor([1.0, 2.0]),),
+        "formats tensor `loss`",
+    ),
 }
 
 

@@ -14,7 +14,10 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import io
 import itertools
+import re
+import tokenize
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
@@ -37,7 +40,7 @@ from .totals import (
     total_test,
     unsure_names,
 )
-from .trap import run_by_callers, state_change_problem
+from .trap import rebuilt_message_problem, run_by_callers, state_change_problem
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -75,7 +78,16 @@ class DeferPlan(Plan):
     #: A helper of its own, never shared with another call: under compile the line the warning
     #: is made from stands for the call's, for the once-per-location filter.
     own_helper: bool
-    #: Where the ``.item()`` calls of ``item_args`` are (their GM401 is fixed with the call).
+    #: Positional arguments that are f-strings formatting the numbers of tensors
+    #: (``f"loss {loss:.4f}"``, ``f"{x.sum().item()}"``): the helper builds them. Each of
+    #: their formatted values is passed: those of ``numbers`` (by argument and value index) as
+    #: the tensor, which the helper formats as the original did (``item_numbers``: the tensor
+    #: of ``t.item()``, formatted as ``t.item()``), the others as their own text.
+    formatted_args: FrozenSet[int] = frozenset()
+    numbers: FrozenSet[Tuple[int, int]] = frozenset()
+    item_numbers: FrozenSet[Tuple[int, int]] = frozenset()
+    #: Where the ``.item()`` calls of ``item_args`` and ``item_numbers`` are (their GM401 is
+    #: fixed with the call).
     items: FrozenSet[Position] = frozenset()
 
     def covers(self) -> FrozenSet[Position]:
@@ -100,6 +112,7 @@ def defer_plan(
     printed: List[int] = []
     items: List[int] = []
     metadata: List[int] = []
+    formatted: Dict[int, Dict[int, bool]] = {}
     for index, arg in enumerate(node.args):
         if _fixed_in_source(arg, ctx):
             baked.append(index)
@@ -107,6 +120,12 @@ def defer_plan(
         receiver = item_receiver(arg, ctx)
         if receiver is not None and _passed_problem(receiver, ctx) is None:
             items.append(index)
+            continue
+        if isinstance(arg, ast.JoinedStr) and _formats_tensors(arg, ctx):
+            numbers, problem = _formatted_numbers(arg, ctx)
+            if numbers is None:
+                return declined(problem or "")
+            formatted[index] = numbers
             continue
         # metadata (a torch.Size, dtype or device) is not what the op carries
         if code == "GM101" and tensor_metadata(arg):
@@ -127,9 +146,116 @@ def defer_plan(
         metadata_args=frozenset(metadata),
         stacklevel=_helper_stacklevel(code, node),
         own_helper=code == "GM103",
-        items=frozenset(position(node.args[index], ctx) for index in items),
+        formatted_args=frozenset(formatted),
+        numbers=frozenset((i, j) for i, values in formatted.items() for j in values),
+        item_numbers=frozenset(
+            (i, j) for i, values in formatted.items() for j, item in values.items() if item
+        ),
+        items=frozenset(
+            [position(node.args[index], ctx) for index in items]
+            + [position(value, ctx) for value in _taken_items(node, formatted)]
+        ),
     )
     return plan, None
+
+
+def _formats_tensors(message: ast.JoinedStr, ctx: FunctionContext) -> bool:
+    return any(
+        ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA)
+        for piece in message.values
+        if isinstance(piece, ast.FormattedValue)
+    )
+
+
+def formatted_values(message: ast.JoinedStr) -> List[ast.FormattedValue]:
+    """The formatted values of an f-string, in order (the index the plan counts them by)."""
+    return [piece for piece in message.values if isinstance(piece, ast.FormattedValue)]
+
+
+#: A format spec that formats an int, a float and a bool alike without failing: fill and
+#: align, sign, ``z``, ``#``, ``0``, width, grouping, and a precision only with one of the
+#: types ``e``, ``f``, ``g`` (upper case too); no ``d``, ``%`` or ``n`` (a complex fails there).
+_NUMBER_SPEC = re.compile(
+    r"(?:.?[<>=^])?[+\- ]?z?#?0?\d*[,_]?(?:(?:\.\d+)?[eEfFgG])?\Z", re.DOTALL
+)
+
+
+def _formatted_numbers(
+    message: ast.JoinedStr, ctx: FunctionContext
+) -> Tuple[Optional[Dict[int, bool]], Optional[str]]:
+    """The formatted values of ``message`` that are tensors' numbers, each with whether it is
+    ``t.item()`` (else a one-element tensor with a format spec, which formats its number), or
+    why the message cannot be built by the helper. The other values must be plain Python
+    values (passed as their own text)."""
+    problem = rebuilt_message_problem(message, ctx)
+    if problem:
+        return None, problem
+    if not _one_literal(message, ctx):
+        return None, "the message is an implicit concatenation of string literals"
+    numbers: Dict[int, bool] = {}
+    for index, piece in enumerate(formatted_values(message)):
+        value, spec = piece.value, piece.format_spec
+        if ctx.values.kind(value) not in (Kind.TENSOR, Kind.DATA):
+            problem = _passed_problem(ast.JoinedStr(values=[piece]), ctx)
+            if problem:
+                return None, problem
+            continue
+        parts = getattr(spec, "values", ())
+        text = "".join(str(part.value) for part in parts if isinstance(part, ast.Constant))
+        if not _NUMBER_SPEC.match(text):
+            return None, (
+                f"the message formats `{ast.unparse(value)}` with the spec `{text}`, which "
+                "may fail for some numbers: under compile it would fail inside the graph"
+            )
+        receiver = item_receiver(value, ctx)
+        if receiver is not None:
+            numbers[index] = True
+        elif (
+            spec is not None
+            and piece.conversion == -1
+            and ctx.values.kind(value) is Kind.TENSOR
+            and is_zero_dim(value, ctx)
+        ):
+            numbers[index] = False
+        elif item_of(value) is not None:
+            return None, (
+                f"the message formats `{ast.unparse(value)}`, and "
+                f"`{ast.unparse(item_of(value))}` is not known to hold one element"
+            )
+        else:
+            return None, (
+                f"the message formats tensor `{ast.unparse(value)}`: only the number of a "
+                "tensor known to hold one element, with a format spec (`{loss:.4f}`), or of "
+                "`t.item()`, is formatted the same by the deferred call"
+            )
+        problem = _passed_problem(receiver if receiver is not None else value, ctx)
+        if problem:
+            return None, problem
+    return numbers, None
+
+
+def _one_literal(message: ast.JoinedStr, ctx: FunctionContext) -> bool:
+    """Whether ``message`` is written as one f-string literal (not ``"a" f"{b}"``), with no
+    other string literal inside it."""
+    source = ast.get_source_segment("\n".join(ctx.lines), message) or ""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    starts = (tokenize.STRING, getattr(tokenize, "FSTRING_START", tokenize.STRING))
+    return sum(token.type in starts for token in tokens) == 1
+
+
+def _taken_items(node: ast.Call, formatted: Dict[int, Dict[int, bool]]) -> List[ast.expr]:
+    """The ``t.item()`` values of the f-strings the helper builds."""
+    return [
+        formatted_values(message)[j].value
+        for i, values in formatted.items()
+        for j, item in values.items()
+        if item
+        for message in [node.args[i]]
+        if isinstance(message, ast.JoinedStr)
+    ]
 
 
 def _kept_in_record_problem(arg: ast.expr, node: ast.Call, ctx: FunctionContext) -> Optional[str]:
@@ -864,6 +990,29 @@ def _operands_problem(
     return None
 
 
+def passed_arguments(call: ast.Call, plan: DeferPlan, ctx: FunctionContext) -> List[ast.expr]:
+    """What the call of the helper passes, in order: the arguments not built into it, the
+    tensor of ``t.item()`` or of ``t.shape`` that the helper reads, and each formatted value of
+    an f-string the helper builds (a number's tensor, or the value whose text is passed)."""
+    passed: List[ast.expr] = []
+    for index, argument in enumerate(call.args):
+        if index in plan.baked_args:
+            continue
+        if index in plan.item_args:  # the tensor is passed; the helper takes `.item()`
+            argument = item_receiver(argument, ctx) or argument
+        if index in plan.metadata_args:  # the tensor is passed; the helper reads `.shape`
+            argument = metadata_receiver(argument) or argument
+        if index in plan.formatted_args and isinstance(argument, ast.JoinedStr):
+            passed += [
+                (item_receiver(piece.value, ctx) if (index, j) in plan.item_numbers else None)
+                or piece.value
+                for j, piece in enumerate(formatted_values(argument))
+            ]
+            continue
+        passed.append(argument)
+    return passed
+
+
 def _arguments_problem(
     call: ast.Call, plan: Optional[DeferPlan], head: ast.If, ctx: FunctionContext
 ) -> Optional[str]:
@@ -876,13 +1025,7 @@ def _arguments_problem(
     original never ran it."""
     if plan is None:
         return None
-    for index, argument in enumerate(call.args):
-        if index in plan.baked_args:
-            continue
-        if index in plan.item_args:  # the tensor is passed; the helper takes `.item()`
-            argument = item_receiver(argument, ctx) or argument
-        if index in plan.metadata_args:  # the tensor is passed; the helper reads `.shape`
-            argument = metadata_receiver(argument) or argument
+    for argument in passed_arguments(call, plan, ctx):
         if not plain_argument(argument, ctx):
             return (
                 f"`{ast.unparse(argument)}` would be computed on every call, not only when the "

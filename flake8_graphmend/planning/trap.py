@@ -127,7 +127,7 @@ def trap_plan(node: ast.If, code: str, ctx: FunctionContext) -> Planned[TrapPlan
     plan, reason = _guard_plan(node, code, ctx)
     assert message is not None  # _exception_problem checked it
     if plan is not None and (evaluated or _formats_tensor(message, ctx)):
-        problem = _lazy_message_problem(message, ctx)
+        problem = rebuilt_message_problem(message, ctx)
         if problem:
             return declined(problem)
         plan = dataclasses.replace(
@@ -260,10 +260,10 @@ def _unbound_problem(
     return None
 
 
-def _lazy_message_problem(message: ast.expr, ctx: FunctionContext) -> Optional[str]:
-    """Why the check's own helper cannot build the message: a format spec that names a value
-    (``{x:{width}}``), which the helper would not have, or a ``{x=}`` that writes the
-    expression's own text (the helper's would be its parameter's name)."""
+def rebuilt_message_problem(message: ast.expr, ctx: FunctionContext) -> Optional[str]:
+    """Why a helper cannot build the f-string ``message`` from its values: a format spec that
+    names a value (``{x:{width}}``), which the helper would not have, or a ``{x=}`` that writes
+    the expression's own text (the helper's would be its parameter's name)."""
     assert isinstance(message, ast.JoinedStr)
     for piece in message.values:
         spec = piece.format_spec if isinstance(piece, ast.FormattedValue) else None
