@@ -207,7 +207,7 @@ def _formatted_numbers(
                 f"the message formats `{ast.unparse(value)}` with the spec `{text}`, which "
                 "may fail for some numbers: under compile it would fail inside the graph"
             )
-        receiver = item_receiver(value, ctx)
+        receiver, tensor = item_receiver(value, ctx), item_of(value)
         if receiver is not None:
             numbers[index] = True
         elif (
@@ -217,10 +217,10 @@ def _formatted_numbers(
             and is_zero_dim(value, ctx)
         ):
             numbers[index] = False
-        elif item_of(value) is not None:
+        elif tensor is not None:
             return None, (
                 f"the message formats `{ast.unparse(value)}`, and "
-                f"`{ast.unparse(item_of(value))}` is not known to hold one element"
+                f"`{ast.unparse(tensor)}` is not known to hold one element"
             )
         else:
             return None, (
