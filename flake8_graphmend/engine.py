@@ -17,7 +17,7 @@ from .analysis.index import ModuleIndex, child_blocks
 from .analysis.regions import Region, RegionFinder
 from .analysis.symbols import FunctionNode, ModuleSymbols
 from .analysis.values import Kind, ValueAnalysis, class_tensor_attributes
-from .planning.frames import element_calls, keep_frames
+from .planning.frames import keep_frames, module_calls
 from .rules import CALL_DETECTORS, SUBSCRIPT_DETECTORS, Finding, FunctionContext, control_flow
 
 SCOPES = ("compiled", "all")
@@ -215,9 +215,9 @@ def analyze_tree(
 
     def callees(function: FunctionNode) -> Iterator[Tuple[ast.Call, FunctionNode]]:
         yield from ((call, callee) for call, callee, _ in finder.call_targets(function))
-        yield from element_calls(contexts[function])
+        yield from module_calls(contexts[function])
 
-    findings = keep_frames(contexts, callees)
+    findings = keep_frames(contexts, callees, finder.disabled)
     unique = {(f.line, f.col, f.code): f for f in findings}
     return sorted(unique.values(), key=lambda f: (f.line, f.col, f.code))
 

@@ -2582,6 +2582,78 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([[1.0, -2.0, 3.0, 0.5], [0.25, -0.5, 1.5, -4.0]]),),
         None,
     ),
+    "a guard in a head called through getattr inside a try": (
+        """
+        class Head(nn.Module):
+            def forward(self, h):
+                if torch.isnan(h).any():
+                    raise ValueError("NaN reached the head")
+                return h * 2
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cls_head = Head()
+
+            def forward(self, x, task="cls"):
+                try:
+                    return getattr(self, f"{task}_head")(x)
+                except ValueError:
+                    return torch.zeros_like(x)
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "a call that leads to the guard is inside the `try`",
+    ),
+    "a guard in layers zipped with norms under no_grad": (
+        """
+        class Block(nn.Module):
+            def forward(self, h):
+                if torch.isnan(h).any():
+                    raise ValueError("NaN in block")
+                return h * 2
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([Block()])
+                self.norms = nn.ModuleList([nn.Identity()])
+
+            def forward(self, x):
+                with torch.no_grad():
+                    for layer, norm in zip(self.layers, self.norms):
+                        s = layer(norm(x))
+                return x * s
+        """,
+        (torch.tensor([1.0, float("nan")], requires_grad=True),),
+        "inside `with torch.no_grad():`",
+    ),
+    "a print inside a try whose body fails at run time": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, idx):
+                try:
+                    print("gathering")
+                    return x.index_select(0, idx)
+                except IndexError:
+                    return x[:1]
+        """,
+        (torch.ones(3, 4), torch.tensor([0, 7])),
+        "the `try` of line",
+    ),
+    "a selection inside a try whose body fails at run time": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, idx, s):
+                try:
+                    if s.sum() > 0:
+                        s = s * 2
+                    return x.index_select(0, idx) * s
+                except IndexError:
+                    return x[:1]
+        """,
+        (torch.ones(3, 4), torch.tensor([0, 7]), torch.ones(1)),
+        "the `try` of line",
+    ),
     "an f-string that shows a tensor whole": (
         """
         class Model(nn.Module):

@@ -177,6 +177,47 @@ CASES: Dict[str, str] = {
         before=LAYER,
         init=LAYERS,
     ),
+    "the values of a module dict, reversed": _model(
+        """\
+        h = torch.relu(self.embed(x)) * 3
+        print("start")  # declined
+        h = h.sin()""",
+        """
+        for block in self.blocks.values():
+            h = block(h)
+        for layer in reversed(self.layers):
+            h = layer.forward(h)
+        return h
+""",
+        before=LAYER,
+        init=LAYERS + "\n        self.blocks = nn.ModuleDict({'a': Layer()})",
+    ),
+    "layers that are copies of one": _model(
+        """\
+        h = torch.relu(self.embed(x)) * 3
+        print("start")  # declined
+        h = h.sin()""",
+        """
+        for layer in self.layers:
+            h = layer(h)
+        return h
+""",
+        before="import copy\n\n" + LAYER,
+        init="        self.embed = nn.Linear(6, 6)\n"
+        "        self.layers = nn.ModuleList([copy.deepcopy(Layer()) for _ in range(2)])",
+    ),
+    "a function run eagerly, called in the loop": _model(
+        """\
+        h = torch.relu(x) * 3
+        print("start")  # declined
+        h = h.sin()""",
+        """
+        for i in range(2):
+            h = record(h * 2)
+        return h
+""",
+        before="@torch.compiler.disable\ndef record(h):\n    return h.clone()\n\n\n",
+    ),
     "a loop that calls a helper method that breaks": _model(
         """\
         h = torch.relu(x) * 3

@@ -376,8 +376,11 @@ class RegionFinder:
 
     # ------------------------------------------------------------------ closure
     def _is_eager(self, function: FunctionNode) -> bool:
-        if function.name.startswith(GRAPHMEND_HELPER_PREFIX):
-            return True
+        return function.name.startswith(GRAPHMEND_HELPER_PREFIX) or self.disabled(function)
+
+    def disabled(self, function: FunctionNode) -> bool:
+        """Whether ``function`` is decorated to run eagerly (``@torch.compiler.disable``):
+        compiled code that calls it breaks the graph there."""
         for decorator in function.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             if self.symbols.qualified_name(target) in _EAGER_DECORATORS:

@@ -21,9 +21,11 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
-from ..analysis.symbols import FunctionNode, self_attribute
+from ..analysis.symbols import FunctionNode
 from . import Position, position
-from .submodules import forward_of, submodule_classes
+from .module_state import held_classes, module_expression
+from .submodules import loosely_built
+from .trap import runs_when_called
 
 if TYPE_CHECKING:
     from ..rules.base import Finding, FunctionContext, Site
@@ -68,40 +70,65 @@ class _Outcome:
 
 
 def keep_frames(
-    contexts: Dict[FunctionNode, "FunctionContext"], callees: Callees
+    contexts: Dict[FunctionNode, "FunctionContext"],
+    callees: Callees,
+    disabled: Callable[[FunctionNode], bool],
 ) -> List["Finding"]:
     """The findings of every function of ``contexts``, with the fixes declined (or, where that
     break is conditional, cautioned) that would leave a break in a loop the first of its
-    frame."""
-    outcomes: Dict[FunctionNode, _Outcome] = {}
+    frame. A call of a function that is ``disabled`` (``@torch.compiler.disable``) breaks."""
+    frames = _Frames(contexts, callees, disabled)
     for function in contexts:
-        _settle(function, contexts, callees, outcomes, set())
-    return [finding for outcome in outcomes.values() for finding in outcome.findings]
+        frames.settle(function, set())
+    return [finding for outcome in frames.outcomes.values() for finding in outcome.findings]
 
 
-def _settle(
-    function: FunctionNode,
-    contexts: Dict[FunctionNode, "FunctionContext"],
-    callees: Callees,
-    outcomes: Dict[FunctionNode, _Outcome],
-    running: Set[FunctionNode],
-) -> Optional[_Outcome]:
-    """The outcome of ``function``, its callees' first (None inside a call cycle)."""
-    if function in outcomes:
-        return outcomes[function]
-    if function in running:
-        return None
-    running.add(function)
-    ctx = contexts[function]
-    calls = []
-    for call, callee in callees(function):
-        if callee in contexts and callee is not function:
-            called = _settle(callee, contexts, callees, outcomes, running)
-            if called is not None and called.breaks is not None:
-                calls.append(_call_break(call, called.breaks, ctx, contexts[callee]))
-    running.discard(function)
-    outcomes[function] = outcome = _keep(ctx.sites, calls)
-    return outcome
+class _Frames:
+    """The functions of one module, settled callees first."""
+
+    def __init__(
+        self,
+        contexts: Dict[FunctionNode, "FunctionContext"],
+        callees: Callees,
+        disabled: Callable[[FunctionNode], bool],
+    ) -> None:
+        self.contexts, self.callees, self.disabled = contexts, callees, disabled
+        self.outcomes: Dict[FunctionNode, _Outcome] = {}
+
+    def settle(self, function: FunctionNode, running: Set[FunctionNode]) -> Optional[_Outcome]:
+        """The outcome of ``function``, its callees' first (None inside a call cycle)."""
+        if function in self.outcomes:
+            return self.outcomes[function]
+        if function in running:
+            return None
+        running.add(function)
+        ctx = self.contexts[function]
+        calls: Dict[int, _Break] = {}
+        for call, callee in self.callees(function):
+            if callee is function or id(call) in calls:
+                continue
+            if callee in self.contexts:
+                called = self.settle(callee, running)
+                if called is not None and called.breaks is not None:
+                    calls[id(call)] = _call_break(call, called.breaks, ctx, self.contexts[callee])
+            elif self.disabled(callee):
+                calls[id(call)] = _eager_call(call, ctx)
+        running.discard(function)
+        self.outcomes[function] = outcome = _keep(ctx.sites, list(calls.values()))
+        return outcome
+
+
+def _eager_call(call: ast.Call, ctx: "FunctionContext") -> _Break:
+    """The break at ``call`` of a function that runs eagerly (``@torch.compiler.disable``)."""
+    in_loop, in_tensor_branch = ctx.runs_in(call)
+    condition = ctx.static_condition(call)
+    return _Break(
+        position(call, ctx),
+        in_loop,
+        condition is None and not in_tensor_branch,
+        f"line {call.lineno} (`{ast.unparse(call.func)}()`, which runs eagerly)",
+        condition,
+    )
 
 
 def _call_break(
@@ -242,52 +269,24 @@ def _decline(
             )
 
 
-def element_calls(ctx: "FunctionContext") -> Iterator[Tuple[ast.Call, FunctionNode]]:
-    """The calls of the modules a method takes from a module list of ``self``, each with the
-    ``forward`` of each class of this file the list may hold: an element called by index
-    (``self.layers[i](h)``), or by the name a loop binds it to (``for layer in self.layers``,
-    ``enumerate(self.blocks)``, ``zip(self.layers, self.norms)``, ``self.layers[:n]``)."""
+def module_calls(ctx: "FunctionContext") -> Iterator[Tuple[ast.Call, FunctionNode]]:
+    """The calls of a method that run a module of ``self`` (``self.head(h)``, an element of a
+    module list, called by index or by the name a loop binds it to: ``for layer, norm in
+    zip(self.layers, self.norms)``, ``module_state.module_expression``), each with what
+    calling each class of this file that the module may be runs. Where those classes are not
+    known, the classes of the file whose objects may sit anywhere (``loosely_built``)."""
     owner = ctx.region.owner
     if owner is None:
         return
-    function = ctx.region.function
-    for node in ast.walk(function):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
-            yield from ((node, f) for f in _forwards(node.func, ctx))
-        if not isinstance(node, ast.For):
-            continue
-        for name, listed in _listed_elements(node.target, node.iter):
-            element = ast.Subscript(value=listed, slice=ast.Name(id=name, ctx=ast.Load()))
-            forwards = _forwards(element, ctx)
-            for call in (n for statement in node.body for n in ast.walk(statement)):
-                if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
-                    if call.func.id == name:
-                        yield from ((call, f) for f in forwards)
-
-
-def _forwards(element: ast.Subscript, ctx: "FunctionContext") -> List[FunctionNode]:
-    """The ``forward`` of each class of this file that the element of a module list of
-    ``self`` may be (``self.layers[i]``)."""
     symbols = ctx.symbols
-    classes = submodule_classes(element, ctx.region.owner, symbols) or []
-    found = (forward_of(symbols.classes[c], symbols) for c in classes if c in symbols.classes)
-    return [forward for forward in found if forward is not None]
-
-
-def _listed_elements(target: ast.expr, iterable: ast.expr) -> Iterator[Tuple[str, ast.expr]]:
-    """``(name, self.<list>)`` for each name that ``for <target> in <iterable>`` binds to an
-    element of a list attribute of ``self`` (whole, or sliced)."""
-    if isinstance(iterable, ast.Subscript) and isinstance(iterable.slice, ast.Slice):
-        iterable = iterable.value
-    if isinstance(target, ast.Name) and self_attribute(iterable) is not None:
-        yield target.id, iterable
-        return
-    if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)):
-        return
-    if not isinstance(target, ast.Tuple) or iterable.keywords:
-        return
-    if iterable.func.id == "enumerate" and len(iterable.args) == 1 and len(target.elts) == 2:
-        yield from _listed_elements(target.elts[1], iterable.args[0])
-    elif iterable.func.id == "zip" and len(iterable.args) == len(target.elts):
-        for each, listed in zip(target.elts, iterable.args):
-            yield from _listed_elements(each, listed)
+    for call in ctx.facts.calls:
+        module = module_expression(call.func, ctx.region.function)
+        if module is None:
+            continue
+        classes = held_classes(module, owner, symbols)
+        names = loosely_built(symbols.tree) if classes is None else classes
+        for name in sorted(names):
+            info = symbols.classes.get(name)
+            runs = runs_when_called(info, symbols) if info is not None else None
+            if runs is not None:
+                yield call, runs

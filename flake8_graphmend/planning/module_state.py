@@ -245,10 +245,13 @@ def _class_changes_state(name: str, symbols: ModuleSymbols, depth: int) -> bool:
 
 @functools.lru_cache(maxsize=65_536)
 def module_expression(func: ast.expr, function: FunctionNode) -> Optional[ast.expr]:
-    """``self.X`` or ``self.X[k]`` for a call of ``self.X``, ``self.X[k]``, or of a local name
-    that ``function`` binds only by iterating over ``self.X`` (``for layer in self.layers``,
-    in a comprehension too, ``enumerate(self.layers)``: an element ``self.X[?]`` of an unknown
-    index) or by assigning one such value (``layer = self.layers[0]``)."""
+    """``self.X`` or ``self.X[k]`` for a call of ``self.X``, ``self.X[k]`` (or their
+    ``.forward``), or of a local name that ``function`` binds only by iterating over ``self.X``
+    (``for layer in self.layers``, in a comprehension too, through ``enumerate``, ``zip``,
+    ``reversed``, a slice, ``.values()`` or ``.items()``: an element ``self.X[?]`` of an
+    unknown index) or by assigning one such value (``layer = self.layers[0]``)."""
+    if isinstance(func, ast.Attribute) and func.attr == "forward":
+        return module_expression(func.value, function)  # `layer.forward(h)`
     if _attribute_of(func) is not None:
         return func
     if not isinstance(func, ast.Name) or func.id in parameter_names(function):
@@ -258,10 +261,10 @@ def module_expression(func: ast.expr, function: FunctionNode) -> Optional[ast.ex
         if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and _names(
             node.target, func.id
         ):
-            iterated = node.iter
-            if isinstance(iterated, ast.Call) and _is_named(iterated.func, "enumerate"):
-                iterated = iterated.args[0] if iterated.args else iterated
-            sources.append(ast.Subscript(value=iterated, slice=ast.Name(id="?"), ctx=ast.Load()))
+            listed = _iterated_list(node.target, node.iter, func.id)
+            if listed is None:
+                return None  # bound to something else than an element of one list
+            sources.append(ast.Subscript(value=listed, slice=ast.Name(id="?"), ctx=ast.Load()))
         elif isinstance(node, ast.Assign) and any(_is_named(t, func.id) for t in node.targets):
             sources.append(node.value)
     bindings = sum(
@@ -273,6 +276,44 @@ def module_expression(func: ast.expr, function: FunctionNode) -> Optional[ast.ex
     if len({ast.unparse(source) for source in sources}) != 1:
         return None
     return sources[0] if _attribute_of(sources[0]) is not None else None
+
+
+def _iterated_list(target: ast.expr, iterated: ast.expr, name: str) -> Optional[ast.expr]:
+    """``self.X`` when ``for <target> in <iterated>`` binds ``name`` to an element of
+    ``self.X`` (``for m in self.X``, ``enumerate``, ``zip``, ``reversed``, ``self.X[a:b]``,
+    ``self.X.values()``, ``self.X.items()``); None when it binds it to something else."""
+    if isinstance(iterated, ast.Call) and isinstance(target, ast.Tuple) and not iterated.keywords:
+        arguments, elements = iterated.args, target.elts
+        if _is_named(iterated.func, "enumerate") and len(arguments) == len(elements) - 1 == 1:
+            return _iterated_list(elements[1], arguments[0], name)
+        if _is_named(iterated.func, "zip") and len(arguments) == len(elements):
+            for each, argument in zip(elements, arguments):
+                if _names(each, name):
+                    return _iterated_list(each, argument, name)
+        if (
+            isinstance(iterated.func, ast.Attribute)
+            and iterated.func.attr == "items"
+            and not arguments
+            and len(elements) == 2
+            and _is_named(elements[1], name)
+        ):
+            return _listed(iterated.func.value)
+        return None
+    if not _is_named(target, name):
+        return None
+    if isinstance(iterated, ast.Call) and not iterated.keywords and len(iterated.args) <= 1:
+        if _is_named(iterated.func, "reversed") and iterated.args:
+            return _listed(iterated.args[0])
+        if isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "values":
+            return None if iterated.args else _listed(iterated.func.value)
+    return _listed(iterated)
+
+
+def _listed(value: ast.expr) -> Optional[ast.expr]:
+    """``self.X`` of ``self.X`` or a slice of it; None for anything else."""
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+        value = value.value
+    return value if self_attribute(value) is not None else None
 
 
 def _attribute_of(value: ast.expr) -> Optional[str]:

@@ -476,6 +476,37 @@ def _calling_block(sites: Sequence[_CallSite]) -> Optional[ast.stmt]:
     return None
 
 
+def try_problem(node: ast.AST, ctx: FunctionContext) -> Optional[str]:
+    """Why no fix may go at ``node``: it is inside a ``try`` of its function, or a call of the
+    module that leads to the function is. A break there makes Dynamo run the frame eagerly,
+    where the ``try`` handles what its body raises; fixed, Dynamo compiles the body, and an
+    exception raised inside the graph at run time (an index out of range) is not handled."""
+    found = [
+        sub for sub in ast.walk(ctx.region.function)
+        if isinstance(sub, _TRY_STATEMENTS) and _holds(sub, node)
+    ]
+    where = ""
+    if not found:
+        memo = vars(ctx).setdefault("_call_sites", {})  # kept like a cached_property's value
+        if "sites" not in memo:
+            memo["sites"] = _call_sites(ctx)
+        for site in memo["sites"]:
+            found = [
+                sub for sub in ast.walk(site.caller)
+                if isinstance(sub, _TRY_STATEMENTS) and _holds(sub, site.call)
+            ]
+            if found:
+                where = f" around a call that leads here{site.where}"
+                break
+    if not found:
+        return None
+    return (
+        f"the `try` of line {found[0].lineno}{where}: a break inside it makes Dynamo run the "
+        "frame eagerly, where the `try` handles what its body raises; fixed, its body is "
+        "compiled, and an exception raised inside the graph at run time is not handled there"
+    )
+
+
 def _caller_change(
     sites: Sequence[_CallSite], ctx: FunctionContext
 ) -> Optional[Tuple[Union[ast.stmt, ast.expr], str]]:
@@ -591,18 +622,65 @@ def _leads_to(
         return False
     module = module_expression(func, caller)
     if module is None:
-        return False
+        # a module the call reaches in a way not followed (`getattr(self, name)(x)`, a local
+        # bound otherwise: `for m in (self.a, self.b)`) may be of the guard's class
+        return _unnamed_module_call(func, caller)
     held = held_classes(module, caller_owner, symbols)
     if held is None:  # a module of a class not known: one built where it is not followed
         loose = loosely_built(symbols.tree)
         return any(info.node.name in loose for info in lineage(callee_owner, symbols))
     return any(
-        name in symbols.classes and _runs_when_called(symbols.classes[name], symbols) is callee
+        name in symbols.classes and runs_when_called(symbols.classes[name], symbols) is callee
         for name in held
     )
 
 
-def _runs_when_called(info: ClassInfo, symbols: ModuleSymbols) -> Optional[FunctionNode]:
+def _unnamed_module_call(func: ast.expr, caller: FunctionNode) -> bool:
+    """Whether ``func`` may be a module of ``self`` that the analysis cannot name: one taken
+    by name at run time (``getattr(self, name)``), or a local that the caller binds to what it
+    iterates over or takes from ``self`` or by ``getattr`` (``for m in (self.a, self.b)``,
+    ``head = self.heads[task]``); not a local bound to a new object (``loss_fct =
+    MSELoss()``), nor a parameter (whose modules come from the caller's own callers)."""
+    if isinstance(func, ast.Attribute) and func.attr == "forward":
+        func = func.value
+    if isinstance(func, ast.Call):  # `getattr(self, name)(x)`, `self.head_for(task)(x)`
+        return _taken_from_self(func)
+    if not isinstance(func, ast.Name):
+        return False  # `self.a.b(x)`: a method, or a module named as `module_expression` does
+    for node in ast.walk(caller):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            bound = any(isinstance(n, ast.Name) and n.id == func.id for n in ast.walk(node.target))
+            if bound and _taken_from_self(node.iter):
+                return True
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == func.id for t in node.targets
+        ):
+            if _taken_from_self(node.value):
+                return True
+    return False
+
+
+#: Calls that hand on (the elements of) what they are given.
+_HANDING_ON = frozenset({"enumerate", "zip", "reversed", "list", "tuple", "sorted", "getattr"})
+
+
+def _taken_from_self(value: ast.expr) -> bool:
+    """An attribute or item rooted at ``self``, or what holds or hands on one: a display
+    (``(self.a, self.b)``), ``getattr(self, ...)``, ``zip(self.layers, ...)``,
+    ``self.blocks.values()``."""
+    if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)):
+        return root_name(value) == "self"
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return any(_taken_from_self(element) for element in value.elts)
+    if isinstance(value, ast.Call):
+        func = value.func
+        if isinstance(func, ast.Name) and func.id in _HANDING_ON:
+            return any(_taken_from_self(argument) for argument in value.args)
+        return isinstance(func, ast.Attribute) and _taken_from_self(func.value)
+    return False
+
+
+def runs_when_called(info: ClassInfo, symbols: ModuleSymbols) -> Optional[FunctionNode]:
     """What calling an object of the class runs: its ``__call__`` (of this file), else its
     ``forward`` (a module's)."""
     chain, seen = [info], {info.node.name}

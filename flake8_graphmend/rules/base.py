@@ -15,6 +15,7 @@ from ..analysis.values import Kind, ValueAnalysis
 from ..planning import Plan, Position
 from ..planning.aliasing import reaching_bindings
 from ..planning.conditions import split_condition
+from ..planning.trap import try_problem
 from ..registry import RULES_BY_CODE
 
 
@@ -310,6 +311,9 @@ class FunctionContext:
                 "on every iteration: fixed, its body would only be compiled as one more "
                 "graph"
             )
+        handled = try_problem(node, self)
+        if handled:
+            return handled
         owner = self.region.owner
         if owner is not None and any(
             (self.symbols.qualified_name(base) or "").startswith("torch.autograd.")
