@@ -11,15 +11,15 @@ under a condition (``self.training``), the fixes stay, each with a caveat that n
 
 A call of a function of the same file that keeps a break breaks the caller's frame at the call
 (Dynamo inlines the callee and gives up on it there): such calls count as breaks of the
-caller, in a loop (``for layer in self.layers: h = layer(h)``) or not. Callees are settled
-first; a call cycle counts as no break.
+caller, in a loop (``for layer in self.layers: h = layer(h)``) or not. Functions are settled
+again with their callees' breaks until none changes.
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from ..analysis.symbols import FunctionNode
 from . import Position, position
@@ -69,6 +69,10 @@ class _Outcome:
     breaks: Optional[_Break]
 
 
+#: Rounds of settling a module's functions with what their callees' last round left.
+_ROUNDS = 8
+
+
 def keep_frames(
     contexts: Dict[FunctionNode, "FunctionContext"],
     callees: Callees,
@@ -76,46 +80,49 @@ def keep_frames(
 ) -> List["Finding"]:
     """The findings of every function of ``contexts``, with the fixes declined (or, where that
     break is conditional, cautioned) that would leave a break in a loop the first of its
-    frame. A call of a function that is ``disabled`` (``@torch.compiler.disable``) breaks."""
-    frames = _Frames(contexts, callees, disabled)
-    for function in contexts:
-        frames.settle(function, set())
-    return [finding for outcome in frames.outcomes.values() for finding in outcome.findings]
+    frame. A call of a function that is ``disabled`` (``@torch.compiler.disable``) breaks.
+
+    Each round settles every function with the breaks its callees kept in the round before,
+    until no function's first break changes (call cycles included)."""
+    called = {function: list(callees(function)) for function in contexts}
+    outcomes = {function: _keep(ctx.sites, []) for function, ctx in contexts.items()}
+    for _ in range(_ROUNDS):
+        settled = {
+            function: _keep(ctx.sites, _call_breaks(function, called, outcomes, disabled, contexts))
+            for function, ctx in contexts.items()
+        }
+        stable = all(_key(settled[f].breaks) == _key(outcomes[f].breaks) for f in contexts)
+        outcomes = settled
+        if stable:
+            break
+    return [finding for outcome in outcomes.values() for finding in outcome.findings]
 
 
-class _Frames:
-    """The functions of one module, settled callees first."""
+def _key(point: Optional[_Break]) -> Optional[Tuple[Position, bool, Optional[str]]]:
+    return None if point is None else (point.position, point.certain, point.condition)
 
-    def __init__(
-        self,
-        contexts: Dict[FunctionNode, "FunctionContext"],
-        callees: Callees,
-        disabled: Callable[[FunctionNode], bool],
-    ) -> None:
-        self.contexts, self.callees, self.disabled = contexts, callees, disabled
-        self.outcomes: Dict[FunctionNode, _Outcome] = {}
 
-    def settle(self, function: FunctionNode, running: Set[FunctionNode]) -> Optional[_Outcome]:
-        """The outcome of ``function``, its callees' first (None inside a call cycle)."""
-        if function in self.outcomes:
-            return self.outcomes[function]
-        if function in running:
-            return None
-        running.add(function)
-        ctx = self.contexts[function]
-        calls: Dict[int, _Break] = {}
-        for call, callee in self.callees(function):
-            if callee is function or id(call) in calls:
-                continue
-            if callee in self.contexts:
-                called = self.settle(callee, running)
-                if called is not None and called.breaks is not None:
-                    calls[id(call)] = _call_break(call, called.breaks, ctx, self.contexts[callee])
-            elif self.disabled(callee):
-                calls[id(call)] = _eager_call(call, ctx)
-        running.discard(function)
-        self.outcomes[function] = outcome = _keep(ctx.sites, list(calls.values()))
-        return outcome
+def _call_breaks(
+    function: FunctionNode,
+    called: Dict[FunctionNode, List[Tuple[ast.Call, FunctionNode]]],
+    outcomes: Dict[FunctionNode, _Outcome],
+    disabled: Callable[[FunctionNode], bool],
+    contexts: Dict[FunctionNode, "FunctionContext"],
+) -> List[_Break]:
+    """The breaks at the calls of ``function``: of functions whose outcome keeps a break, and
+    of functions run eagerly."""
+    ctx = contexts[function]
+    calls: Dict[int, _Break] = {}
+    for call, callee in called[function]:
+        if callee is function or id(call) in calls:
+            continue
+        if callee in outcomes:
+            breaks = outcomes[callee].breaks
+            if breaks is not None:
+                calls[id(call)] = _call_break(call, breaks, ctx, contexts[callee])
+        elif disabled(callee):
+            calls[id(call)] = _eager_call(call, ctx)
+    return list(calls.values())
 
 
 def _eager_call(call: ast.Call, ctx: "FunctionContext") -> _Break:
@@ -287,6 +294,11 @@ def module_calls(ctx: "FunctionContext") -> Iterator[Tuple[ast.Call, FunctionNod
         names = loosely_built(symbols.tree) if classes is None else classes
         for name in sorted(names):
             info = symbols.classes.get(name)
-            runs = runs_when_called(info, symbols) if info is not None else None
+            if info is None:
+                continue
+            # a base of another file (transformers' `GradientCheckpointingLayer`) may wrap the
+            # call; it still runs the class's `forward` (what counts here is only where breaks
+            # are, not what the call may change)
+            runs = runs_when_called(info, symbols) or info.methods.get("forward")
             if runs is not None:
                 yield call, runs
