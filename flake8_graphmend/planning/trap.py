@@ -7,6 +7,7 @@ import ast
 import builtins
 import copy
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass
 from typing import (
@@ -487,10 +488,7 @@ def try_problem(node: ast.AST, ctx: FunctionContext) -> Optional[str]:
     ]
     where = ""
     if not found:
-        memo = vars(ctx).setdefault("_call_sites", {})  # kept like a cached_property's value
-        if "sites" not in memo:
-            memo["sites"] = _call_sites(ctx)
-        for site in memo["sites"]:
+        for site in _call_sites(ctx):
             found = [
                 sub for sub in ast.walk(site.caller)
                 if isinstance(sub, _TRY_STATEMENTS) and _holds(sub, site.call)
@@ -570,6 +568,13 @@ def _call_sites(ctx: FunctionContext) -> List[_CallSite]:
     class is not known where the guard's class is built so (``submodules.loosely_built``:
     ``copy.deepcopy(layer)``, ``CLASSES[kind](config)``). Callers in other files are not
     seen."""
+    memo = vars(ctx).setdefault("_call_sites", [])  # kept like a cached_property's value
+    if not memo:
+        memo.append(_find_call_sites(ctx))
+    return memo[0]
+
+
+def _find_call_sites(ctx: FunctionContext) -> List[_CallSite]:
     symbols = ctx.symbols
     functions: List[Tuple[FunctionNode, Optional[ClassInfo]]] = [
         *((function, None) for function in symbols.functions.values()),
@@ -647,17 +652,22 @@ def _unnamed_module_call(func: ast.expr, caller: FunctionNode) -> bool:
         return _taken_from_self(func)
     if not isinstance(func, ast.Name):
         return False  # `self.a.b(x)`: a method, or a module named as `module_expression` does
+    return func.id in _locals_from_self(caller)
+
+
+@functools.lru_cache(maxsize=4096)
+def _locals_from_self(caller: FunctionNode) -> FrozenSet[str]:
+    """The locals ``caller`` binds to what ``self`` holds (``_unnamed_module_call``)."""
+    names: Set[str] = set()
     for node in ast.walk(caller):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            bound = any(isinstance(n, ast.Name) and n.id == func.id for n in ast.walk(node.target))
-            if bound and _taken_from_self(node.iter):
-                return True
-        elif isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == func.id for t in node.targets
-        ):
-            if _taken_from_self(node.value):
-                return True
-    return False
+            if _taken_from_self(node.iter):
+                names |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Assign) and _taken_from_self(node.value):
+            names |= {
+                n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)
+            }
+    return frozenset(names)
 
 
 #: Calls that hand on (the elements of) what they are given.
