@@ -2654,6 +2654,17 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(3, 4), torch.tensor([0, 7]), torch.ones(1)),
         "the `try` of line",
     ),
+    "a chained comparison of a tensor": (
+        """
+        class Model(nn.Module):
+            def forward(self, h):
+                if 0.0 < h.mean() < 1.0:
+                    h = h * 2
+                return h
+        """,
+        (torch.tensor([0.25, 0.5]),),
+        "is a chained comparison",
+    ),
     "an f-string that shows a tensor whole": (
         """
         class Model(nn.Module):

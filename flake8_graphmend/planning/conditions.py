@@ -79,6 +79,12 @@ def _lowering_problem(
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return _lowering_problem(node.operand, ctx, always_evaluated, nonempty, first)
     kind = ctx.values.kind(node)
+    if isinstance(node, ast.Compare) and len(node.ops) > 1 and kind is not Kind.STATIC:
+        return (
+            f"`{ast.unparse(node)}` is a chained comparison: Python takes the truth of its "
+            "first comparison to go on (`a < b and b < c`), which breaks the graph in the "
+            "fixed code too"
+        )
     if kind is Kind.DATA:
         return item_comparison_problem(node, ctx) or (
             f"`{ast.unparse(node)}` turns tensor data into a Python value; "
