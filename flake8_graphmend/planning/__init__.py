@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, Optional, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple, TypeVar, Union
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -24,6 +24,11 @@ def position(node: Union[ast.stmt, ast.expr], ctx: "FunctionContext") -> Positio
     """Where a finding at ``node`` is (columns in characters, ast's in UTF-8 bytes)."""
     text = ctx.lines[node.lineno - 1].encode("utf-8")[: node.col_offset]
     return node.lineno, len(text.decode("utf-8", errors="ignore"))
+
+
+def formatted_values(message: ast.JoinedStr) -> List[ast.FormattedValue]:
+    """The formatted values of an f-string, in order (the index plans count them by)."""
+    return [piece for piece in message.values if isinstance(piece, ast.FormattedValue)]
 
 
 @dataclass(frozen=True)

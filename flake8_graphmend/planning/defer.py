@@ -25,7 +25,7 @@ from ..analysis.index import root_name
 from ..analysis.purity import impurity
 from ..analysis.symbols import self_attribute
 from ..analysis.values import Kind, is_size
-from . import Plan, Planned, Position, declined, position
+from . import Plan, Planned, Position, declined, formatted_values, position
 from .aliasing import escape_after, hands_on_caller_tensor, may_alias
 from .conditions import is_elif, shared_line_problem, split_condition
 from .items import is_zero_dim, item_of
@@ -162,14 +162,8 @@ def defer_plan(
 def _formats_tensors(message: ast.JoinedStr, ctx: FunctionContext) -> bool:
     return any(
         ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA)
-        for piece in message.values
-        if isinstance(piece, ast.FormattedValue)
+        for piece in formatted_values(message)
     )
-
-
-def formatted_values(message: ast.JoinedStr) -> List[ast.FormattedValue]:
-    """The formatted values of an f-string, in order (the index the plan counts them by)."""
-    return [piece for piece in message.values if isinstance(piece, ast.FormattedValue)]
 
 
 #: A format spec that formats an int, a float and a bool alike without failing: fill and
@@ -629,22 +623,19 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
     something else at run time, the helper makes the call as written, graph break included.
     """
     if isinstance(node, ast.JoinedStr):  # a str only if Dynamo can format every piece itself
-        for piece in node.values:
-            if isinstance(piece, ast.FormattedValue):
-                kind = ctx.values.kind(piece.value)
-                if kind in (Kind.TENSOR, Kind.DATA):
-                    return f"the message formats tensor `{ast.unparse(piece.value)}`"
-                plain = _configuration_value(piece.value, ctx) or _python_scalar(
-                    piece.value, ctx
+        for piece in formatted_values(node):
+            kind = ctx.values.kind(piece.value)
+            if kind in (Kind.TENSOR, Kind.DATA):
+                return f"the message formats tensor `{ast.unparse(piece.value)}`"
+            plain = _configuration_value(piece.value, ctx) or _python_scalar(piece.value, ctx)
+            if not plain or _is_exception(piece.value, ctx):
+                return (
+                    f"the message formats `{ast.unparse(piece.value)}`, which is not known "
+                    "to be a plain Python value"
                 )
-                if not plain or _is_exception(piece.value, ctx):
-                    return (
-                        f"the message formats `{ast.unparse(piece.value)}`, which is not known "
-                        "to be a plain Python value"
-                    )
-                problem = impurity(piece.value, ctx.values, ctx.symbols)
-                if problem:
-                    return problem
+            problem = impurity(piece.value, ctx.values, ctx.symbols)
+            if problem:
+                return problem
         return None
     if _is_exception(node, ctx):
         return f"`{ast.unparse(node)}` is the exception object of an `except` clause"

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set
 
 from ..analysis.symbols import is_self, self_attribute
 from ..analysis.values import Kind, registered_name
+from . import formatted_values
 from .aliasing import reaching_bindings
 from .items import whole_reduction
 
@@ -84,11 +85,7 @@ def plain_argument(node: ast.expr, ctx: FunctionContext) -> bool:
     if initialised_attribute(node, ctx):
         return True
     if isinstance(node, ast.JoinedStr):
-        return all(
-            plain_argument(piece.value, ctx)
-            for piece in node.values
-            if isinstance(piece, ast.FormattedValue)
-        )
+        return all(plain_argument(piece.value, ctx) for piece in formatted_values(node))
     return _total_reduction(node, ctx) is not None
 
 

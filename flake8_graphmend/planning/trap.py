@@ -21,7 +21,7 @@ from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, is_super_call, self_attribute,
 )
 from ..analysis.values import Kind, parameter_defaults
-from . import Plan, Planned, Position, declined, position
+from . import Plan, Planned, Position, declined, formatted_values, position
 from .aliasing import caller_visible, statement_blocks
 from .conditions import split_condition, tensor_condition_problem
 from .items import compared_item, item_of
@@ -147,7 +147,7 @@ def _items_of(
     """Where the ``.item()`` calls of the ``evaluated`` formatted values of ``message`` are."""
     if not isinstance(message, ast.JoinedStr):
         return frozenset()
-    pieces = [piece for piece in message.values if isinstance(piece, ast.FormattedValue)]
+    pieces = formatted_values(message)
     return frozenset(
         position(node, ctx)
         for index in evaluated
@@ -166,8 +166,7 @@ def _evaluated_pieces(
         return frozenset(), frozenset()
     evaluated: Set[int] = set()
     carried: Set[str] = set()
-    pieces = [piece for piece in message.values if isinstance(piece, ast.FormattedValue)]
-    for index, piece in enumerate(pieces):
+    for index, piece in enumerate(formatted_values(message)):
         tensor = ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA)
         passed = _always_computed(piece.value, ctx, tested) and not (
             tensor and piece.format_spec is not None  # a tensor is formatted by the helper
@@ -811,8 +810,7 @@ def _message_problem(
         return None
     if not isinstance(message, ast.JoinedStr):
         return "the message is not a string literal or an f-string of plain values"
-    pieces = [piece for piece in message.values if isinstance(piece, ast.FormattedValue)]
-    for index, piece in enumerate(pieces):
+    for index, piece in enumerate(formatted_values(message)):
         if index in evaluated:
             continue  # the helper computes it when the check fails
         if ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA):

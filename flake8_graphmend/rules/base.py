@@ -16,7 +16,7 @@ from ..planning import Plan, Position
 from ..planning.aliasing import reaching_bindings
 from ..planning.conditions import split_condition
 from ..planning.trap import try_problem
-from ..registry import RULES_BY_CODE
+from ..registry import RULES_BY_CODE, Rule
 
 
 def _spans(node: ast.stmt, where: Tuple[int, int]) -> bool:
@@ -153,8 +153,7 @@ class Site:
 
     def declined(self, reason: str) -> Finding:
         """The finding, its fix declined for ``reason``."""
-        rule = RULES_BY_CODE[self.finding.code]
-        message = f"{self.head}; graphmend.{rule.fixer} declines: {reason}; hint: {rule.hint}"
+        message = self.head + _outcome(RULES_BY_CODE[self.finding.code], False, None, reason)
         return replace(
             self.finding, message=message, fixer=None, decline=reason, plan=None, caveat=None
         )
@@ -163,8 +162,18 @@ class Site:
         """The finding, fixed, with ``note`` added to what its fix says it may cost."""
         caveat = self.finding.caveat
         caveat = f"{caveat}; {note}" if caveat else note
-        message = f"{self.head}; fix: graphmend.{self.finding.fixer} ({caveat})"
+        message = self.head + _outcome(RULES_BY_CODE[self.finding.code], True, caveat, None)
         return replace(self.finding, message=message, caveat=caveat)
+
+
+def _outcome(rule: Rule, fixed: bool, caveat: Optional[str], decline: Optional[str]) -> str:
+    """How a finding's message ends: the fix (with its caveat), the fixer's decline and the
+    hint, or the hint alone."""
+    if rule.fixer and fixed:
+        return f"; fix: graphmend.{rule.fixer}" + (f" ({caveat})" if caveat else "")
+    if rule.fixer and decline:
+        return f"; graphmend.{rule.fixer} declines: {decline}; hint: {rule.hint}"
+    return f"; hint: {rule.hint}"
 
 
 @dataclass
@@ -419,17 +428,10 @@ class FunctionContext:
             text += f" {only_when(condition)}"
         text += " [" + ", ".join(rule.gb_ids) + "]"
         head = text
-        fixer = caveat = None
-        if rule.fixer and plan is not None:
-            fixer = rule.fixer
-            text += f"; fix: graphmend.{rule.fixer}"
-            caveat = plan.caveat()
-            if caveat:
-                text += f" ({caveat})"
-        elif rule.fixer and decline:
-            text += f"; graphmend.{rule.fixer} declines: {decline}; hint: {rule.hint}"
-        else:
-            text += f"; hint: {rule.hint}"
+        fixed = bool(rule.fixer) and plan is not None
+        fixer = rule.fixer if fixed else None
+        caveat = plan.caveat() if fixed and plan is not None else None
+        text += _outcome(rule, fixed, caveat, decline)
         end = end_node or node
         end_line = end.end_lineno or node.lineno
         made = Finding(
