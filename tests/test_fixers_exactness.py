@@ -661,6 +661,27 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2) * 1e10,),
         "may change Python state or update a tensor in place before the guard",
     ),
+    "state changed before a guard in a module whose base wraps the call": (
+        """
+        class Inner(nn.Identity):
+            def forward(self, x):
+                if torch.isnan(x).any():
+                    raise ValueError("NaN in input")
+                return x * 2
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = Inner()
+                self.calls = 0
+
+            def forward(self, x):
+                self.calls += 1
+                return self.inner(x)
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
     "state changed by a method of self before a guard": (
         """
         class Model(nn.Module):

@@ -48,7 +48,10 @@ KNOWN_SITES = [
     ("models/longformer/modeling_longformer.py", 930, "GM501", False),
     ("models/clap/modeling_clap.py", 904, "GM501", False),
     ("models/grounding_dino/modeling_grounding_dino.py", 1906, "GM501", False),
-    ("models/grounding_dino/modeling_grounding_dino.py", 608, "GM301", True),
+    # VG: the deformable-attention guard is reached from GroundingDinoModel.forward through
+    # `self.encoder(...)` (a PreTrainedModel subclass), after `self.backbone(...)`, which may
+    # update buffers in place (batch norm in training): a failing check would lose that
+    ("models/grounding_dino/modeling_grounding_dino.py", 608, "GM301", False),
 ]
 
 

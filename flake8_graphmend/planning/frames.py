@@ -23,9 +23,7 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Opti
 
 from ..analysis.symbols import FunctionNode
 from . import Position, position
-from .module_state import held_classes, module_expression
-from .submodules import loosely_built
-from .trap import runs_when_called
+from .module_state import module_call_targets
 
 if TYPE_CHECKING:
     from ..rules.base import Finding, FunctionContext, Site
@@ -279,26 +277,11 @@ def _decline(
 def module_calls(ctx: "FunctionContext") -> Iterator[Tuple[ast.Call, FunctionNode]]:
     """The calls of a method that run a module of ``self`` (``self.head(h)``, an element of a
     module list, called by index or by the name a loop binds it to: ``for layer, norm in
-    zip(self.layers, self.norms)``, ``module_state.module_expression``), each with what
-    calling each class of this file that the module may be runs. Where those classes are not
-    known, the classes of the file whose objects may sit anywhere (``loosely_built``)."""
+    zip(self.layers, self.norms)``), each with what it may run
+    (``module_state.module_call_targets``)."""
     owner = ctx.region.owner
     if owner is None:
         return
-    symbols = ctx.symbols
     for call in ctx.facts.calls:
-        module = module_expression(call.func, ctx.region.function)
-        if module is None:
-            continue
-        classes = held_classes(module, owner, symbols)
-        names = loosely_built(symbols.tree) if classes is None else classes
-        for name in sorted(names):
-            info = symbols.classes.get(name)
-            if info is None:
-                continue
-            # a base of another file (transformers' `GradientCheckpointingLayer`) may wrap the
-            # call; it still runs the class's `forward` (what counts here is only where breaks
-            # are, not what the call may change)
-            runs = runs_when_called(info, symbols) or info.methods.get("forward")
-            if runs is not None:
-                yield call, runs
+        for target in module_call_targets(call.func, ctx.region.function, owner, ctx.symbols) or ():
+            yield call, target

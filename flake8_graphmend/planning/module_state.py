@@ -20,7 +20,10 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 from ..analysis.index import parameter_names, root_name
 from ..analysis.inplace import updated_arguments, updates_first_argument
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, is_own_class, self_attribute
-from .submodules import additions, binds_locally, classes_of_call, file_bases, forward_of
+from .submodules import (
+    additions, binds_locally, classes_of_call, file_bases, forward_of, loosely_built,
+    runs_when_called,
+)
 
 #: ``torch.nn`` modules whose call updates buffers in place (in training).
 STATEFUL_MODULES = frozenset({
@@ -276,6 +279,27 @@ def module_expression(func: ast.expr, function: FunctionNode) -> Optional[ast.ex
     if len({ast.unparse(source) for source in sources}) != 1:
         return None
     return sources[0] if _attribute_of(sources[0]) is not None else None
+
+
+def module_call_targets(
+    func: ast.expr, caller: FunctionNode, owner: ClassInfo, symbols: ModuleSymbols
+) -> Optional[List[FunctionNode]]:
+    """What a call of ``func`` in ``caller`` (a method of ``owner``) may run where it calls a
+    module of ``self`` that ``module_expression`` names: for each class of this file the
+    module may be (``held_classes``; where those are not known, every class whose objects may
+    sit anywhere, ``submodules.loosely_built``), what calling it runs
+    (``submodules.runs_when_called``). None where the call is not of a module named so."""
+    module = module_expression(func, caller)
+    if module is None:
+        return None
+    held = held_classes(module, owner, symbols)
+    names = loosely_built(symbols.tree) if held is None else held
+    targets = (
+        runs_when_called(symbols.classes[name], symbols)
+        for name in sorted(names)
+        if name in symbols.classes
+    )
+    return [target for target in targets if target is not None]
 
 
 def _iterated_list(target: ast.expr, iterated: ast.expr, name: str) -> Optional[ast.expr]:

@@ -613,6 +613,22 @@ def forward_of(info: ClassInfo, symbols: ModuleSymbols, depth: int = 0) -> Optio
     return None if found is None or found.decorator_list else found
 
 
+def runs_when_called(info: ClassInfo, symbols: ModuleSymbols) -> Optional[FunctionNode]:
+    """What calling an object of ``info`` may run: the nearest ``__call__`` among the class and
+    its bases of this file, else the nearest ``forward`` (decorated, or under a base of
+    another module that wraps the call, as transformers' ``GradientCheckpointingLayer``: it
+    still runs). For questions of what a call may reach; ``forward_of`` is the exact one."""
+    chain, seen = [info], {info.node.name}
+    for ancestor in chain:  # the class, then its bases of this file, nearest first
+        if "__call__" in ancestor.methods:
+            return ancestor.methods["__call__"]
+        for name in file_bases(ancestor, symbols):
+            if name not in seen:
+                seen.add(name)
+                chain.append(symbols.classes[name])
+    return next((c.methods["forward"] for c in chain if "forward" in c.methods), None)
+
+
 def _accepts(function: FunctionNode, call: ast.Call) -> bool:
     """Whether ``function``, called as a bound method with ``call``'s arguments, binds them
     (else the call raises TypeError, and the class is not the one called). A decorated

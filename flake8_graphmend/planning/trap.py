@@ -26,10 +26,10 @@ from .aliasing import caller_visible, statement_blocks
 from .conditions import split_condition, tensor_condition_problem
 from .items import compared_item, item_of
 from .module_state import (
-    CONTAINER_UPDATES, body_changes_state, call_changes_state, class_method, held_classes,
-    lineage, module_expression, stored_roots, updated_by_call,
+    CONTAINER_UPDATES, body_changes_state, call_changes_state, class_method, lineage,
+    module_call_targets, stored_roots, updated_by_call,
 )
-from .submodules import NAMESPACE_CALLS, file_bases, forward_of, loosely_built
+from .submodules import NAMESPACE_CALLS
 from .totals import (
     initialised_attribute, maybe_unbound, metadata_receiver, names_read, plain_argument,
     self_chain,
@@ -624,19 +624,12 @@ def _leads_to(
         return True
     if callee.name not in ("forward", "__call__"):
         return False
-    module = module_expression(func, caller)
-    if module is None:
+    targets = module_call_targets(func, caller, caller_owner, symbols)
+    if targets is None:
         # a module the call reaches in a way not followed (`getattr(self, name)(x)`, a local
         # bound otherwise: `for m in (self.a, self.b)`) may be of the guard's class
         return _unnamed_module_call(func, caller)
-    held = held_classes(module, caller_owner, symbols)
-    if held is None:  # a module of a class not known: one built where it is not followed
-        loose = loosely_built(symbols.tree)
-        return any(info.node.name in loose for info in lineage(callee_owner, symbols))
-    return any(
-        name in symbols.classes and runs_when_called(symbols.classes[name], symbols) is callee
-        for name in held
-    )
+    return any(target is callee for target in targets)
 
 
 def _unnamed_module_call(func: ast.expr, caller: FunctionNode) -> bool:
@@ -687,20 +680,6 @@ def _taken_from_self(value: ast.expr) -> bool:
             return any(_taken_from_self(argument) for argument in value.args)
         return isinstance(func, ast.Attribute) and _taken_from_self(func.value)
     return False
-
-
-def runs_when_called(info: ClassInfo, symbols: ModuleSymbols) -> Optional[FunctionNode]:
-    """What calling an object of the class runs: its ``__call__`` (of this file), else its
-    ``forward`` (a module's)."""
-    chain, seen = [info], {info.node.name}
-    for ancestor in chain:  # the class, then its bases of this file, nearest first
-        if "__call__" in ancestor.methods:
-            return ancestor.methods["__call__"]
-        for name in file_bases(ancestor, symbols):
-            if name not in seen:
-                seen.add(name)
-                chain.append(symbols.classes[name])
-    return forward_of(info, symbols)
 
 
 def _parameters(function: ast.AST) -> Set[str]:
