@@ -661,6 +661,23 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2) * 1e10,),
         "may change Python state or update a tensor in place before the guard",
     ),
+    "a deferred print formats the counter of a loop over a range": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scales = [0.5, 2.0, 3.0]
+
+            def forward(self, x):
+                h = x
+                for i in range(len(self.scales) - 1, -1, -1):
+                    h = h * self.scales[i]
+                    print(f"step {i:>2}: {h.sum():.3f}")
+                return h
+        """,
+        (torch.tensor([1.0, -2.5]),),
+        None,
+    ),
     "state changed before a guard in a module whose base wraps the call": (
         """
         class Inner(nn.Identity):

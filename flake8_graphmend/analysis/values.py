@@ -139,7 +139,8 @@ _UNKNOWN_VALUE = ast.Dict(keys=[], values=[])
 
 class _LoopElement(ast.Subscript):
     """An element of an iterated value (the value a ``for`` target receives): a tensor when
-    the iterated value is one, else not modelled."""
+    the iterated value is one, an int known while tracing over ``range`` of sizes, else not
+    modelled."""
 
     def __init__(self, iterable: ast.expr):
         super().__init__(value=iterable, slice=ast.Constant(0), ctx=ast.Load())
@@ -499,7 +500,24 @@ class ValueAnalysis:
         return value_kind if value_kind in (Kind.TENSOR, Kind.DATA, Kind.STATIC) else Kind.UNKNOWN
 
     def _kind__LoopElement(self, node: "_LoopElement", depth: int) -> Kind:
+        counted = self.counted_range(node)
+        if counted is not None and all(self.kind(a, depth) is Kind.STATIC for a in counted.args):
+            return Kind.STATIC  # `for i in range(n)` over sizes: an int while tracing
         return Kind.TENSOR if self.kind(node.value, depth) is Kind.TENSOR else Kind.UNKNOWN
+
+    def counted_range(self, node: ast.expr) -> Optional[ast.Call]:
+        """The ``range(...)`` call when ``node`` is what a ``for`` target receives from it (an
+        int), else None."""
+        iterated = node.value if isinstance(node, _LoopElement) else None
+        if (
+            isinstance(iterated, ast.Call)
+            and isinstance(iterated.func, ast.Name)
+            and iterated.func.id == "range"
+            and "range" not in self.symbols.defined_here()
+            and not iterated.keywords
+        ):
+            return iterated
+        return None
 
     def _kind_Starred(self, node: ast.Starred, depth: int) -> Kind:
         return self.kind(node.value, depth)

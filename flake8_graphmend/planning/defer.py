@@ -670,12 +670,13 @@ _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
 def _python_scalar(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
     """A str, int, float or bool that the call computes where it did: a literal (``-0.0``
     too), a size (``x.shape[0]``), arithmetic of numbers and sizes (``x.size(0) // 2``), or a
-    local only ever assigned one (``n = x.shape[0]``), through at most 3 names."""
+    local only ever assigned one (``n = x.shape[0]``, ``for i in range(n)``), through at most 3
+    names."""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, _PASSED_CONSTANTS)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         return isinstance(node.operand, ast.Constant) and _python_scalar(node.operand, ctx)
-    if is_size(node):
+    if is_size(node) or ctx.values.counted_range(node) is not None:
         return True
     if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
         return all(
