@@ -599,6 +599,47 @@ RULES: Tuple[Rule, ...] = (
             """,
         ),
     ),
+    Rule(
+        code="GM204",
+        name="any-all-over-tensors",
+        family="DC",
+        message="{call}() over tensor values in {function} breaks the graph",
+        gb_ids=("GB0170",),
+        fixer=None,
+        hint=(
+            "reduce in torch: `torch.stack([a, b]).any()`, or `(a | b)` and `(a & b)` for a few "
+            "0-d bools, and keep the result a tensor"
+        ),
+        explanation=(
+            "The builtins `any()` and `all()` take the truth of each element, a data-dependent "
+            "branch on every tensor they are given (`if any(t.isnan().any() for t in "
+            "outputs):`). Over a list or tuple the branch is an ordinary break. Over a "
+            "generator it is taken in the loop Dynamo runs for the generator, and Dynamo then "
+            "runs the whole function eagerly, the code before the call included (measured on "
+            "torch 2.13: no graph at all). No fix is offered: `any()` stops at the first true "
+            "element and `all()` at the first false one, and a rewrite that reduces them all "
+            "would compute what the original skips."
+        ),
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    h = x * 2
+                    if all([x.sum() > 0, h.mean() < 1]):  # <- GM204
+                        h = h + 1
+                    return h
+            """,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    h = x * 2
+                    both = torch.stack([x.sum() > 0, h.mean() < 1]).all()
+                    return torch.where(both, h + 1, h)
+            """,
+        ),
+    ),
     # ---------------------------------------------------------------- VG: validation guards
     Rule(
         code="GM301",

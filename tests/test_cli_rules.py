@@ -29,7 +29,7 @@ def test_table_header_names_the_columns(capsys):
 def test_prefix_lists_the_matching_rules(capsys):
     code, out, _ = graphmend(capsys, "rules", "GM2")
     rows = out.splitlines()[1:-1]
-    assert code == 0 and [row.split()[0] for row in rows] == ["GM201", "GM202", "GM203"]
+    assert code == 0 and [row.split()[0] for row in rows] == ["GM201", "GM202", "GM203", "GM204"]
 
 
 def test_single_rule_view(capsys):

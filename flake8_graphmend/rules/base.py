@@ -353,14 +353,19 @@ class FunctionContext:
         return _statement_path(self.region.function.body, (node.lineno, node.col_offset))
 
     def _note_frame_end(
-        self, node: AnyNode, end: AnyNode, stops_tracing: Optional[str], site: Position
+        self,
+        node: AnyNode,
+        end: AnyNode,
+        stops_tracing: Optional[str],
+        loops: bool,
+        site: Position,
     ) -> None:
         """Record that Dynamo traces no further than an unconditional break at ``node``, when
-        it does not: a break in a loop makes Dynamo skip the whole frame (GB7000), and so does
-        one that ``stops_tracing``, for the rest of the function."""
+        it does not: a break in a loop (of the function, or that ``loops``) makes Dynamo skip
+        the whole frame (GB7000), and one that ``stops_tracing`` the rest of the function."""
         function = self.region.function
         path = self._path(node)
-        if _in_loop(path):
+        if loops or _in_loop(path):
             reason = "a break in a loop"
             scope_end = function.end_lineno or node.lineno
         elif stops_tracing:
@@ -395,6 +400,7 @@ class FunctionContext:
         end_node: Optional[Union[ast.stmt, ast.expr]] = None,
         condition: Optional[str] = None,
         stops_tracing: Optional[str] = None,
+        loops: bool = False,
     ) -> Finding:
         """Build the finding for ``code`` at ``node``.
 
@@ -403,6 +409,8 @@ class FunctionContext:
         ``condition`` says when the site breaks, if not always; at a conditional it is the
         static start of its test (``static_condition``). ``stops_tracing`` names a break
         that is not at a call, so that Dynamo cannot resume after it ("a tensor slice bound").
+        ``loops``: the break is taken in a loop that Dynamo runs for the call (``any()`` over a
+        generator), which makes it skip the frame as a break in a loop of the function does.
         """
         rule = RULES_BY_CODE[code]
         line, col = node.lineno, self._char_col(node.lineno, node.col_offset)
@@ -423,7 +431,7 @@ class FunctionContext:
         if shadow:
             condition = f"{condition} and {shadow}" if condition else shadow
         elif condition is None:
-            self._note_frame_end(node, end_node or node, stops_tracing, (line, col))
+            self._note_frame_end(node, end_node or node, stops_tracing, loops, (line, col))
         if condition:
             text += f" {only_when(condition)}"
         text += " [" + ", ".join(rule.gb_ids) + "]"
@@ -450,5 +458,5 @@ class FunctionContext:
         in_loop, in_tensor_branch = self.runs_in(node)
         certain = own_condition is None and not in_tensor_branch
         shadowed_by = frame_end.site if shadow and frame_end else None
-        self.sites.append(Site(made, head, in_loop, certain, shadowed_by))
+        self.sites.append(Site(made, head, in_loop or loops, certain, shadowed_by))
         return made

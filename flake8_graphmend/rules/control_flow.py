@@ -94,3 +94,31 @@ def check_while(node: ast.While, ctx: FunctionContext) -> Iterator[Finding]:
 def check_if_expression(node: ast.IfExp, ctx: FunctionContext) -> Iterator[Finding]:
     if ctx.values.kind(node.test) is Kind.TENSOR:
         yield ctx.finding("GM203", node)
+
+
+def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Iterator[Finding]:
+    """``any()`` or ``all()`` over tensors, which branches on the truth of each."""
+    func = node.func
+    if (
+        isinstance(func, ast.Name)
+        and func.id in ("any", "all")
+        and func.id not in ctx.symbols.defined_here()
+        and len(node.args) == 1
+        and not node.keywords
+        and _tensor_elements(node.args[0], ctx)
+    ):
+        # Dynamo runs the generator in a loop of its own, where the branch is a break in a
+        # loop (the frame runs eagerly); over a list or tuple it is an ordinary break
+        looping = isinstance(node.args[0], ast.GeneratorExp)
+        yield ctx.finding("GM204", node, call=func.id, loops=looping)
+
+
+def _tensor_elements(iterated: ast.expr, ctx: FunctionContext) -> bool:
+    """Whether iterating ``iterated`` gives tensors (whose truth ``any()``/``all()`` take): a
+    comprehension or display of tensor values (``t.sum() > 0 for t in xs``,
+    ``[a.any(), b.any()]``), or a tensor (its rows)."""
+    if isinstance(iterated, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+        return ctx.values.kind(iterated.elt) is Kind.TENSOR
+    if isinstance(iterated, (ast.List, ast.Tuple, ast.Set)):
+        return any(ctx.values.kind(element) is Kind.TENSOR for element in iterated.elts)
+    return ctx.values.kind(iterated) is Kind.TENSOR
