@@ -678,6 +678,79 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, -2.5]),),
         None,
     ),
+    "a step taken from a held counter before a guard": (
+        """
+        import itertools
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.steps = itertools.count(1)
+
+            def forward(self, x):
+                step = next(self.steps)
+                if (x < 0).any():
+                    raise ValueError("negative input")
+                return x * min(step / 4, 1.0)
+        """,
+        (torch.tensor([-1.0, 2.0]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
+    "a queued scale popped from the left before a guard": (
+        """
+        import collections
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.queued = collections.deque([1.0, 2.0, 3.0, 4.0])
+
+            def forward(self, x):
+                scale = self.queued.popleft()
+                if (x < 0).any():
+                    raise ValueError("negative input")
+                return x * scale
+        """,
+        (torch.tensor([-1.0, 2.0]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
+    "an entry deleted through an alias before a guard": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.pending = {"bias": 1.0}
+
+            def forward(self, x):
+                pending = self.pending
+                bias = pending.get("bias", 0.0)
+                if "bias" in pending:
+                    del pending["bias"]
+                if (x < 0).any():
+                    raise ValueError("negative input")
+                return x + bias
+        """,
+        (torch.tensor([-1.0, 2.0]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
+    "a loop that advances a held iterator before a guard": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scales = iter([0.5, 1.0, 2.0, 4.0, 8.0])
+
+            def forward(self, x):
+                scale = 1.0
+                for scale in self.scales:
+                    break
+                if (x < 0).any():
+                    raise ValueError("negative input")
+                return x * scale
+        """,
+        (torch.tensor([-1.0, 2.0]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
     "state changed before a guard in a module whose base wraps the call": (
         """
         class Inner(nn.Identity):

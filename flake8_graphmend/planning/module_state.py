@@ -33,11 +33,15 @@ STATEFUL_MODULES = frozenset({
 })
 #: ``torch.nn`` modules that run modules they hold, which are not followed.
 _CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
-#: Methods that change the Python container they are called on.
+#: Methods that change the Python container (or iterator) they are called on.
 CONTAINER_UPDATES = frozenset({
     "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
-    "discard", "popitem", "sort", "reverse",
+    "discard", "popitem", "sort", "reverse", "popleft", "appendleft", "extendleft", "rotate",
+    "__next__", "send", "__setitem__", "__delitem__", "move_to_end", "subtract",
+    "intersection_update", "difference_update", "symmetric_difference_update",
 })
+#: Calls that make an iterator, which iterating, or ``next()``, advances.
+_ITERATOR_MAKERS = frozenset({"iter", "map", "filter", "zip", "enumerate", "reversed"})
 #: ``nn.Module`` methods that change the module they are called on (``self``, a submodule).
 MODULE_UPDATES = frozenset({
     "register_buffer", "register_parameter", "add_module", "register_module", "apply",
@@ -148,6 +152,8 @@ def body_changes_state(
     for node in ast.walk(function):
         if isinstance(node, (ast.Global, ast.Nonlocal)) or stored_roots(node) & callers_values:
             return True
+        if iterates_held_iterator(node, owner, symbols):
+            return True
         if updates_in_place(node, callers_values):
             return True
         if isinstance(node, ast.Call) and call_changes_state(
@@ -213,10 +219,11 @@ def updated_by_call(call: ast.Call) -> List[ast.expr]:
 
 def stored_roots(node: ast.AST) -> Set[str]:
     """The names whose value ``node`` changes in place: the root of an attribute or item it
-    stores into (``self.seen += 1``, ``cache[k] = v``), or of a container whose updating
-    method it calls (``self.cache.append(x)``)."""
-    targets = []
-    if isinstance(node, ast.Assign):
+    stores into or deletes (``self.seen += 1``, ``cache[k] = v``, ``del cache[k]``), of a
+    container whose updating method it calls (``self.cache.append(x)``), or of an iterator it
+    advances (``next(self.steps)``)."""
+    targets: List[ast.expr] = []
+    if isinstance(node, (ast.Assign, ast.Delete)):
         targets = list(node.targets)
     elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
         targets = [node.target]
@@ -226,11 +233,71 @@ def stored_roots(node: ast.AST) -> Set[str]:
         and node.func.attr in CONTAINER_UPDATES
     ):
         targets = [node.func]
-    return {
+    roots = {
         root_name(target)
         for target in targets
         if isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)) and root_name(target)
     }
+    advanced = advanced_iterator(node) if isinstance(node, ast.Call) else None
+    if advanced is not None and root_name(advanced):
+        roots.add(root_name(advanced))
+    return roots
+
+
+def advanced_iterator(call: ast.Call) -> Optional[ast.expr]:
+    """``it`` of ``next(it)`` or ``next(it, default)``, which advances it."""
+    func = call.func
+    if isinstance(func, ast.Name) and func.id == "next" and call.args and not call.keywords:
+        return call.args[0]
+    return None
+
+
+def iterates_held_iterator(
+    node: ast.AST, owner: Optional[ClassInfo], symbols: ModuleSymbols
+) -> bool:
+    """Whether ``node`` (a ``for`` or a comprehension) iterates over an iterator that outlives
+    the call, which iterating advances: an attribute of ``self`` or a module-level name that
+    the class or the module binds to one (``self.steps = itertools.count()``,
+    ``STREAM = iter(...)``, a generator)."""
+    clauses: List[ast.expr] = []
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        clauses = [node.iter]
+    elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        clauses = [generator.iter for generator in node.generators]
+    for iterated in clauses:
+        values: List[ast.expr] = []
+        attribute = self_attribute(iterated)
+        if attribute is not None and owner is not None:
+            values = [
+                sub.value
+                for method in owner.methods.values()
+                for sub in ast.walk(method)
+                if isinstance(sub, ast.Assign)
+                and any(self_attribute(target) == attribute for target in sub.targets)
+            ]
+        elif isinstance(iterated, ast.Name) and iterated.id in symbols.assignments:
+            values = [symbols.assignments[iterated.id]]
+        if any(_makes_iterator(value, symbols) for value in values):
+            return True
+    return False
+
+
+def _makes_iterator(value: ast.expr, symbols: ModuleSymbols) -> bool:
+    """``iter(...)``, ``map``/``filter``/``zip``/``enumerate``/``reversed``, anything of
+    ``itertools``, a generator expression, or a call of a generator function of this file."""
+    if isinstance(value, ast.GeneratorExp):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Name) and func.id in _ITERATOR_MAKERS:
+        return func.id not in symbols.defined_here()
+    if (symbols.qualified_name(func) or "").startswith("itertools."):
+        return True
+    function = symbols.functions.get(func.id) if isinstance(func, ast.Name) else None
+    return function is not None and any(
+        isinstance(sub, (ast.Yield, ast.YieldFrom)) for sub in ast.walk(function)
+    )
 
 
 def _class_changes_state(name: str, symbols: ModuleSymbols, depth: int) -> bool:

@@ -26,8 +26,8 @@ from .aliasing import caller_visible, statement_blocks
 from .conditions import split_condition, tensor_condition_problem
 from .items import compared_item, item_of
 from .module_state import (
-    CONTAINER_UPDATES, body_changes_state, call_changes_state, class_method, lineage,
-    module_call_targets, stored_roots, updated_by_call,
+    CONTAINER_UPDATES, advanced_iterator, body_changes_state, call_changes_state, class_method,
+    iterates_held_iterator, lineage, module_call_targets, stored_roots, updated_by_call,
 )
 from .submodules import NAMESPACE_CALLS
 from .totals import (
@@ -897,17 +897,24 @@ def _state_change_before(
 
 
 def _changes_state(node: ast.AST, outer: Set[str], ctx: FunctionContext) -> bool:
-    """A store into what outlives the call: an attribute or item of a non-tensor, a tensor's
-    ``.data`` or ``.grad``, a ``global``/``nonlocal`` name, a container the caller holds
-    (``ids += [n]`` of ``ids = self.ids``, ``self.seen.append(x)``), ``setattr``/``delattr``."""
-    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    """A store into (or ``del`` of) what outlives the call: an attribute or item of a
+    non-tensor, a tensor's ``.data`` or ``.grad``, a ``global``/``nonlocal`` name, a container
+    the caller holds (``ids += [n]`` of ``ids = self.ids``, ``self.seen.append(x)``),
+    ``setattr``/``delattr``; or a step of an iterator that does (``next(self.steps)``, a loop
+    over one: ``module_state.iterates_held_iterator``)."""
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+        targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
         return any(_stores_state(target, node, outer, ctx) for target in targets)
+    if iterates_held_iterator(node, ctx.region.owner, ctx.symbols):
+        return True
     if not isinstance(node, ast.Call):
         return False
     func = node.func
     if isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and node.args:
         return func.id not in ctx.symbols.defined_here() and _outlives_the_call(node.args[0], ctx)
+    advanced = advanced_iterator(node)
+    if advanced is not None and "next" not in ctx.symbols.defined_here():
+        return _outlives_the_call(advanced, ctx)
     return (
         isinstance(func, ast.Attribute)
         and func.attr in CONTAINER_UPDATES
