@@ -61,15 +61,17 @@ class DeferPlan(Plan):
     #: Positional arguments written into the helper (module-level names, literals the op
     #: cannot carry); the others are passed to it.
     baked_args: FrozenSet[int]
-    #: Positional arguments passed as ``str(value)``: what ``print`` writes for tensor metadata.
+    #: Positional arguments passed as ``str(value)``: what ``print`` writes for the metadata
+    #: of a tensor that is not a name (``x.view(-1).shape``).
     str_args: FrozenSet[int]
     #: Positional arguments ``t.item()`` of a one-element ``t``: ``t`` is passed, and the
     #: helper takes the number (``item_receiver``), so the value need not leave the graph.
     item_args: FrozenSet[int]
     #: Positional arguments ``t.shape``, ``t.size()``, ``t.dtype``, ``t.device`` of a name
-    #: ``t`` passed to a logger: ``t`` is passed, and the helper reads the same metadata, so
-    #: the record holds the very ``torch.Size`` (or dtype, device). A ``t`` that the op cannot
-    #: carry (not a tensor, or one that requires grad) makes the helper call as written.
+    #: ``t``: ``t`` is passed, and the helper reads the same metadata, so the record (or the
+    #: printed text) holds the very ``torch.Size`` (or dtype, device), and the graph does not
+    #: fix the sizes. A ``t`` that the op cannot carry (not a tensor) makes the helper call as
+    #: written.
     metadata_args: FrozenSet[int]
     #: The ``stacklevel`` the helper's call passes, counting the helper's own frame (None: the
     #: callee takes none). Run by the graph, where no caller frame is left, the helper passes
@@ -127,11 +129,13 @@ def defer_plan(
                 return declined(problem or "")
             formatted[index] = numbers
             continue
-        # metadata (a torch.Size, dtype or device) is not what the op carries
-        if code == "GM101" and tensor_metadata(arg):
-            printed.append(index)  # print writes str(arg): pass that text instead
-        elif tensor_metadata(arg) and _metadata_of_a_name(arg, ctx):
+        # metadata (a torch.Size, dtype or device) is not what the op carries: the tensor is
+        # passed (a text made in the graph would fix its sizes there, and a new size would
+        # compile it again), and the helper reads it
+        if tensor_metadata(arg) and _metadata_of_a_name(arg, ctx):
             metadata.append(index)
+        elif code == "GM101" and tensor_metadata(arg):
+            printed.append(index)  # print writes str(arg): pass that text instead
         else:
             problem = _passed_problem(arg, ctx) or (
                 _kept_in_record_problem(arg, node, ctx) if code == "GM102" else None
@@ -615,6 +619,46 @@ def _metadata_of_a_name(node: ast.expr, ctx: FunctionContext) -> bool:
     return receiver is not None and ctx.values.kind(receiver) in (Kind.TENSOR, Kind.UNKNOWN)
 
 
+#: Builtins that turn their first argument into text.
+_TEXT_BUILTINS = frozenset({"str", "repr", "ascii", "format"})
+
+
+def _formatted_into_text(node: ast.expr, ctx: FunctionContext) -> Optional[List[ast.expr]]:
+    """The values that ``node`` formats into a str, where it is a message built so: an
+    f-string, ``"..." % values``, ``"...".format(...)``, ``str(v)``, ``repr(v)``,
+    ``format(v, spec)``; None for anything else."""
+    if isinstance(node, ast.JoinedStr):
+        return [piece.value for piece in formatted_values(node)]
+    if (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Mod)
+        and isinstance(node.left, (ast.Constant, ast.JoinedStr))
+        and isinstance(getattr(node.left, "value", ""), str)
+    ):
+        right = node.right
+        if isinstance(right, ast.Dict):
+            return [value for value in right.values]
+        return list(right.elts) if isinstance(right, ast.Tuple) else [right]
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr == "format"
+        and isinstance(func.value, ast.Constant)
+        and isinstance(func.value.value, str)
+    ):
+        return [*node.args, *(keyword.value for keyword in node.keywords)]
+    if (
+        isinstance(func, ast.Name)
+        and func.id in _TEXT_BUILTINS
+        and func.id not in ctx.symbols.defined_here()
+        and node.args
+    ):
+        return list(node.args[:1])
+    return None
+
+
 def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
     """Why ``node`` cannot be passed to the deferred call under compile (None: it can).
 
@@ -622,18 +666,19 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
     a str when Dynamo traces it). A value of unknown type is passed too: when it turns out to be
     something else at run time, the helper makes the call as written, graph break included.
     """
-    if isinstance(node, ast.JoinedStr):  # a str only if Dynamo can format every piece itself
-        for piece in formatted_values(node):
-            kind = ctx.values.kind(piece.value)
+    shown = _formatted_into_text(node, ctx)
+    if shown is not None:  # a str only if Dynamo can format every value itself
+        for value in shown:
+            kind = ctx.values.kind(value)
             if kind in (Kind.TENSOR, Kind.DATA):
-                return f"the message formats tensor `{ast.unparse(piece.value)}`"
-            plain = _configuration_value(piece.value, ctx) or _python_scalar(piece.value, ctx)
-            if not plain or _is_exception(piece.value, ctx):
+                return f"the message formats tensor `{ast.unparse(value)}`"
+            plain = _configuration_value(value, ctx) or _python_scalar(value, ctx)
+            if not plain or _is_exception(value, ctx):
                 return (
-                    f"the message formats `{ast.unparse(piece.value)}`, which is not known "
+                    f"the message formats `{ast.unparse(value)}`, which is not known "
                     "to be a plain Python value"
                 )
-            problem = impurity(piece.value, ctx.values, ctx.symbols)
+            problem = impurity(value, ctx.values, ctx.symbols)
             if problem:
                 return problem
         return None
