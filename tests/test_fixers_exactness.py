@@ -751,6 +751,177 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([-1.0, 2.0]),),
         "may change Python state or update a tensor in place before the guard",
     ),
+    "a property that counts its builds, read before a guard": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.builds = 0
+
+            @property
+            def table(self):
+                self.builds += 1
+                return torch.arange(4.0)
+
+            def forward(self, ids):
+                table = self.table
+                if (ids >= 4).any():
+                    raise ValueError("id out of range")
+                return table[ids]
+        """,
+        (torch.tensor([1, 5]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
+    "a decorator of the file that counts calls around a guard": (
+        """
+        import functools
+
+        def counted(fn):
+            @functools.wraps(fn)
+            def wrapper(self, *args):
+                self.n_calls += 1
+                return fn(self, *args)
+            return wrapper
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.n_calls = 0
+
+            @counted
+            def forward(self, x):
+                if torch.isnan(x).any():
+                    raise ValueError("nan input")
+                return x * 2
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "runs under the decorator `@counted`",
+    ),
+    "an own __call__ that counts before the guard's forward": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.calls = 0
+
+            def __call__(self, *args):
+                self.calls += 1
+                return super().__call__(*args)
+
+            def forward(self, x):
+                if torch.isnan(x).any():
+                    raise ValueError("nan input")
+                return x * 2
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
+    "grad mode switched off by a call before a guard": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.ones(2))
+
+            def forward(self, x):
+                y = x * self.w
+                torch.set_grad_enabled(False)
+                if torch.isnan(x).any():
+                    raise ValueError("nan input")
+                torch.set_grad_enabled(True)
+                return y
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
+    "an output whose constructor counts, built before a guard": (
+        """
+        class Output:
+            created = 0
+
+            def __init__(self, hidden):
+                self.hidden = hidden
+                Output.created += 1
+
+        class Model(nn.Module):
+            def forward(self, x):
+                out = Output(x * 2)
+                if torch.isnan(x).any():
+                    raise ValueError("nan input")
+                return out.hidden * Output.created
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
+    "a closure made by a factory, called before a guard": (
+        """
+        def make_ticker():
+            count = 0
+
+            def tick():
+                nonlocal count
+                count += 1
+                return count
+            return tick
+
+        tick = make_ticker()
+
+        class Model(nn.Module):
+            def forward(self, x):
+                t = tick()
+                if torch.isnan(x).any():
+                    raise ValueError("nan input")
+                return x * t
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
+    "an item read that counts reads before a guard": (
+        """
+        class Cache:
+            def __init__(self):
+                self.reads = 0
+
+            def __getitem__(self, index):
+                self.reads += 1
+                return None
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cache = Cache()
+
+            def forward(self, x):
+                past = self.cache[0]
+                if torch.isnan(x).any():
+                    raise ValueError("nan input")
+                return x * self.cache.reads
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
+    "a checking function handed on through functools.partial": (
+        """
+        import functools
+
+        def validate(x):
+            if torch.isnan(x).any():
+                raise ValueError("nan in activations")
+            return x
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.steps = 0
+                self.check = functools.partial(validate)
+
+            def forward(self, x):
+                self.steps += 1
+                return validate(x * 2) + self.check(x) + self.steps
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "is handed on as a value",
+    ),
     "state changed before a guard in a module whose base wraps the call": (
         """
         class Inner(nn.Identity):

@@ -49,6 +49,15 @@ MODULE_UPDATES = frozenset({
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
     "register_full_backward_pre_hook", "register_backward_hook", "share_memory", "to_empty",
 })
+#: torch functions that change the process's state when called (not as a context manager).
+_TORCH_STATE_SETTERS = frozenset({
+    "torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.set_default_dtype",
+    "torch.set_default_device", "torch.set_default_tensor_type", "torch.manual_seed",
+    "torch.random.manual_seed", "torch.seed", "torch.set_rng_state", "torch.set_num_threads",
+    "torch.use_deterministic_algorithms", "torch.autograd.set_detect_anomaly",
+    "torch.set_printoptions", "torch.set_float32_matmul_precision",
+    "torch.set_anomaly_enabled", "torch._C._set_grad_enabled",
+})
 #: How deep calls are followed; deeper ones count as changing state.
 _DEPTH = 4
 
@@ -91,8 +100,59 @@ def call_changes_state(
         return True  # a local callable it cannot name (`for norm in zip(self.a, self.b)`)
     if isinstance(func, ast.Name) and func.id in symbols.functions:
         return body_changes_state(symbols.functions[func.id], None, symbols, depth + 1)
-    if isinstance(func, ast.Name) and isinstance(symbols.assignments.get(func.id), ast.Lambda):
-        return True  # `record = lambda s: SEEN.append(s)`: a module-level callable not followed
+    if isinstance(func, ast.Name) and isinstance(
+        symbols.assignments.get(func.id), (ast.Lambda, ast.Call)
+    ):
+        # a module-level callable not followed: `record = lambda s: SEEN.append(s)`, a closure
+        # a factory made (`tick = make_counter()`)
+        return True
+    if (symbols.qualified_name(func) or "") in _TORCH_STATE_SETTERS:
+        return True  # `torch.set_grad_enabled(False)` as a call: grad mode stays changed
+    if isinstance(func, ast.Name) and func.id in symbols.classes:
+        return constructor_changes_state(symbols.classes[func.id], symbols, depth + 1)
+    return False
+
+
+def constructor_changes_state(info: ClassInfo, symbols: ModuleSymbols, depth: int = 0) -> bool:
+    """Whether building an object of ``info`` (a class of this file) may change state other
+    than the new object's own: its ``__init__``, ``__post_init__`` or ``__new__`` (of it or
+    its bases of this file) stores into a class attribute, a global or an argument, or calls
+    what does (``Output.created += 1``)."""
+    for cls in lineage(info, symbols):
+        for name in ("__init__", "__post_init__", "__new__"):
+            method = cls.methods.get(name)
+            if method is not None and body_changes_state(
+                method, cls, symbols, depth, own_self=False
+            ):
+                return True
+    return False
+
+
+def implicit_call_changes_state(
+    node: ast.AST, owner: Optional[ClassInfo], symbols: ModuleSymbols, depth: int = 0
+) -> bool:
+    """Whether reading ``node`` runs code of this file that may change state: a property of
+    ``self`` whose getter does (``self.table`` that counts its builds), or an item of an
+    object of this file's classes whose ``__getitem__`` does (``self.cache[0]``)."""
+    if owner is None or not isinstance(getattr(node, "ctx", None), ast.Load):
+        return False
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        if node.value.id != "self":
+            return False
+        for cls in lineage(owner, symbols):
+            getter = cls.methods.get(node.attr)
+            if getter is not None and any(
+                isinstance(d, ast.Name) and d.id == "property" for d in getter.decorator_list
+            ):
+                return body_changes_state(getter, cls, symbols, depth + 1)
+        return False
+    if isinstance(node, ast.Subscript) and _attribute_of(node.value) is not None:
+        classes = held_classes(node.value, owner, symbols) or []
+        for name in classes:
+            info = symbols.classes.get(name)
+            getter = info.methods.get("__getitem__") if info is not None else None
+            if getter is not None and body_changes_state(getter, info, symbols, depth + 1):
+                return True
     return False
 
 
@@ -143,16 +203,27 @@ def _held_method_changes_state(
 
 
 def body_changes_state(
-    function: FunctionNode, owner: Optional[ClassInfo], symbols: ModuleSymbols, depth: int = 0
+    function: FunctionNode,
+    owner: Optional[ClassInfo],
+    symbols: ModuleSymbols,
+    depth: int = 0,
+    own_self: bool = True,
 ) -> bool:
     """Whether running ``function`` may change ``self``, its inputs or the module: a store
     into them or an update of a container they hold, an update in place of a tensor they
-    hold, a ``global`` store, or a call that may (``call_changes_state``)."""
+    hold, a ``global`` store, or a call that may (``call_changes_state``), also one made by
+    reading a property or an item (``implicit_call_changes_state``). ``own_self``: whether
+    ``self`` is the caller's object (not one being built: ``__init__``), whose class name
+    counts then too (``Output.created += 1``)."""
     callers_values = parameter_names(function) | {"self"}
+    if not own_self:
+        callers_values = (callers_values - {"self"}) | {owner.node.name if owner else ""}
     for node in ast.walk(function):
         if isinstance(node, (ast.Global, ast.Nonlocal)) or stored_roots(node) & callers_values:
             return True
         if iterates_held_iterator(node, owner, symbols):
+            return True
+        if own_self and implicit_call_changes_state(node, owner, symbols, depth):
             return True
         if updates_in_place(node, callers_values):
             return True

@@ -27,7 +27,8 @@ from .conditions import split_condition, tensor_condition_problem
 from .items import compared_item, item_of
 from .module_state import (
     CONTAINER_UPDATES, advanced_iterator, body_changes_state, call_changes_state, class_method,
-    iterates_held_iterator, lineage, module_call_targets, stored_roots, updated_by_call,
+    implicit_call_changes_state, iterates_held_iterator, lineage, module_call_targets,
+    stored_roots, updated_by_call,
 )
 from .submodules import NAMESPACE_CALLS
 from .totals import (
@@ -384,7 +385,7 @@ def state_change_problem(
         return (
             f"{subject} runs under the decorator `@{ast.unparse(decorated)}`: under compile an "
             "exception raised inside the graph skips its exit or its handler (after "
-            "`@torch.no_grad()` grad mode would stay off)"
+            "`@torch.no_grad()` grad mode would stay off), and loses what it changed before"
         )
     block = _enclosing_block(node, ctx)
     where = f"{subject} is"
@@ -402,6 +403,17 @@ def state_change_problem(
             "under compile an exception raised inside the graph skips the block's exit "
             "(`torch.no_grad()` would leave grad mode off)"
         )
+    chain = [(ctx.region.function, ctx.region.owner)] + [
+        (site.caller, site.caller_owner) for site in sites
+    ]
+    for function, owner in chain:
+        value = _handed_on(function, owner, ctx)
+        if value is not None:
+            return (
+                f"`{function.name}` is handed on as a value (line {value.lineno}: "
+                f"`{ast.unparse(value)}`), so what runs before its calls is not known; under "
+                f"compile a change made there would be lost when {subject} raises"
+            )
     change, where = _state_change_before(node, ctx), ""
     if change is None:
         change, where = _caller_change(sites, ctx) or (None, "")
@@ -418,9 +430,43 @@ def state_change_problem(
 _CONTEXT_DECORATORS = ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "autocast")
 
 
+def _handed_on(
+    function: FunctionNode, owner: Optional[ClassInfo], ctx: FunctionContext
+) -> Optional[ast.expr]:
+    """Where ``function`` is taken as a value rather than called (``functools.partial(check)``,
+    ``map(check, xs)``, ``self.check`` stored): a caller the analysis cannot follow may then
+    call it."""
+    tree = ctx.symbols.tree
+    parents = parent_map(tree)
+    for node in ast.walk(tree):
+        if owner is None:
+            named = isinstance(node, ast.Name) and node.id == function.name
+        else:
+            named = (
+                isinstance(node, ast.Attribute)
+                and node.attr == function.name
+                and (
+                    isinstance(node.value, ast.Name)
+                    and node.value.id in ("self", "cls", owner.node.name)
+                    or is_super_call(node.value)
+                )
+            )
+        if not named or not isinstance(getattr(node, "ctx", None), ast.Load):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Call) and parent.func is node:
+            continue
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue  # a decorator
+        assert isinstance(node, ast.expr)
+        return node
+    return None
+
+
 def _context_decorator(function: ast.AST, ctx: FunctionContext) -> Optional[ast.expr]:
     """A decorator of ``function`` that enters a context manager around its calls, or one of
-    this file whose code handles exceptions (a ``try`` or ``with`` in it)."""
+    this file whose code handles exceptions (a ``try`` or ``with`` in it) or may change state
+    before it calls the function (``self.calls += 1`` in its wrapper)."""
     for decorator in getattr(function, "decorator_list", []):
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         qualified = ctx.symbols.qualified_name(target) or ""
@@ -429,9 +475,12 @@ def _context_decorator(function: ast.AST, ctx: FunctionContext) -> Optional[ast.
         ):
             return decorator
         defined = ctx.symbols.functions.get(target.id) if isinstance(target, ast.Name) else None
-        if defined is not None and any(
-            isinstance(node, (*_TRY_STATEMENTS, ast.With, ast.AsyncWith))
-            for node in ast.walk(defined)
+        if defined is not None and (
+            any(
+                isinstance(node, (*_TRY_STATEMENTS, ast.With, ast.AsyncWith))
+                for node in ast.walk(defined)
+            )
+            or body_changes_state(defined, None, ctx.symbols)
         ):
             return decorator
     return None
@@ -526,6 +575,8 @@ def _caller_change(
                 sub, caller, site.caller_owner, ctx.symbols
             ):
                 return sub, site.where
+            if implicit_call_changes_state(sub, site.caller_owner, ctx.symbols):
+                return sub, site.where
         if loops and body_changes_state(site.callee, site.callee_owner, ctx.symbols):
             return site.call, f"{site.where}, in a loop, after a pass through the whole call"
     return None
@@ -615,6 +666,15 @@ def _leads_to(
             return True  # `Model._validate(x)`, a static or class method through its class
         if caller_owner is not None and is_super_call(receiver):  # `super().forward(x)`
             return any(info is callee_owner for info in lineage(caller_owner, symbols))
+    if (
+        callee.name == "forward"
+        and caller.name == "__call__"
+        and caller_owner is not None
+        and isinstance(func, ast.Attribute)
+        and func.attr == "__call__"
+        and is_super_call(func.value)
+    ):  # an own `__call__` that goes on to `nn.Module.__call__`, which runs `forward`
+        return any(info is callee_owner for info in lineage(caller_owner, symbols))
     if caller_owner is None:
         return False
     method = self_attribute(func) or class_method(func, caller_owner)  # `type(self).m(self)`
@@ -889,6 +949,7 @@ def _state_change_before(
                 _changes_state(sub, outer, ctx)
                 or isinstance(sub, ast.Call)
                 and call_changes_state(sub, function, ctx.region.owner, ctx.symbols)
+                or implicit_call_changes_state(sub, ctx.region.owner, ctx.symbols)
                 or _updates_tensor_in_place(sub, ctx)
             )
         ):
