@@ -129,7 +129,9 @@ def _built_message(
     """For the f-string argument ``index`` that the helper builds: the f-string the helper
     formats, its parameters, and what the call passes for them. A number's value is passed as
     the tensor (of ``t.item()``: ``t``), and the helper formats it as the original did (taking
-    ``.item()`` again); any other value is passed as its own text, an f-string of it alone."""
+    ``.item()`` again); a value that changes between calls (a size) is passed as it is, and
+    formatted by the helper too; any other value is passed as its own text, an f-string of it
+    alone."""
     message = expect(value, cst.FormattedString, "an f-string")
     parts: List[cst.BaseFormattedStringContent] = []
     parameters: List[str] = []
@@ -140,6 +142,11 @@ def _built_message(
             parts.append(part)
             continue
         position = (index, next(values))
+        if position in plan.passed_values:  # formatted by the helper, as the original did
+            parameters.append(named(f"value{index}_{position[1]}"))
+            passed.append(cst.Arg(value=part.expression))
+            parts.append(part.with_changes(expression=cst.Name(parameters[-1])))
+            continue
         if position not in plan.numbers:
             parameters.append(named(f"text{index}_{position[1]}"))
             passed.append(cst.Arg(value=message.with_changes(parts=[part])))

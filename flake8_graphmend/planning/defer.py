@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Seq
 from ..analysis.index import root_name
 from ..analysis.purity import impurity
 from ..analysis.symbols import self_attribute
-from ..analysis.values import Kind, is_size
+from ..analysis.values import Kind
 from . import Plan, Planned, Position, declined, formatted_values, position
 from .aliasing import escape_after, hands_on_caller_tensor, may_alias
 from .conditions import is_elif, shared_line_problem, split_condition
 from .items import is_zero_dim, item_of
 from .module_state import stored_roots
+from .per_call import PASSED_CONSTANTS, changes_between_calls, per_call_problem, python_scalar
 from .totals import (
     maybe_unbound,
     metadata_receiver,
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 #: Logger methods whose records are attributed through ``stacklevel`` (the stdlib ones).
 _STDLIB_LOGGER_METHODS = {"debug", "info", "warning", "warn", "error", "critical", "fatal", "log"}
 #: Literal types the deferred call carries under compile (others are written into the helper).
-_PASSED_CONSTANTS = (str, int, float, bool)
+
 _CONTAINERS = {"tuple", "list", "dict", "set", "frozenset", "sorted", "zip", "enumerate", "range"}
 
 
@@ -81,13 +82,18 @@ class DeferPlan(Plan):
     #: is made from stands for the call's, for the once-per-location filter.
     own_helper: bool
     #: Positional arguments that are f-strings formatting the numbers of tensors
-    #: (``f"loss {loss:.4f}"``, ``f"{x.sum().item()}"``): the helper builds them. Each of
+    #: (``f"loss {loss:.4f}"``, ``f"{x.sum().item()}"``) or values that change between calls
+    #: (``f"length {x.shape[1]}"``): the helper builds them. Each of
     #: their formatted values is passed: those of ``numbers`` (by argument and value index) as
     #: the tensor, which the helper formats as the original did (``item_numbers``: the tensor
     #: of ``t.item()``, formatted as ``t.item()``), the others as their own text.
     formatted_args: FrozenSet[int] = frozenset()
     numbers: FrozenSet[Tuple[int, int]] = frozenset()
     item_numbers: FrozenSet[Tuple[int, int]] = frozenset()
+    #: Formatted values passed as they are (sizes, ints that change between calls), which the
+    #: helper formats: a text made in the graph would fix the value there, so that each new
+    #: one compiled the graph again.
+    passed_values: FrozenSet[Tuple[int, int]] = frozenset()
     #: Where the ``.item()`` calls of ``item_args`` and ``item_numbers`` are (their GM401 is
     #: fixed with the call).
     items: FrozenSet[Position] = frozenset()
@@ -114,7 +120,7 @@ def defer_plan(
     printed: List[int] = []
     items: List[int] = []
     metadata: List[int] = []
-    formatted: Dict[int, Dict[int, bool]] = {}
+    formatted: Dict[int, Dict[int, str]] = {}
     for index, arg in enumerate(node.args):
         if _fixed_in_source(arg, ctx):
             baked.append(index)
@@ -123,11 +129,13 @@ def defer_plan(
         if receiver is not None and _passed_problem(receiver, ctx) is None:
             items.append(index)
             continue
-        if isinstance(arg, ast.JoinedStr) and _formats_tensors(arg, ctx):
-            numbers, problem = _formatted_numbers(arg, ctx)
-            if numbers is None:
+        if isinstance(arg, ast.JoinedStr) and (
+            _formats_tensors(arg, ctx) or _formats_changing_values(arg, ctx)
+        ):
+            roles, problem = _formatted_roles(arg, ctx)
+            if roles is None:
                 return declined(problem or "")
-            formatted[index] = numbers
+            formatted[index] = roles
             continue
         # metadata (a torch.Size, dtype or device) is not what the op carries: the tensor is
         # passed (a text made in the graph would fix its sizes there, and a new size would
@@ -137,8 +145,10 @@ def defer_plan(
         elif code == "GM101" and tensor_metadata(arg):
             printed.append(index)  # print writes str(arg): pass that text instead
         else:
-            problem = _passed_problem(arg, ctx) or (
-                _kept_in_record_problem(arg, node, ctx) if code == "GM102" else None
+            problem = (
+                _passed_problem(arg, ctx)
+                or per_call_problem(arg, ctx)
+                or (_kept_in_record_problem(arg, node, ctx) if code == "GM102" else None)
             )
             if problem:
                 return declined(problem)
@@ -151,9 +161,15 @@ def defer_plan(
         stacklevel=_helper_stacklevel(code, node),
         own_helper=code == "GM103",
         formatted_args=frozenset(formatted),
-        numbers=frozenset((i, j) for i, values in formatted.items() for j in values),
+        numbers=frozenset(
+            (i, j) for i, roles in formatted.items() for j, role in roles.items()
+            if role in (_ITEM, _NUMBER)
+        ),
         item_numbers=frozenset(
-            (i, j) for i, values in formatted.items() for j, item in values.items() if item
+            (i, j) for i, roles in formatted.items() for j, role in roles.items() if role == _ITEM
+        ),
+        passed_values=frozenset(
+            (i, j) for i, roles in formatted.items() for j, role in roles.items() if role == _VALUE
         ),
         items=frozenset(
             [position(node.args[index], ctx) for index in items]
@@ -161,6 +177,10 @@ def defer_plan(
         ),
     )
     return plan, None
+
+
+#: How the helper gets a formatted value of a message it builds (``_formatted_roles``).
+_ITEM, _NUMBER, _VALUE = "item", "number", "value"
 
 
 def _formats_tensors(message: ast.JoinedStr, ctx: FunctionContext) -> bool:
@@ -178,25 +198,30 @@ _NUMBER_SPEC = re.compile(
 )
 
 
-def _formatted_numbers(
+def _formatted_roles(
     message: ast.JoinedStr, ctx: FunctionContext
-) -> Tuple[Optional[Dict[int, bool]], Optional[str]]:
-    """The formatted values of ``message`` that are tensors' numbers, each with whether it is
-    ``t.item()`` (else a one-element tensor with a format spec, which formats its number), or
-    why the message cannot be built by the helper. The other values must be plain Python
-    values (passed as their own text)."""
+) -> Tuple[Optional[Dict[int, str]], Optional[str]]:
+    """How the helper gets each formatted value of ``message`` that it does not get as its own
+    text: a tensor's number (``_ITEM``: ``t.item()``; ``_NUMBER``: a one-element tensor with a
+    format spec, which formats its number) or a value that changes between calls
+    (``_VALUE``); or why the helper cannot build the message. The other values must be plain
+    Python values that stay the same (passed as their own text)."""
     problem = rebuilt_message_problem(message, ctx)
     if problem:
         return None, problem
     if not _one_literal(message, ctx):
         return None, "the message is an implicit concatenation of string literals"
-    numbers: Dict[int, bool] = {}
+    roles: Dict[int, str] = {}
     for index, piece in enumerate(formatted_values(message)):
         value, spec = piece.value, piece.format_spec
         if ctx.values.kind(value) not in (Kind.TENSOR, Kind.DATA):
-            problem = _passed_problem(ast.JoinedStr(values=[piece]), ctx)
+            problem = _passed_problem(ast.JoinedStr(values=[piece]), ctx) or per_call_problem(
+                value, ctx
+            )
             if problem:
                 return None, problem
+            if changes_between_calls(value, ctx):
+                roles[index] = _VALUE
             continue
         parts = getattr(spec, "values", ())
         text = "".join(str(part.value) for part in parts if isinstance(part, ast.Constant))
@@ -207,14 +232,14 @@ def _formatted_numbers(
             )
         receiver, tensor = item_receiver(value, ctx), item_of(value)
         if receiver is not None:
-            numbers[index] = True
+            roles[index] = _ITEM
         elif (
             spec is not None
             and piece.conversion == -1
             and ctx.values.kind(value) is Kind.TENSOR
             and is_zero_dim(value, ctx)
         ):
-            numbers[index] = False
+            roles[index] = _NUMBER
         elif tensor is not None:
             return None, (
                 f"the message formats `{ast.unparse(value)}`, and "
@@ -229,7 +254,11 @@ def _formatted_numbers(
         problem = _passed_problem(receiver if receiver is not None else value, ctx)
         if problem:
             return None, problem
-    return numbers, None
+    return roles, None
+
+
+def _formats_changing_values(message: ast.JoinedStr, ctx: FunctionContext) -> bool:
+    return any(changes_between_calls(piece.value, ctx) for piece in formatted_values(message))
 
 
 def _one_literal(message: ast.JoinedStr, ctx: FunctionContext) -> bool:
@@ -244,13 +273,13 @@ def _one_literal(message: ast.JoinedStr, ctx: FunctionContext) -> bool:
     return sum(token.type in starts for token in tokens) == 1
 
 
-def _taken_items(node: ast.Call, formatted: Dict[int, Dict[int, bool]]) -> List[ast.expr]:
+def _taken_items(node: ast.Call, formatted: Dict[int, Dict[int, str]]) -> List[ast.expr]:
     """The ``t.item()`` values of the f-strings the helper builds."""
     return [
         formatted_values(message)[j].value
-        for i, values in formatted.items()
-        for j, item in values.items()
-        if item
+        for i, roles in formatted.items()
+        for j, role in roles.items()
+        if role == _ITEM
         for message in [node.args[i]]
         if isinstance(message, ast.JoinedStr)
     ]
@@ -507,7 +536,7 @@ def _fixed_in_source(node: ast.expr, ctx: FunctionContext) -> bool:
     ``seen.append(...)``) is passed instead: under compile the helper runs inside the graph,
     before Dynamo applies the changes the code made before the call."""
     if isinstance(node, ast.Constant):
-        return not isinstance(node.value, _PASSED_CONSTANTS)
+        return not isinstance(node.value, PASSED_CONSTANTS)
     root = node
     while isinstance(root, ast.Attribute):
         root = root.value
@@ -672,7 +701,7 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
             kind = ctx.values.kind(value)
             if kind in (Kind.TENSOR, Kind.DATA):
                 return f"the message formats tensor `{ast.unparse(value)}`"
-            plain = _configuration_value(value, ctx) or _python_scalar(value, ctx)
+            plain = _configuration_value(value, ctx) or python_scalar(value, ctx)
             if not plain or _is_exception(value, ctx):
                 return (
                     f"the message formats `{ast.unparse(value)}`, which is not known "
@@ -699,7 +728,7 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
         )
     if isinstance(node, ast.Constant) or ctx.values.kind(node) in (Kind.TENSOR, Kind.UNKNOWN):
         return None
-    if _python_scalar(node, ctx):
+    if python_scalar(node, ctx):
         return None
     return (
         f"`{ast.unparse(node)}` is a Python value that is neither a str, int, float nor bool "
@@ -708,31 +737,6 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
 
 
 _SCALAR_BUILTINS = {"max", "min", "len", "int", "float", "str", "abs", "round", "bool"}
-#: Arithmetic that keeps sizes and number literals ints and floats.
-_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
-
-
-def _python_scalar(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
-    """A str, int, float or bool that the call computes where it did: a literal (``-0.0``
-    too), a size (``x.shape[0]``), arithmetic of numbers and sizes (``x.size(0) // 2``), or a
-    local only ever assigned one (``n = x.shape[0]``, ``for i in range(n)``), through at most 3
-    names."""
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, _PASSED_CONSTANTS)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        return isinstance(node.operand, ast.Constant) and _python_scalar(node.operand, ctx)
-    if is_size(node) or ctx.values.counted_range(node) is not None:
-        return True
-    if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
-        return all(
-            not isinstance(side, ast.Constant) or isinstance(side.value, (int, float))
-            for side in (node.left, node.right)
-        ) and all(_python_scalar(side, ctx, depth) for side in (node.left, node.right))
-    if isinstance(node, ast.Name) and depth < 3:
-        return ctx.values.only_assigned(
-            node.id, lambda value: _python_scalar(value, ctx, depth + 1)
-        )
-    return False
 
 
 def _configuration_value(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:

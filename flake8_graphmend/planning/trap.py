@@ -30,6 +30,7 @@ from .module_state import (
     implicit_call_changes_state, iterates_held_iterator, lineage, module_call_targets,
     stored_roots, updated_by_call,
 )
+from .per_call import changes_between_calls, per_call_problem
 from .submodules import NAMESPACE_CALLS
 from .totals import (
     initialised_attribute, maybe_unbound, metadata_receiver, names_read, plain_argument,
@@ -811,10 +812,12 @@ def _exception_problem(
 
 
 def _formats_tensor(message: ast.expr, ctx: FunctionContext) -> bool:
+    """Whether ``message`` formats tensors, or values that change between calls (a text made
+    in the graph would fix them there: ``per_call``)."""
     return isinstance(message, ast.JoinedStr) and any(
-        isinstance(piece, ast.FormattedValue)
-        and ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA)
-        for piece in message.values
+        ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA)
+        or changes_between_calls(piece.value, ctx)
+        for piece in formatted_values(message)
     )
 
 
@@ -870,6 +873,9 @@ def _message_problem(
             problem = impurity(piece, ctx.values, ctx.symbols)
         if problem:
             return f"the message would be built on every call: {problem}"
+        problem = per_call_problem(piece.value, ctx, "the check")
+        if problem:
+            return problem
     return None
 
 
