@@ -159,6 +159,19 @@ CASES: Dict[str, str] = {
         before=LAYER,
         init=LAYERS,
     ),
+    "the children of a module list, copied into a list": _model(
+        """\
+        h = torch.relu(self.embed(x)) * 3
+        print("start")  # declined
+        h = h.sin()""",
+        """
+        for layer in list(self.layers.children()):
+            h = layer(h)
+        return h
+""",
+        before=LAYER,
+        init=LAYERS,
+    ),
     "layers zipped with norms": _model(
         """\
         h = torch.relu(self.embed(x)) * 3

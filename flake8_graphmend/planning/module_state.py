@@ -442,8 +442,9 @@ def module_call_targets(
 
 def _iterated_list(target: ast.expr, iterated: ast.expr, name: str) -> Optional[ast.expr]:
     """``self.X`` when ``for <target> in <iterated>`` binds ``name`` to an element of
-    ``self.X`` (``for m in self.X``, ``enumerate``, ``zip``, ``reversed``, ``self.X[a:b]``,
-    ``self.X.values()``, ``self.X.items()``); None when it binds it to something else."""
+    ``self.X`` (``for m in self.X``, ``enumerate``, ``zip``, ``reversed``, ``list``,
+    ``tuple``, ``self.X[a:b]``, ``self.X.values()``, ``.children()``, ``.items()``,
+    ``.named_children()``); None when it binds it to something else."""
     if isinstance(iterated, ast.Call) and isinstance(target, ast.Tuple) and not iterated.keywords:
         arguments, elements = iterated.args, target.elts
         if _is_named(iterated.func, "enumerate") and len(arguments) == len(elements) - 1 == 1:
@@ -454,7 +455,7 @@ def _iterated_list(target: ast.expr, iterated: ast.expr, name: str) -> Optional[
                     return _iterated_list(each, argument, name)
         if (
             isinstance(iterated.func, ast.Attribute)
-            and iterated.func.attr == "items"
+            and iterated.func.attr in ("items", "named_children")
             and not arguments
             and len(elements) == 2
             and _is_named(elements[1], name)
@@ -464,9 +465,12 @@ def _iterated_list(target: ast.expr, iterated: ast.expr, name: str) -> Optional[
     if not _is_named(target, name):
         return None
     if isinstance(iterated, ast.Call) and not iterated.keywords and len(iterated.args) <= 1:
-        if _is_named(iterated.func, "reversed") and iterated.args:
-            return _listed(iterated.args[0])
-        if isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "values":
+        copies = ("reversed", "list", "tuple")
+        if any(_is_named(iterated.func, copy) for copy in copies) and iterated.args:
+            return _iterated_list(target, iterated.args[0], name)
+        if isinstance(iterated.func, ast.Attribute) and iterated.func.attr in (
+            "values", "children"
+        ):
             return None if iterated.args else _listed(iterated.func.value)
     return _listed(iterated)
 
