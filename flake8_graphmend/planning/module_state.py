@@ -118,7 +118,12 @@ def constructor_changes_state(info: ClassInfo, symbols: ModuleSymbols, depth: in
     than the new object's own: its ``__init__``, ``__post_init__`` or ``__new__`` (of it or
     its bases of this file) stores into a class attribute, a global or an argument, or calls
     what does (``Output.created += 1``)."""
-    for cls in lineage(info, symbols):
+    chain, seen = [info], {info.node.name}
+    for cls in chain:  # the class, then its bases of this file
+        for base in file_bases(cls, symbols):
+            if base not in seen:
+                seen.add(base)
+                chain.append(symbols.classes[base])
         for name in ("__init__", "__post_init__", "__new__"):
             method = cls.methods.get(name)
             if method is not None and body_changes_state(
@@ -212,9 +217,9 @@ def body_changes_state(
     """Whether running ``function`` may change ``self``, its inputs or the module: a store
     into them or an update of a container they hold, an update in place of a tensor they
     hold, a ``global`` store, or a call that may (``call_changes_state``), also one made by
-    reading a property or an item (``implicit_call_changes_state``). ``own_self``: whether
-    ``self`` is the caller's object (not one being built: ``__init__``), whose class name
-    counts then too (``Output.created += 1``)."""
+    reading a property or an item (``implicit_call_changes_state``). ``own_self=False``:
+    ``self`` is an object being built (``__init__``), whose stores change nothing a caller
+    holds, where stores into its class do (``Output.created += 1``)."""
     callers_values = parameter_names(function) | {"self"}
     if not own_self:
         callers_values = (callers_values - {"self"}) | {owner.node.name if owner else ""}
