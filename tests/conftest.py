@@ -1,8 +1,9 @@
 """Shared pytest configuration."""
 
 import os
+import sys
 import tempfile
-from typing import Callable, Tuple
+from typing import Callable, Iterator, Tuple
 
 import pytest
 
@@ -28,3 +29,15 @@ def graphmend(capsys: pytest.CaptureFixture[str]) -> Callable[..., Tuple[int, st
         return code, out, err
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _torch_grad_mode() -> Iterator[None]:
+    """Each test starts in the grad mode the session had: a program under test may leave it
+    off (a check that fails after `torch.set_grad_enabled(False)`, as the original does)."""
+    torch = sys.modules.get("torch")
+    enabled = torch.is_grad_enabled() if torch is not None else True
+    yield
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_grad_enabled(enabled)
