@@ -922,6 +922,121 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, float("nan")]),),
         "is handed on as a value",
     ),
+    "a container of the file whose __len__ counts, measured before a guard": (
+        """
+        class Stats:
+            def __init__(self):
+                self.hits = 0
+
+            def __len__(self):
+                self.hits += 1
+                return 3
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stats = Stats()
+
+            def forward(self, x):
+                n = len(self.stats)
+                if torch.isnan(x).any():
+                    raise ValueError("nan input")
+                return x * n
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
+    "a descriptor of the class that counts reads before a guard": (
+        """
+        class Counted:
+            def __init__(self):
+                self.reads = 0
+
+            def __get__(self, obj, objtype=None):
+                self.reads += 1
+                return 2.0
+
+        class Model(nn.Module):
+            scale = Counted()
+
+            def forward(self, x):
+                s = self.scale
+                if torch.isnan(x).any():
+                    raise ValueError("nan input")
+                return x * s
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
+    "a dataclass whose default factory counts, built before a guard": (
+        """
+        import dataclasses
+
+        CREATED = {"n": 0}
+
+        def next_id():
+            CREATED["n"] += 1
+            return CREATED["n"]
+
+        @dataclasses.dataclass
+        class Batch:
+            size: int
+            uid: int = dataclasses.field(default_factory=next_id)
+
+        class Model(nn.Module):
+            def forward(self, x):
+                batch = Batch(x.shape[0])
+                if torch.isnan(x).any():
+                    raise ValueError("nan input")
+                return x * batch.size
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
+    "a base's forward that counts, called through super() before a guard": (
+        """
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.seen = [0]
+
+            def forward(self, x):
+                self.seen[0] += 1
+                return x * 2
+
+        class Model(Base):
+            def forward(self, x):
+                h = super().forward(x)
+                if torch.isnan(h).any():
+                    raise ValueError("nan in h")
+                return h
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
+    "a helper that bumps an attribute with setattr before a guard": (
+        """
+        class Stats:
+            def __init__(self):
+                self.n = 0
+
+        def bump(obj, name):
+            setattr(obj, name, getattr(obj, name) + 1)
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stats = Stats()
+
+            def forward(self, x):
+                bump(self.stats, "n")
+                if torch.isnan(x).any():
+                    raise ValueError("nan input")
+                return x * 2
+        """,
+        (torch.tensor([1.0, float("nan")]),),
+        "may change Python state or update a tensor in place before the guard",
+    ),
     "state changed before a guard in a module whose base wraps the call": (
         """
         class Inner(nn.Identity):
@@ -2604,7 +2719,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         class Model(nn.Module):
             def forward(self, x):
                 rows = x.shape[0]
-                print("rows", rows, rows // 2, -0.0, rows / 4)
+                print("rows", rows, rows // 2, -0.0)
                 print(f"{x.size(0)} rows of {x.size(-1)}")
                 return x * 2
         """,

@@ -136,6 +136,15 @@ CASES: Dict[str, str] = {
         return h * 2
 """,
     ),
+    "max() of the numbers of a generator": _model(
+        """\
+        h = torch.relu(x) * 3
+        print("start")  # declined""",
+        """
+        peak = max(t.abs().max().item() for t in (x, h))
+        return h / peak
+""",
+    ),
     "all() over a list of tensors": _model(
         """\
         h = torch.relu(x) * 3

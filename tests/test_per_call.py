@@ -63,6 +63,46 @@ DECLINED = {
         """,
         "the call passes `temperature`",
     ),
+    "a float computed from a size": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                fill = x.shape[1] / 16
+                print("fill", fill)
+                return x * 2
+        """,
+        "a float computed from values that change between calls",
+    ),
+    "an argument bound again where it is None": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, temperature=None):
+                if temperature is None:
+                    temperature = 1.0
+                print("temperature", temperature)
+                return x * 2
+        """,
+        "the call passes `temperature`",
+    ),
+    "an argument only compared before it is logged": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, lr):
+                if lr > 1.0:
+                    log.warning("large learning rate %s", lr)
+                return x * 2
+        """,
+        "the call passes `lr`",
+    ),
+    "an element of *args": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, *extra):
+                print("extra", extra[0])
+                return x * 2
+        """,
+        "the call passes `extra`",
+    ),
 }
 
 FIXED = {

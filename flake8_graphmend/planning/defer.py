@@ -21,10 +21,10 @@ import tokenize
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-from ..analysis.index import root_name
+from ..analysis.index import parent_map, root_name
 from ..analysis.purity import impurity
 from ..analysis.symbols import self_attribute
-from ..analysis.values import Kind
+from ..analysis.values import Kind, is_size
 from . import Plan, Planned, Position, declined, formatted_values, position
 from .aliasing import escape_after, hands_on_caller_tensor, may_alias
 from .conditions import is_elif, shared_line_problem, split_condition
@@ -147,6 +147,7 @@ def defer_plan(
         else:
             problem = (
                 _passed_problem(arg, ctx)
+                or _python_value_problem(arg, ctx)
                 or per_call_problem(arg, ctx)
                 or (_kept_in_record_problem(arg, node, ctx) if code == "GM102" else None)
             )
@@ -646,6 +647,52 @@ def _metadata_of_a_name(node: ast.expr, ctx: FunctionContext) -> bool:
     """Whether ``node`` (metadata) is read from a name that may hold a tensor."""
     receiver = metadata_receiver(node)
     return receiver is not None and ctx.values.kind(receiver) in (Kind.TENSOR, Kind.UNKNOWN)
+
+
+#: Tensor methods that make a Python value of its data.
+_PYTHON_VALUE_METHODS = frozenset({
+    "item", "tolist", "numpy", "__str__", "__repr__", "__format__", "__bool__", "__float__",
+    "__int__", "__index__",
+})
+
+
+def _python_value_problem(arg: ast.expr, ctx: FunctionContext) -> Optional[str]:
+    """Why ``arg`` cannot be computed in the graph: it makes a Python value of a tensor's data
+    inside it (``"loss " + str(loss)``, ``" ".join(map(str, [a, b]))``, ``t.numpy()``), where
+    Dynamo breaks, so the break would stay where the fix was claimed."""
+    func = arg.func if isinstance(arg, ast.Call) else None
+    numpy = (ctx.symbols.qualified_name(func) or "").startswith("numpy.") if func else False
+    made = isinstance(func, ast.Attribute) and func.attr in _PYTHON_VALUE_METHODS
+    if ctx.values.kind(arg) in (Kind.TENSOR, Kind.DATA) and not (numpy or made):
+        return None
+    parents = parent_map(arg)
+    for node in ast.walk(arg):
+        if node is arg or not isinstance(node, ast.expr):
+            continue
+        if ctx.values.kind(node) not in (Kind.TENSOR, Kind.DATA):
+            continue
+        parent = parents.get(id(node))
+        while isinstance(parent, (ast.List, ast.Tuple, ast.Set, ast.Starred)):
+            parent = parents.get(id(parent))
+        if isinstance(parent, ast.Attribute):
+            taken = parent.attr in _PYTHON_VALUE_METHODS
+        elif isinstance(parent, ast.Call):
+            qualified = ctx.symbols.qualified_name(parent.func) or ""
+            taken = node is not parent.func and not qualified.startswith("torch.")
+            taken = taken and (parent is arg or ctx.values.kind(parent) not in (
+                Kind.TENSOR, Kind.DATA
+            ))
+            taken = taken and not is_size(parent)
+        else:
+            taken = isinstance(parent, ast.BinOp) and ctx.values.kind(parent) not in (
+                Kind.TENSOR, Kind.DATA
+            )
+        if taken:
+            return (
+                f"`{ast.unparse(arg)}` makes a Python value of tensor `{ast.unparse(node)}` "
+                "inside the graph, where Dynamo breaks"
+            )
+    return None
 
 
 #: Builtins that turn their first argument into text.

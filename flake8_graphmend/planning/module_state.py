@@ -19,7 +19,9 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from ..analysis.index import parameter_names, root_name
 from ..analysis.inplace import updated_arguments, updates_first_argument
-from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, is_own_class, self_attribute
+from ..analysis.symbols import (
+    ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_super_call, self_attribute,
+)
 from .submodules import (
     additions, binds_locally, classes_of_call, file_bases, forward_of, loosely_built,
     runs_when_called,
@@ -84,6 +86,9 @@ def call_changes_state(
         method = owner.methods.get(self_attribute(func) or class_method(func, owner) or "")
         if method is not None:
             return body_changes_state(method, owner, symbols, depth + 1)
+        inherited = _super_method(func, owner, symbols)
+        if inherited is not None:
+            return body_changes_state(inherited[0], inherited[1], symbols, depth + 1)
         if isinstance(func, ast.Attribute) and func.attr in MODULE_UPDATES:
             if root_name(func.value) == "self":  # `self.register_buffer(...)`, a submodule's
                 return True
@@ -118,47 +123,112 @@ def constructor_changes_state(info: ClassInfo, symbols: ModuleSymbols, depth: in
     than the new object's own: its ``__init__``, ``__post_init__`` or ``__new__`` (of it or
     its bases of this file) stores into a class attribute, a global or an argument, or calls
     what does (``Output.created += 1``)."""
-    chain, seen = [info], {info.node.name}
-    for cls in chain:  # the class, then its bases of this file
-        for base in file_bases(cls, symbols):
-            if base not in seen:
-                seen.add(base)
-                chain.append(symbols.classes[base])
+    for cls in _bases(info, symbols):
         for name in ("__init__", "__post_init__", "__new__"):
             method = cls.methods.get(name)
             if method is not None and body_changes_state(
                 method, cls, symbols, depth, own_self=False
             ):
                 return True
+        for factory in _default_factories(cls):  # `field(default_factory=next_id)`
+            function = symbols.functions.get(factory)
+            if function is not None and body_changes_state(function, None, symbols, depth + 1):
+                return True
     return False
+
+
+def _bases(info: ClassInfo, symbols: ModuleSymbols) -> List[ClassInfo]:
+    """``info`` and its bases of this file, nearest first."""
+    chain, seen = [info], {info.node.name}
+    for cls in chain:
+        for base in file_bases(cls, symbols):
+            if base not in seen:
+                seen.add(base)
+                chain.append(symbols.classes[base])
+    return chain
+
+
+def _default_factories(info: ClassInfo) -> List[str]:
+    """The functions a class's fields name as ``default_factory``."""
+    return [
+        keyword.value.id
+        for node in ast.walk(info.node)
+        if isinstance(node, ast.Call)
+        for keyword in node.keywords
+        if keyword.arg == "default_factory" and isinstance(keyword.value, ast.Name)
+    ]
 
 
 def implicit_call_changes_state(
     node: ast.AST, owner: Optional[ClassInfo], symbols: ModuleSymbols, depth: int = 0
 ) -> bool:
     """Whether reading ``node`` runs code of this file that may change state: a property of
-    ``self`` whose getter does (``self.table`` that counts its builds), or an item of an
-    object of this file's classes whose ``__getitem__`` does (``self.cache[0]``)."""
+    ``self`` whose getter does (``self.table`` that counts its builds), or ``self.X`` holding
+    an object of this file whose special methods or properties may (``self.cache[0]`` with a
+    counting ``__getitem__``, ``len(self.stats)``, ``if self.flags:``), or a descriptor of
+    the class."""
     if owner is None or not isinstance(getattr(node, "ctx", None), ast.Load):
         return False
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        if node.value.id != "self":
-            return False
-        for cls in lineage(owner, symbols):
-            getter = cls.methods.get(node.attr)
-            if getter is not None and any(
-                isinstance(d, ast.Name) and d.id == "property" for d in getter.decorator_list
-            ):
-                return body_changes_state(getter, cls, symbols, depth + 1)
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
         return False
-    if isinstance(node, ast.Subscript) and _attribute_of(node.value) is not None:
-        classes = held_classes(node.value, owner, symbols) or []
-        for name in classes:
-            info = symbols.classes.get(name)
-            getter = info.methods.get("__getitem__") if info is not None else None
-            if getter is not None and body_changes_state(getter, info, symbols, depth + 1):
+    if node.value.id != "self":
+        return False
+    for cls in lineage(owner, symbols):
+        getter = cls.methods.get(node.attr)
+        if getter is not None and _is_property(getter):
+            return body_changes_state(getter, cls, symbols, depth + 1)
+    # what `self.X` holds, or a descriptor of the class (`scale = Counted()` in its body)
+    classes = list(held_classes(node, owner, symbols) or []) + _class_level(node.attr, owner)
+    return any(
+        name in symbols.classes and _implicit_code_changes_state(symbols.classes[name], symbols)
+        for name in classes
+    )
+
+
+def _is_property(method: FunctionNode) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "property" for d in method.decorator_list)
+
+
+def _class_level(attribute: str, owner: ClassInfo) -> List[str]:
+    """The classes of this file whose objects the class body assigns to ``attribute``."""
+    return [
+        statement.value.func.id
+        for statement in owner.node.body
+        if isinstance(statement, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == attribute for t in statement.targets)
+        and isinstance(statement.value, ast.Call)
+        and isinstance(statement.value.func, ast.Name)
+    ]
+
+
+#: Special methods that no operation on an object runs implicitly (building it is weighed
+#: by ``constructor_changes_state``).
+_NOT_IMPLICIT = frozenset({"__init__", "__new__", "__post_init__", "__init_subclass__"})
+
+
+def _implicit_code_changes_state(info: ClassInfo, symbols: ModuleSymbols) -> bool:
+    """Whether an object of ``info`` runs code that may change state when Python operates on
+    it: a special method (``__len__``, ``__bool__``, ``__iter__``, ``__eq__``, ``__add__``,
+    ``__getitem__``, ``__getattr__``, ``__str__``, a descriptor's ``__get__``...) or a
+    property whose body does."""
+    for cls in _bases(info, symbols):
+        for name, method in cls.methods.items():
+            special = name.startswith("__") and name.endswith("__") and name not in _NOT_IMPLICIT
+            if (special or _is_property(method)) and body_changes_state(method, cls, symbols, 1):
                 return True
     return False
+
+
+def _super_method(
+    func: ast.expr, owner: ClassInfo, symbols: ModuleSymbols
+) -> Optional[Tuple[FunctionNode, ClassInfo]]:
+    """For ``super().m``: the method ``m`` of the nearest base of this file that has it."""
+    if not (isinstance(func, ast.Attribute) and is_super_call(func.value)):
+        return None
+    for base in _bases(owner, symbols)[1:]:
+        if func.attr in base.methods:
+            return base.methods[func.attr], base
+    return None
 
 
 def class_method(func: ast.expr, owner: ClassInfo) -> Optional[str]:
@@ -214,17 +284,20 @@ def body_changes_state(
     depth: int = 0,
     own_self: bool = True,
 ) -> bool:
-    """Whether running ``function`` may change ``self``, its inputs or the module: a store
-    into them or an update of a container they hold, an update in place of a tensor they
-    hold, a ``global`` store, or a call that may (``call_changes_state``), also one made by
-    reading a property or an item (``implicit_call_changes_state``). ``own_self=False``:
+    """Whether running ``function`` may change ``self``, its inputs or the module's names: a
+    store into them (``setattr`` too), an update of a container they hold (a module-level
+    dict), an update in place of a tensor they hold, a ``global`` store, or a call that may
+    (``call_changes_state``), also one made by reading an attribute of ``self``
+    (``implicit_call_changes_state``). ``own_self=False``:
     ``self`` is an object being built (``__init__``), whose stores change nothing a caller
     holds, where stores into its class do (``Output.created += 1``)."""
-    callers_values = parameter_names(function) | {"self"}
+    callers_values = parameter_names(function) | {"self"} | symbols.defined_here()
     if not own_self:
         callers_values = (callers_values - {"self"}) | {owner.node.name if owner else ""}
     for node in ast.walk(function):
         if isinstance(node, (ast.Global, ast.Nonlocal)) or stored_roots(node) & callers_values:
+            return True
+        if _sets_attribute_of(node, callers_values):
             return True
         if iterates_held_iterator(node, owner, symbols):
             return True
@@ -237,6 +310,17 @@ def body_changes_state(
         ):
             return True
     return False
+
+
+def _sets_attribute_of(node: ast.AST, roots: Set[str]) -> bool:
+    """``setattr(obj, ...)`` or ``delattr(obj, ...)`` of a value rooted at ``roots``."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("setattr", "delattr")
+        and bool(node.args)
+        and root_name(node.args[0]) in roots
+    )
 
 
 def updates_in_place(node: ast.AST, roots: Set[str]) -> bool:

@@ -71,22 +71,34 @@ def argument_read(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
         if not any(isinstance(side, ast.Constant) or is_size(side) for side in sides):
             return None
         return argument_read(value.left, ctx) or argument_read(value.right, ctx)
+    if isinstance(value, (ast.Subscript, ast.Attribute)) and not is_size(value):
+        root: ast.expr = value  # `extra[0]` of `*extra`, `opts.lr`: what the argument holds
+        while isinstance(root, (ast.Subscript, ast.Attribute)):
+            root = root.value
+        return argument_read(root, ctx) if isinstance(root, ast.Name) else None
     if (
         isinstance(value, ast.Name)
         and value.id not in ("self", "cls")
-        and ctx.values.is_parameter(value.id)
+        and _is_parameter(value.id, ctx)
         and ctx.values.kind(value) is not Kind.TENSOR
-        and not ctx.values.assignments_of(value.id)
         and not _computed_with(value.id, value, ctx)
     ):
-        return value.id
+        return value.id  # also where it is bound again (`temp = 1.0` when None): it may not be
     return None
+
+
+def _is_parameter(name: str, ctx: FunctionContext) -> bool:
+    """A parameter of the function, ``*args`` and ``**kwargs`` included."""
+    arguments = ctx.region.function.args
+    packed = {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    return ctx.values.is_parameter(name) or name in packed
 
 
 def _computed_with(name: str, outside: ast.expr, ctx: FunctionContext) -> bool:
     """Whether the function computes with ``name`` outside ``outside`` (``x * scale``,
     ``(ids < 0).any()``, ``self.proj(h, scale)``), where the graph holds it already; a test
-    ``scale is None`` only looks at what it is, and another message is not computed with."""
+    (``scale is None``, ``lr > 1.0``) holds only its outcome, and another message is not
+    computed with."""
     inside = {id(node) for node in ast.walk(outside)}
     parents = parent_map(ctx.region.function)
     for node in ast.walk(ctx.region.function):
@@ -98,9 +110,9 @@ def _computed_with(name: str, outside: ast.expr, ctx: FunctionContext) -> bool:
         ):
             continue
         parent = parents.get(id(node))
-        if isinstance(parent, ast.Compare) and all(
-            isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops
-        ):
+        if isinstance(parent, (ast.Compare, ast.BoolOp, ast.If, ast.IfExp, ast.While)):
+            continue  # a test: the graph holds its outcome, not the value (`lr > 1.0`)
+        if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
             continue
         if isinstance(parent, (ast.FormattedValue, ast.Expr)) or _message_argument(parent):
             continue
@@ -133,6 +145,12 @@ def per_call_problem(
     function does not compute with otherwise (``argument_read``)."""
     if ctx.values.kind(value) is Kind.TENSOR:
         return None
+    if _true_division(value, ctx) and changes_between_calls(value, ctx):
+        return (
+            f"{receiver} passes `{ast.unparse(value)}`, a float computed from values that "
+            "change between calls: a float becomes a constant of the graph, so each new value "
+            "would compile it again (past torch's recompile limit, the function runs eagerly)"
+        )
     name = argument_read(value, ctx)
     if name is None or declared_int(name, ctx):
         return None
@@ -153,3 +171,15 @@ def declared_int(name: str, ctx: FunctionContext) -> bool:
             return ast.unparse(parameter.annotation) in ("int", "bool")
     default = parameter_defaults(arguments).get(name)
     return isinstance(default, ast.Constant) and type(default.value) in (int, bool)
+
+
+def _true_division(value: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
+    """Whether ``value`` divides with ``/`` (a float), also through the locals it reads (at
+    most 3 deep)."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            return True
+        if isinstance(node, ast.Name) and depth < 3 and not ctx.values.is_parameter(node.id):
+            if any(_true_division(v, ctx, depth + 1) for v in ctx.values.assignments_of(node.id)):
+                return True
+    return False

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import AbstractSet, Dict, List, Optional, Sequence, Set, Tuple, Union
 
-from ..analysis.index import FunctionFacts, child_blocks, enclosing_functions, scope_names
+from ..analysis.index import (
+    FunctionFacts, child_blocks, enclosing_functions, parent_map, scope_names,
+)
 from ..analysis.mutation import in_place_mutations
 from ..analysis.regions import Region
 from ..analysis.symbols import ModuleSymbols, is_self, self_attribute
@@ -376,6 +378,17 @@ class FunctionContext:
         after = end.end_lineno or node.lineno
         self.frame_end = FrameEnd(after, scope_end, node.lineno, reason, site)
 
+    def _in_generator(self, node: AnyNode) -> bool:
+        """Whether ``node`` is inside a generator expression: what consumes it (``any()``,
+        ``max()``, ``sum()``) runs it in a loop, where a break makes Dynamo skip the frame."""
+        parents = parent_map(self.region.function)
+        parent = parents.get(id(node))
+        while parent is not None:
+            if isinstance(parent, ast.GeneratorExp):
+                return True
+            parent = parents.get(id(parent))
+        return False
+
     def runs_in(self, node: AnyNode) -> Tuple[bool, bool]:
         """Whether ``node`` is in the body of a loop of the function, and whether it is in a
         branch of an ``if`` on a tensor (it runs only when the data say so)."""
@@ -410,9 +423,11 @@ class FunctionContext:
         static start of its test (``static_condition``). ``stops_tracing`` names a break
         that is not at a call, so that Dynamo cannot resume after it ("a tensor slice bound").
         ``loops``: the break is taken in a loop that Dynamo runs for the call (``any()`` over a
-        generator), which makes it skip the frame as a break in a loop of the function does.
+        generator), which makes it skip the frame as a break in a loop of the function does;
+        so is every break inside a generator expression.
         """
         rule = RULES_BY_CODE[code]
+        loops = loops or self._in_generator(node)
         line, col = node.lineno, self._char_col(node.lineno, node.col_offset)
         if plan is not None and rule.fixer:
             placement = self._placement_problem(node)
