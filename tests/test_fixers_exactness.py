@@ -661,6 +661,19 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2) * 1e10,),
         "may change Python state or update a tensor in place before the guard",
     ),
+    "a deferred print formats a ratio of two reductions": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, y):
+                mse = ((x - y) ** 2).mean()
+                mae = (x - y).abs().mean()
+                ratio = mse / mae
+                print(f"ratio {ratio:+.3f}, scaled {mse * 0.5:.2e}")
+                return mse
+        """,
+        (torch.tensor([1.0, -2.5, 0.5]), torch.tensor([0.5, 0.0, 2.0])),
+        None,
+    ),
     "a deferred print formats the counter of a loop over a range": (
         """
         class Model(nn.Module):

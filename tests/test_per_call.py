@@ -165,9 +165,11 @@ SIZES = HEADER + dedent(
             self.embed = nn.Embedding(50, 8)
 
         def forward(self, ids):
-            n = ids.shape[1]
+            batch, n = ids.shape
             if (ids < 0).any():
                 raise ValueError(f"negative id in a batch of length {n}")
+            if torch.isnan(self.embed.weight).any():
+                print(f"nan weights for {batch} rows")
             h = self.embed(ids)
             print(f"length {h.shape[1]} in {ids.size(0)} rows")
             log.warning(f"{n} tokens")

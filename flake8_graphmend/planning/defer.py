@@ -259,7 +259,12 @@ def _formatted_roles(
 
 
 def _formats_changing_values(message: ast.JoinedStr, ctx: FunctionContext) -> bool:
-    return any(changes_between_calls(piece.value, ctx) for piece in formatted_values(message))
+    """Whether the helper should build ``message`` (it formats values that change between
+    calls). One written as several literals (``f"..." f"..."``) it cannot build: that is
+    made in the graph as before, and a new value compiles it again (documented)."""
+    return _one_literal(message, ctx) and any(
+        changes_between_calls(piece.value, ctx) for piece in formatted_values(message)
+    )
 
 
 def _one_literal(message: ast.JoinedStr, ctx: FunctionContext) -> bool:

@@ -21,6 +21,8 @@ from ..analysis.values import Kind, is_shape, is_size
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
 
+#: Arithmetic that keeps 0-d operands 0-d.
+_ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 #: Reductions that, called without arguments, always make a 0-d tensor.
 WHOLE_REDUCTIONS = {
     "sum", "max", "min", "amax", "amin", "any", "all", "mean", "prod", "count_nonzero",
@@ -136,10 +138,10 @@ def _exact_int(node: ast.expr, ctx: FunctionContext) -> bool:
         return type(value) is int and abs(value) < _EXACT_FLOAT_INT
     if is_size(node):
         return True
-    return isinstance(node, ast.Name) and _unpacked_size(node.id, ctx)
+    return isinstance(node, ast.Name) and unpacked_size(node.id, ctx)
 
 
-def _unpacked_size(name: str, ctx: FunctionContext) -> bool:
+def unpacked_size(name: str, ctx: FunctionContext) -> bool:
     """A local whose every binding is a size, or a part of ``x.size()``/``x.shape`` (or of a
     slice of one) unpacked into names: ``bs, seq_len = input_ids.size()``."""
     values = ctx.values
@@ -181,7 +183,8 @@ def _is_shape(node: ast.expr) -> bool:
 def is_zero_dim(operand: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
     """A test whose truth cannot fail for having several elements: a whole reduction
     (``mask.any()``, ``torch.isnan(x).any()``), a comparison of one with Python values, its
-    negation, or a local only ever assigned one."""
+    negation, arithmetic of such values and Python numbers (``mse / mae``), or a local only
+    ever assigned one."""
     if depth > 3:
         return False
     if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not):
@@ -194,6 +197,11 @@ def is_zero_dim(operand: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool
         parts = [operand.left, *operand.comparators]
         tensors = [part for part in parts if ctx.values.kind(part) is not Kind.STATIC]
         return all(is_zero_dim(part, ctx, depth) for part in tensors)
+    if isinstance(operand, ast.BinOp) and isinstance(operand.op, _ELEMENTWISE):
+        # `mse / mae`, `loss * 0.5`: 0-d operands (or Python numbers) broadcast to 0-d
+        sides = [operand.left, operand.right]
+        tensors = [side for side in sides if ctx.values.kind(side) is not Kind.STATIC]
+        return bool(tensors) and all(is_zero_dim(side, ctx, depth + 1) for side in tensors)
     return whole_reduction(operand, WHOLE_REDUCTIONS, ctx) is not None or _reduced_loss(
         operand, ctx
     )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Optional
 
 from ..analysis.index import parent_map
 from ..analysis.values import Kind, is_size, parameter_defaults
+from .items import unpacked_size
 from .totals import self_configuration
 
 if TYPE_CHECKING:
@@ -23,21 +24,37 @@ if TYPE_CHECKING:
 #: The constants a deferred call carries as they are.
 PASSED_CONSTANTS = (str, int, float, bool)
 
+#: Builtins that make an int or a float of ints and floats.
+_NUMBER_BUILTINS = frozenset({"int", "float", "max", "min", "abs", "round"})
 #: Arithmetic that keeps sizes and number literals ints and floats.
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
 
 
 def python_scalar(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
     """A str, int, float or bool that the call computes where it did: a literal (``-0.0``
-    too), a size (``x.shape[0]``), arithmetic of numbers and sizes (``x.size(0) // 2``), or a
-    local only ever assigned one (``n = x.shape[0]``, ``for i in range(n)``), through at most 3
-    names."""
+    too), a size (``x.shape[0]``, a name unpacked from ``x.shape``), arithmetic of numbers and
+    sizes (``x.size(0) // 2``, ``int(...)``, ``max(...)``, a conditional expression of them),
+    or a local only ever assigned one (``n = x.shape[0]``, ``for i in range(n)``), through at
+    most 3 names."""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, PASSED_CONSTANTS)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         return isinstance(node.operand, ast.Constant) and python_scalar(node.operand, ctx)
     if is_size(node) or ctx.values.counted_range(node) is not None:
         return True
+    if isinstance(node, ast.Name) and unpacked_size(node.id, ctx):
+        return True  # `batch, length, width = x.shape`
+    if isinstance(node, ast.IfExp):
+        return all(python_scalar(side, ctx, depth) for side in (node.body, node.orelse))
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _NUMBER_BUILTINS
+        and node.func.id not in ctx.symbols.defined_here()
+        and node.args
+        and not node.keywords
+    ):  # `int(x.shape[1])`, `max(x.size(1), 4)`
+        return all(python_scalar(argument, ctx, depth) for argument in node.args)
     if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
         return all(
             not isinstance(side, ast.Constant) or isinstance(side.value, (int, float))
