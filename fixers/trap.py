@@ -23,7 +23,7 @@ from .base import (
     tensor_condition,
     with_static_prefix,
 )
-from .helpers import ASSERT, CHECK, DIFFER, PREFIX
+from .helpers import ASSERT, CHECK, DIFFER, METADATA, PREFIX
 
 
 class TrapGuards(GraphMendCommand):
@@ -83,22 +83,31 @@ class _Parameters(cst.CSTTransformer):
     chains become parameters: the helper computes the rest."""
 
     def __init__(
-        self, command: GraphMendCommand, evaluated: AbstractSet[int], carried: AbstractSet[str]
+        self,
+        command: GraphMendCommand,
+        evaluated: AbstractSet[int],
+        carried: AbstractSet[str],
+        measured: AbstractSet[str] = frozenset(),
     ) -> None:
         super().__init__()
         self.command = command
-        self.evaluated, self.carried = evaluated, carried
+        self.evaluated, self.carried, self.measured = evaluated, carried, measured
         self.values: List[str] = []
+        self.names: List[str] = []
         self.pieces = 0
         self._names: Dict[str, cst.Name] = {}
 
-    def parameter(self, value: cst.BaseExpression) -> cst.Name:
+    def parameter(self, value: cst.BaseExpression, prefix: str = "value") -> cst.Name:
         self.values.append(self.command.code(value))
-        return cst.Name(f"value{len(self.values)}")
+        self.names.append(f"{prefix}{len(self.values)}")
+        return cst.Name(self.names[-1])
 
     def carried_name(self, name: cst.Name) -> cst.Name:
+        """The parameter for a carried local; one read only for its metadata is named so
+        (``METADATA``), which lets a tensor that requires grad go to the op."""
         if name.value not in self._names:
-            self._names[name.value] = self.parameter(name)
+            prefix = METADATA if name.value in self.measured else "value"
+            self._names[name.value] = self.parameter(name, prefix)
         return self._names[name.value]
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> bool:
@@ -157,11 +166,11 @@ def _lazy_check(
     """A check of its own, ``(failed, value1, ...)``, that raises with the f-string ``message``
     built from the values only when ``failed``; its name, and the values it is passed (each
     formatted expression of the message, or what an evaluated one reads, in order)."""
-    parameters = _Parameters(command, plan.evaluated, plan.carried)
+    parameters = _Parameters(command, plan.evaluated, plan.carried, plan.measured)
     built = message.visit(parameters)
     assert isinstance(built, cst.BaseExpression)
     values = parameters.values
-    taken = ["failed", *(f"value{index}" for index in range(1, len(values) + 1))]
+    taken = ["failed", *parameters.names]
     error = command.code(exception.func)
     text = command.code(built.with_changes(lpar=[], rpar=[]))
     if not literal_spans_lines(text):  # one literal a line, as the message was

@@ -492,7 +492,8 @@ class Model(nn.Module):
     def forward(self, x):
         h = x * self.w
         if torch.isnan(h).any():
-            raise ValueError("NaN in the activations")
+            # computed by the check when it fails, from `h` and `x`, read for their sizes only
+            raise ValueError(f"NaN in the activations ({h.shape[-1] // x.shape[0]} a row)")
         logger.warning("shape %s", "checked")
         print("scaled", h.shape)
         # a number or metadata of `h` (which requires grad) has no grad_fn to show
@@ -523,7 +524,8 @@ def test_guards_and_deferred_calls_under_autograd(tmp_path: Path) -> None:
     source = HEADER + TRAP_AND_DEFER
     code, warnings = _fixed(source)
     assert all("its helper takes the number" in warning for warning in warnings)
-    assert "_graphmend_check(" in code and "_graphmend_deferred" in code
+    assert "_graphmend_check_valueerror(" in code and "_graphmend_deferred" in code
+    assert "def _graphmend_check_valueerror(failed, meta1, meta2):" in code
     original, fixed = load(source, tmp_path / "original"), load(code, tmp_path / "fixed")
     before, after = original.Model(), fixed.Model()
     torch._dynamo.reset()

@@ -78,6 +78,9 @@ class TrapPlan(Plan):
     #: ``self``'s attribute chains that it is passed (``x.shape[0]`` from ``x``).
     evaluated: FrozenSet[int] = frozenset()
     carried: FrozenSet[str] = frozenset()
+    #: The carried names that the message reads only for metadata (``h.shape[-1]``): the
+    #: helper's parameter says so, and a tensor that requires grad still goes to the op.
+    measured: FrozenSet[str] = frozenset()
     #: The ``.item()`` calls (GM401) that the check removes with the guard: the compared one
     #: of the test, those of the ``evaluated`` formatted values.
     items: FrozenSet[Position] = frozenset()
@@ -138,6 +141,7 @@ def trap_plan(node: ast.If, code: str, ctx: FunctionContext) -> Planned[TrapPlan
             lazy_message=True,
             evaluated=frozenset(evaluated),
             carried=carried,
+            measured=_measured(message, evaluated, carried),
             items=plan.items | _items_of(message, evaluated, ctx),
         )
     return plan, reason
@@ -180,6 +184,40 @@ def _evaluated_pieces(
             evaluated.add(index)
             carried |= names
     return frozenset(evaluated), frozenset(carried)
+
+
+def _measured(
+    message: ast.expr, evaluated: AbstractSet[int], carried: AbstractSet[str]
+) -> FrozenSet[str]:
+    """The ``carried`` names that the ``evaluated`` pieces of ``message`` read only for
+    metadata (``h.shape``, ``h.size(1)``, ``h.dim()``, ``h.dtype``)."""
+    if not isinstance(message, ast.JoinedStr):
+        return frozenset()
+    pieces = [p for i, p in enumerate(formatted_values(message)) if i in evaluated]
+    other: Set[str] = set()
+    for piece in pieces:
+        parents = parent_map(piece)
+        for node in ast.walk(piece):
+            if not (isinstance(node, ast.Name) and node.id in carried):
+                continue
+            parent = parents.get(id(node))
+            if isinstance(parent, ast.Attribute) and parent.attr in _METADATA_ATTRIBUTES:
+                continue
+            call = parents.get(id(parent)) if isinstance(parent, ast.Attribute) else None
+            if (
+                isinstance(parent, ast.Attribute)
+                and parent.attr in _METADATA_METHODS
+                and isinstance(call, ast.Call)
+                and call.func is parent
+            ):
+                continue
+            other.add(node.id)
+    return frozenset(carried) - other
+
+
+#: What the helper may read of a tensor that requires grad: its metadata.
+_METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim"})
+_METADATA_METHODS = frozenset({"size", "dim", "numel"})
 
 
 class _DataReads(ast.NodeTransformer):
