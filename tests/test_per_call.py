@@ -73,6 +73,15 @@ DECLINED = {
         """,
         "a float computed from values that change between calls",
     ),
+    "a size turned into a float": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                print("width", float(x.shape[1]))
+                return x * 2
+        """,
+        "a float computed from values that change between calls",
+    ),
     "an argument bound again where it is None": (
         """
         class Model(nn.Module):

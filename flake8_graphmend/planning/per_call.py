@@ -162,7 +162,7 @@ def per_call_problem(
     function does not compute with otherwise (``argument_read``)."""
     if ctx.values.kind(value) is Kind.TENSOR:
         return None
-    if _true_division(value, ctx) and changes_between_calls(value, ctx):
+    if _makes_float(value, ctx) and changes_between_calls(value, ctx):
         return (
             f"{receiver} passes `{ast.unparse(value)}`, a float computed from values that "
             "change between calls: a float becomes a constant of the graph, so each new value "
@@ -190,13 +190,17 @@ def declared_int(name: str, ctx: FunctionContext) -> bool:
     return isinstance(default, ast.Constant) and type(default.value) in (int, bool)
 
 
-def _true_division(value: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
-    """Whether ``value`` divides with ``/`` (a float), also through the locals it reads (at
-    most 3 deep)."""
+def _makes_float(value: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
+    """Whether ``value`` makes a float (``/``, ``float()``), also through the locals it reads
+    (at most 3 deep)."""
     for node in ast.walk(value):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == (
+            "float"
+        ):
+            return True
         if isinstance(node, ast.Name) and depth < 3 and not ctx.values.is_parameter(node.id):
-            if any(_true_division(v, ctx, depth + 1) for v in ctx.values.assignments_of(node.id)):
+            if any(_makes_float(v, ctx, depth + 1) for v in ctx.values.assignments_of(node.id)):
                 return True
     return False
