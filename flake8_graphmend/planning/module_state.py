@@ -24,7 +24,7 @@ from ..analysis.symbols import (
 )
 from .submodules import (
     additions, binds_locally, classes_of_call, file_bases, forward_of, loosely_built,
-    runs_when_called,
+    runs_when_called, with_bases,
 )
 
 #: ``torch.nn`` modules whose call updates buffers in place (in training).
@@ -123,7 +123,7 @@ def constructor_changes_state(info: ClassInfo, symbols: ModuleSymbols, depth: in
     than the new object's own: its ``__init__``, ``__post_init__`` or ``__new__`` (of it or
     its bases of this file) stores into a class attribute, a global or an argument, or calls
     what does (``Output.created += 1``)."""
-    for cls in _bases(info, symbols):
+    for cls in with_bases(info, symbols):
         for name in ("__init__", "__post_init__", "__new__"):
             method = cls.methods.get(name)
             if method is not None and body_changes_state(
@@ -135,17 +135,6 @@ def constructor_changes_state(info: ClassInfo, symbols: ModuleSymbols, depth: in
             if function is not None and body_changes_state(function, None, symbols, depth + 1):
                 return True
     return False
-
-
-def _bases(info: ClassInfo, symbols: ModuleSymbols) -> List[ClassInfo]:
-    """``info`` and its bases of this file, nearest first."""
-    chain, seen = [info], {info.node.name}
-    for cls in chain:
-        for base in file_bases(cls, symbols):
-            if base not in seen:
-                seen.add(base)
-                chain.append(symbols.classes[base])
-    return chain
 
 
 def _default_factories(info: ClassInfo) -> List[str]:
@@ -211,7 +200,7 @@ def _implicit_code_changes_state(info: ClassInfo, symbols: ModuleSymbols) -> boo
     it: a special method (``__len__``, ``__bool__``, ``__iter__``, ``__eq__``, ``__add__``,
     ``__getitem__``, ``__getattr__``, ``__str__``, a descriptor's ``__get__``...) or a
     property whose body does."""
-    for cls in _bases(info, symbols):
+    for cls in with_bases(info, symbols):
         for name, method in cls.methods.items():
             special = name.startswith("__") and name.endswith("__") and name not in _NOT_IMPLICIT
             if (special or _is_property(method)) and body_changes_state(method, cls, symbols, 1):
@@ -225,7 +214,7 @@ def _super_method(
     """For ``super().m``: the method ``m`` of the nearest base of this file that has it."""
     if not (isinstance(func, ast.Attribute) and is_super_call(func.value)):
         return None
-    for base in _bases(owner, symbols)[1:]:
+    for base in with_bases(owner, symbols)[1:]:
         if func.attr in base.methods:
             return base.methods[func.attr], base
     return None

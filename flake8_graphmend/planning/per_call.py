@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Optional
 
-from ..analysis.index import parent_map
+from ..analysis.index import parameter_names, parent_map
 from ..analysis.values import Kind, is_size, parameter_defaults
 from .items import unpacked_size
 from .totals import self_configuration
@@ -96,19 +96,12 @@ def argument_read(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
     if (
         isinstance(value, ast.Name)
         and value.id not in ("self", "cls")
-        and _is_parameter(value.id, ctx)
+        and value.id in parameter_names(ctx.region.function)
         and ctx.values.kind(value) is not Kind.TENSOR
         and not _computed_with(value.id, value, ctx)
     ):
         return value.id  # also where it is bound again (`temp = 1.0` when None): it may not be
     return None
-
-
-def _is_parameter(name: str, ctx: FunctionContext) -> bool:
-    """A parameter of the function, ``*args`` and ``**kwargs`` included."""
-    arguments = ctx.region.function.args
-    packed = {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
-    return ctx.values.is_parameter(name) or name in packed
 
 
 def _computed_with(name: str, outside: ast.expr, ctx: FunctionContext) -> bool:

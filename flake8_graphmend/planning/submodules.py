@@ -618,15 +618,23 @@ def runs_when_called(info: ClassInfo, symbols: ModuleSymbols) -> Optional[Functi
     its bases of this file, else the nearest ``forward`` (decorated, or under a base of
     another module that wraps the call, as transformers' ``GradientCheckpointingLayer``: it
     still runs). For questions of what a call may reach; ``forward_of`` is the exact one."""
+    chain = with_bases(info, symbols)
+    for method in ("__call__", "forward"):
+        found = next((c.methods[method] for c in chain if method in c.methods), None)
+        if found is not None:
+            return found
+    return None
+
+
+def with_bases(info: ClassInfo, symbols: ModuleSymbols) -> List[ClassInfo]:
+    """``info`` and its bases of this file, nearest first."""
     chain, seen = [info], {info.node.name}
-    for ancestor in chain:  # the class, then its bases of this file, nearest first
-        if "__call__" in ancestor.methods:
-            return ancestor.methods["__call__"]
-        for name in file_bases(ancestor, symbols):
+    for cls in chain:
+        for name in file_bases(cls, symbols):
             if name not in seen:
                 seen.add(name)
                 chain.append(symbols.classes[name])
-    return next((c.methods["forward"] for c in chain if "forward" in c.methods), None)
+    return chain
 
 
 def _accepts(function: FunctionNode, call: ast.Call) -> bool:

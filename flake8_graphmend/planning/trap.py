@@ -20,7 +20,7 @@ from ..analysis.purity import impurity
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, is_super_call, self_attribute,
 )
-from ..analysis.values import Kind, parameter_defaults
+from ..analysis.values import Kind, is_size, parameter_defaults
 from . import Plan, Planned, Position, declined, formatted_values, position
 from .aliasing import caller_visible, statement_blocks
 from .conditions import split_condition, tensor_condition_problem
@@ -201,23 +201,15 @@ def _measured(
             if not (isinstance(node, ast.Name) and node.id in carried):
                 continue
             parent = parents.get(id(node))
-            if isinstance(parent, ast.Attribute) and parent.attr in _METADATA_ATTRIBUTES:
-                continue
-            call = parents.get(id(parent)) if isinstance(parent, ast.Attribute) else None
-            if (
-                isinstance(parent, ast.Attribute)
-                and parent.attr in _METADATA_METHODS
-                and isinstance(call, ast.Call)
-                and call.func is parent
+            call = parents.get(id(parent))
+            read = call if isinstance(call, ast.Call) and call.func is parent else parent
+            if isinstance(read, ast.expr) and (
+                metadata_receiver(read) is node  # `h.shape`, `h.dtype`, `h.dim()`
+                or isinstance(read, ast.Call) and is_size(read)  # `h.size(1)`
             ):
                 continue
             other.add(node.id)
     return frozenset(carried) - other
-
-
-#: What the helper may read of a tensor that requires grad: its metadata.
-_METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim"})
-_METADATA_METHODS = frozenset({"size", "dim", "numel"})
 
 
 class _DataReads(ast.NodeTransformer):
