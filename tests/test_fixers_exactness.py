@@ -15,7 +15,9 @@ message), module buffers and the input after the call. Fixed cases compile to on
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
+import itertools
 import logging
 import warnings
 from pathlib import Path
@@ -3704,3 +3706,107 @@ def test_fixed_module_exports_and_keeps_its_deferred_calls(tmp_path: Path) -> No
     with contextlib.redirect_stdout(stdout):
         program.module()(*args)
     assert stdout.getvalue() == "forward-3\n"
+
+
+#: A module of the user's package that the fixed file imports: what it defines changes
+#: Python state (a counter) and a batch norm's running statistics.
+OTHER_MODULE = """
+from torch import nn
+
+CALLS = {"n": 0}
+
+
+def bump(x):
+    CALLS["n"] += 1
+    return x
+
+
+class Tracker:
+    def record(self, x):
+        CALLS["n"] += 1
+
+
+class Base(nn.Module):
+    def count(self):
+        CALLS["n"] += 1
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.BatchNorm1d(2)
+
+    def forward(self, x):
+        return self.norm(x)
+"""
+#: Code of that module run before a guard: (imports and module-level lines, the class's
+#: base, __init__'s line, forward's first line, the callee the decline names).
+OTHER_MODULE_BEFORE_A_GUARD = {
+    "a function imported from it": (
+        "from graphmend_other import bump", "nn.Module", "pass", "x = bump(x)",
+        "graphmend_other.bump",
+    ),
+    "a function called through it": (
+        "import graphmend_other", "nn.Module", "pass", "x = graphmend_other.bump(x)",
+        "graphmend_other.bump",
+    ),
+    "a method of a module-level object of its class": (
+        "from graphmend_other import Tracker\n\nTRACKER = Tracker()", "nn.Module", "pass",
+        "TRACKER.record(x)", "TRACKER.record",
+    ),
+    "a method of an object of its class that the module holds": (
+        "import graphmend_other", "nn.Module", "self.tracker = graphmend_other.Tracker()",
+        "self.tracker.record(x)", "graphmend_other.Tracker",
+    ),
+    "a method inherited from its class": (
+        "from graphmend_other import Base", "Base", "pass", "self.count()", "self.count",
+    ),
+    "a module of its class": (
+        "import graphmend_other", "nn.Module", "self.block = graphmend_other.Block()",
+        "x = self.block(x) + x - x", "graphmend_other.Block",
+    ),
+}
+
+
+_other_modules = itertools.count()
+
+
+@pytest.mark.parametrize("name", OTHER_MODULE_BEFORE_A_GUARD)
+def test_a_guard_after_code_of_another_module_is_declined(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check failing inside the graph would lose what that code changed (measured with the
+    fix made before: the counter 1 -> 0, and with aot_eager the running mean too); the
+    analysis cannot read it, so the guard is left, and the program behaves as written."""
+    prelude, base, init, change, callee = OTHER_MODULE_BEFORE_A_GUARD[name]
+    # a module name of its own per case: Dynamo keeps what it learnt of a module by its name
+    other_name = f"graphmend_other_{next(_other_modules)}"
+    source = HEADER + prelude.replace("graphmend_other", other_name) + dedent(
+        f"""
+
+
+        class Model({base}):
+            def __init__(self):
+                super().__init__()
+                {init.replace("graphmend_other", other_name)}
+
+            def forward(self, x):
+                {change.replace("graphmend_other", other_name)}
+                if (x < 0).any():
+                    raise ValueError("negative input")
+                return x * 2
+        """
+    )
+    (tmp_path / f"{other_name}.py").write_text(OTHER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    guard = next(f for f in analyze_source(source, "model.py") if f.code == "GM301")
+    named = callee.replace("graphmend_other", other_name)
+    assert guard.fixer is None and f"code of another module (`{named}`)" in (guard.decline or "")
+    assert fixed_source(source) == source
+    other = importlib.import_module(other_name)
+    model = load(source, tmp_path / "original").Model().train()
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="aot_eager")
+    with pytest.raises(ValueError, match="negative input"):
+        compiled(torch.tensor([[1.0, 2.0], [-3.0, 4.0]]))
+    assert other.CALLS["n"] == (0 if name == "a module of its class" else 1)

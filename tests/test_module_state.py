@@ -15,8 +15,18 @@ from flake8_graphmend.planning.module_state import call_changes_state
 HEADER = """
 import torch
 from torch import nn
+import math
+
+import numpy as np
+import torch.nn.functional as F
+from einops import rearrange
 from transformers.activations import ACT2FN
-from .layers import ForeignBlock
+from transformers.utils import logging as hf_logging
+from . import layers
+from .layers import ForeignBlock, ForeignCache, ForeignBase, normalize, Tracker
+
+TRACKER = Tracker()
+hf_logger = hf_logging.get_logger(__name__)
 
 
 class Mlp(nn.Module):
@@ -124,8 +134,22 @@ CASES = {
     "a local function": ("pass", "act = torch.relu\n        x = act(x)", True),
     "a helper function": ("pass", "helper(x)", False),
     "a helper updating its argument in place": ("pass", "helper_in_place(x)", True),
-    "a method inherited from another file": ("pass", "self.post_init()", False),
-    "a class of another file": ("self.block = ForeignBlock()", "self.block(x)", False),
+    "a method of torch's base class": ("pass", "self.post_init()", False),
+    "a class of another file": ("self.block = ForeignBlock()", "self.block(x)", True),
+    "a function of another file": ("pass", "x = normalize(x)", True),
+    "a function of another file, through its module": ("pass", "x = layers.normalize(x)", True),
+    "a method of a module-level object of another file's class": (
+        "pass", "TRACKER.record(x)", True,
+    ),
+    "an object of another file's class, built": ("pass", "cache = ForeignCache()", True),
+    "torch, math, numpy, einops and builtins": (
+        "pass",
+        "x = F.relu(torch.tanh(x)) * math.sqrt(2.0)\n        x = rearrange(x, 'b d -> b d')\n"
+        "        y = np.zeros(3)\n        n = max(len(x), 1)\n        e = ValueError('x')",
+        False,
+    ),
+    "numpy's random generator": ("pass", "noise = np.random.rand(3)", True),
+    "a logger made by another file's factory": ("pass", "hf_logger.warning_once('x')", False),
 }
 
 MODEL = """
@@ -165,6 +189,37 @@ def test_call_changes_state(name: str) -> None:
     calls = [n for s in forward.body[:-1] for n in ast.walk(s) if isinstance(n, ast.Call)]
     assert calls
     assert any(call_changes_state(c, forward, owner, symbols) for c in calls) is changes
+
+
+@pytest.mark.parametrize(
+    "base, call, changes",
+    [
+        ("ForeignBase", "self.reset_stats()", True),
+        ("ForeignBase", "super().reset_stats()", True),
+        ("ForeignBase", "self.scale(x)", False),  # a method of this file's class
+        ("nn.Module", "self.parameters()", False),  # nn.Module's own
+    ],
+)
+def test_methods_inherited_from_a_base_of_another_file(base: str, call: str, changes: bool) -> None:
+    """``self.m()`` or ``super().m()`` where no class of this file defines ``m`` runs what a
+    base of another file defines: not read, so it may change state (not so for torch's)."""
+    source = dedent(HEADER) + dedent(
+        f"""
+
+        class Derived({base}):
+            def scale(self, x):
+                return x * 2
+
+            def forward(self, x):
+                {call}
+                return x
+        """
+    )
+    symbols = ModuleSymbols.collect(ast.parse(source))
+    owner = symbols.classes["Derived"]
+    forward = owner.methods["forward"]
+    made = next(n for n in ast.walk(forward.body[0]) if isinstance(n, ast.Call))
+    assert call_changes_state(made, forward, owner, symbols) is changes
 
 
 def test_a_store_from_a_shadowed_class_statement_is_not_known() -> None:

@@ -236,6 +236,13 @@ def enclosing_functions(tree: ast.Module, function: FunctionNode) -> List[Functi
     return path
 
 
+def run_nodes(function: FunctionNode) -> Iterator[ast.AST]:
+    """What a call of ``function`` runs: its body, not its decorators, defaults and
+    annotations, which run once, where it is defined."""
+    for statement in function.body:
+        yield from ast.walk(statement)
+
+
 @functools.lru_cache(maxsize=256)
 def parent_map(root: ast.AST) -> Dict[int, ast.AST]:
     """The node that holds each node under ``root``, by the id of the node (computed once per

@@ -7,8 +7,10 @@ after it too; a check that raises inside the graph loses them. A call of a submo
 this file may update its buffers, its inputs or a cache it is handed. A call counts as changing
 nothing only where every class of this file or of ``torch.nn`` it may reach is known and changes
 nothing: a submodule built by a factory (``norm_layer(dim)``) or a container (``nn.Sequential``)
-may change state. A module built by what another file defines (``ACT2FN[name]``,
-``OtherBlock(...)``) is not followed: a known problem, documented for GM301.
+may change state, and so may what another module defines (``OtherBlock(...)``, an imported
+function, a method inherited from a base of another module): it is not read, and counts as
+changing nothing only where ``foreign.pure_library`` knows its library (``ACT2FN[name]`` of
+``transformers.activations``).
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ import ast
 import functools
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
-from ..analysis.index import parameter_names, root_name
+from ..analysis.index import parameter_names, root_name, run_nodes
 from ..analysis.inplace import updated_arguments, updates_first_argument
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_super_call, self_attribute,
 )
+from .foreign import foreign_callee, inherited_from_another_file, pure_library
 from .submodules import (
-    additions, binds_locally, classes_of_call, file_bases, forward_of, loosely_built,
+    FOREIGN, additions, binds_locally, classes_of_call, file_bases, forward_of, loosely_built,
     runs_when_called, with_bases,
 )
 
@@ -74,9 +77,8 @@ def call_changes_state(
     """Whether ``call``, made in ``function`` (a method of ``owner``, or a function), may change
     state that outlives it: a method of ``self`` or a function of this file whose body does, or
     a submodule (``self.norm(x)``, ``self.layers[i](x)``, ``layer(x)`` over ``self.layers``)
-    that may hold a module that does; a local callable it cannot name may. Calls of what this
-    file does not define (an inherited method of another file, a torch function) are not
-    followed."""
+    that may hold a module that does; a local callable it cannot name may, and so may code of
+    another module that no pure library defines (``foreign.foreign_callee``)."""
     if depth > _DEPTH:
         return True
     func = call.func
@@ -97,10 +99,7 @@ def call_changes_state(
             return held
         module = module_expression(func, function)
         if module is not None:
-            classes = held_classes(module, owner, symbols)
-            return classes is None or registers_hooks(symbols.tree) or any(
-                _class_changes_state(name, symbols, depth + 1) for name in classes
-            )
+            return _module_call_changes_state(func, module, owner, symbols, depth)
     if isinstance(func, ast.Name) and binds_locally(function, func.id):
         return True  # a local callable it cannot name (`for norm in zip(self.a, self.b)`)
     if isinstance(func, ast.Name) and func.id in symbols.functions:
@@ -115,7 +114,21 @@ def call_changes_state(
         return True  # `torch.set_grad_enabled(False)` as a call: grad mode stays changed
     if isinstance(func, ast.Name) and func.id in symbols.classes:
         return constructor_changes_state(symbols.classes[func.id], symbols, depth + 1)
-    return False
+    return foreign_callee(call, function, owner, symbols) is not None
+
+
+def _module_call_changes_state(
+    func: ast.expr, module: ast.expr, owner: ClassInfo, symbols: ModuleSymbols, depth: int
+) -> bool:
+    """Whether calling ``func``, the module ``module`` of ``self`` or a method of it, may
+    change state: where a module it may hold may, or what it holds is not known, or nothing
+    is built into it and it is a method of a base of another file (``self.get_head_mask``)."""
+    classes = held_classes(module, owner, symbols)
+    if classes == [] and inherited_from_another_file(func, owner, symbols):
+        return True
+    return classes is None or registers_hooks(symbols.tree) or any(
+        _class_changes_state(name, symbols, depth + 1) for name in classes
+    )
 
 
 def constructor_changes_state(info: ClassInfo, symbols: ModuleSymbols, depth: int = 0) -> bool:
@@ -248,11 +261,16 @@ def _held_method_changes_state(
     func: ast.expr, owner: ClassInfo, symbols: ModuleSymbols, depth: int
 ) -> Optional[bool]:
     """For ``self.X.m(...)`` where ``self.X`` holds objects of classes of this file (a tracker,
-    a cache, a submodule): whether their method ``m`` may change state; None for other calls,
-    and where what ``self.X`` holds is not known."""
+    a cache, a submodule): whether their method ``m`` may change state, and True where it may
+    hold one of a class another module defines (not torch's); None for other calls, and where
+    what ``self.X`` holds is not known."""
     if not (isinstance(func, ast.Attribute) and _attribute_of(func.value) is not None):
         return None
     classes = held_classes(func.value, owner, symbols)
+    if any(name.startswith(FOREIGN) and _class_changes_state(name, symbols, depth) for name in (
+        classes or ()
+    )):
+        return True  # `self.tracker.record(n)` of a `Tracker` that another module defines
     infos = [symbols.classes[name] for name in classes or () if name in symbols.classes]
     methods = [
         (method, info)
@@ -283,7 +301,7 @@ def body_changes_state(
     callers_values = parameter_names(function) | {"self"} | symbols.defined_here()
     if not own_self:
         callers_values = (callers_values - {"self"}) | {owner.node.name if owner else ""}
-    for node in ast.walk(function):
+    for node in run_nodes(function):
         if isinstance(node, (ast.Global, ast.Nonlocal)) or stored_roots(node) & callers_values:
             return True
         if _sets_attribute_of(node, callers_values):
@@ -455,6 +473,8 @@ def _class_changes_state(name: str, symbols: ModuleSymbols, depth: int) -> bool:
     if name.startswith("torch.nn."):
         short = name.rsplit(".", 1)[-1]
         return short in STATEFUL_MODULES or short in _CONTAINERS
+    if name.startswith(FOREIGN):
+        return not pure_library(name[len(FOREIGN):])
     info = symbols.classes.get(name)
     forward = forward_of(info, symbols) if info is not None else None
     if info is None or forward is None:

@@ -322,6 +322,8 @@ def _builds_elements(value: ast.expr) -> bool:
     return not isinstance(modules, (ast.List, ast.Tuple)) or bool(modules.elts)
 
 
+#: The mark of a class name that ``classes_of_call`` gives for a module another file builds.
+FOREIGN = "<another file>:"
 #: ``torch.nn`` embeddings, with the position of ``max_norm`` (1-based) among their arguments.
 _RENORMING = {"Embedding": 4, "EmbeddingBag": 3}
 
@@ -333,15 +335,16 @@ def classes_of_call(
     ``layer`` only to classes ``A`` and ``B`` of the file, ``[torch.nn.Linear]`` for
     ``nn.Linear(...)``, the classes of a local bound only to such calls (``head = Head(...)``
     then ``[head for _ in range(n)]``), those of both values of ``A(...) if c else B(...)``,
-    no class for ``None`` (and, with ``imported``, for a
-    module that another file builds: ``ACT2FN[name]``, ``OtherBlock(...)``, not followed);
-    None otherwise."""
+    no class for ``None``; with ``imported``, ``FOREIGN`` and the qualified name of what
+    builds a module that another file defines (``ACT2FN[name]``, ``OtherBlock(...)``: not
+    followed); None otherwise."""
     if isinstance(value, ast.Constant) and value.value is None:
         return []
     if isinstance(value, ast.Call) and _copies(value):
         return None  # a copy of a module of any class, of this file too
-    if imported and _built_elsewhere(value, symbols):
-        return []
+    elsewhere = _built_elsewhere(value, symbols) if imported else None
+    if elsewhere is not None:
+        return [FOREIGN + elsewhere]
     if isinstance(value, ast.IfExp):
         return _classes_of_either(value, method, symbols, imported)
     if isinstance(value, ast.Name) and not binds_locally(method, value.id, assignments=False):
@@ -515,18 +518,22 @@ def _classes_copied(
     return found
 
 
-def _built_elsewhere(value: ast.expr, symbols: ModuleSymbols) -> bool:
-    """Whether ``value`` is a call or item of a name imported from another module than torch
-    (``ACT2FN[config.hidden_act]``, ``AutoModel.from_config(config)``, ``Block(config)``)."""
+def _built_elsewhere(value: ast.expr, symbols: ModuleSymbols) -> Optional[str]:
+    """The qualified name of what builds ``value`` where it is a call or item of a name
+    imported from another module than torch (``ACT2FN`` of ``ACT2FN[config.hidden_act]``,
+    ``transformers.AutoModel.from_config``, ``Block``); None otherwise."""
     if not isinstance(value, (ast.Call, ast.Subscript)):
-        return False
+        return None
     root: ast.expr = value
     while isinstance(root, (ast.Call, ast.Subscript, ast.Attribute)):
         root = root.func if isinstance(root, ast.Call) else root.value
     if not isinstance(root, ast.Name) or root.id not in symbols.imports:
-        return False
+        return None
     qualified = symbols.imports[root.id]
-    return qualified != "torch" and not qualified.startswith("torch.")
+    if qualified == "torch" or qualified.startswith("torch."):
+        return None
+    maker = value.func if isinstance(value, ast.Call) else value.value
+    return symbols.qualified_name(maker) or qualified
 
 
 def _rebound(name: str, symbols: ModuleSymbols) -> bool:

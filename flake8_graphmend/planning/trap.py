@@ -15,7 +15,7 @@ from typing import (
     Tuple, Union,
 )
 
-from ..analysis.index import parent_map, root_name
+from ..analysis.index import parent_map, root_name, run_nodes
 from ..analysis.purity import impurity
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, is_super_call, self_attribute,
@@ -24,14 +24,15 @@ from ..analysis.values import Kind, is_size, parameter_defaults
 from . import Plan, Planned, Position, declined, formatted_values, position
 from .aliasing import caller_visible, statement_blocks
 from .conditions import split_condition, tensor_condition_problem
+from .foreign import BUILTIN_EXCEPTIONS, foreign_callee
 from .items import compared_item, item_of
 from .module_state import (
     CONTAINER_UPDATES, advanced_iterator, body_changes_state, call_changes_state, class_method,
-    implicit_call_changes_state, iterates_held_iterator, lineage, module_call_targets,
-    stored_roots, updated_by_call,
+    held_classes, implicit_call_changes_state, iterates_held_iterator, lineage,
+    module_call_targets, module_expression, stored_roots, updated_by_call,
 )
 from .per_call import changes_between_calls, per_call_problem
-from .submodules import NAMESPACE_CALLS
+from .submodules import FOREIGN, NAMESPACE_CALLS
 from .totals import (
     initialised_attribute, maybe_unbound, metadata_receiver, names_read, plain_argument,
     self_chain,
@@ -40,11 +41,6 @@ from .totals import (
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
 
-BUILTIN_EXCEPTIONS = {
-    name
-    for name, value in vars(builtins).items()
-    if isinstance(value, type) and issubclass(value, BaseException)
-}
 #: ``try`` statements (``try``/``except*`` is its own node from Python 3.11).
 _TRY_STATEMENTS = (ast.Try, getattr(ast, "TryStar", ast.Try))
 
@@ -450,11 +446,42 @@ def state_change_problem(
         change, where = _caller_change(sites, ctx) or (None, "")
     if change is None:
         return None
-    return (
-        f"`{ast.unparse(change).splitlines()[0]}` (line {change.lineno}{where}) may change "
-        f"Python state or update a tensor in place before {subject}; under compile that is "
-        "applied after the graph, so an exception raised inside it would lose it"
+    callee = _foreign_callee_of(change, chain, ctx)
+    unread = (
+        f" runs code of another module (`{callee}`), which the analysis does not read: it"
+        if callee is not None
+        else ""
     )
+    return (
+        f"`{ast.unparse(change).splitlines()[0]}` (line {change.lineno}{where}){unread} may "
+        f"change Python state or update a tensor in place before {subject}; under compile that "
+        "is applied after the graph, so an exception raised inside it would lose it"
+    )
+
+
+def _foreign_callee_of(
+    change: Union[ast.stmt, ast.expr],
+    chain: Sequence[Tuple[FunctionNode, Optional[ClassInfo]]],
+    ctx: FunctionContext,
+) -> Optional[str]:
+    """What ``change``, a call made by a function of ``chain``, calls where that is code of
+    another module (``foreign.foreign_callee``)."""
+    if not isinstance(change, ast.Call):
+        return None
+    for function, owner in chain:
+        if any(sub is change for sub in run_nodes(function)):
+            callee = foreign_callee(change, function, owner, ctx.symbols)
+            func = change.func
+            # a module of `self` (`self.block(x)`), or an object it holds (`self.tracker.m()`)
+            held = module_expression(func, function) or (
+                func.value if isinstance(func, ast.Attribute) and self_attribute(func.value)
+                else None
+            )
+            if callee is None and held is not None and owner is not None:
+                classes = held_classes(held, owner, ctx.symbols) or []
+                callee = next((n[len(FOREIGN):] for n in classes if n.startswith(FOREIGN)), None)
+            return callee
+    return None
 
 
 #: Decorators that run the function inside a context manager (grad mode, autocast).
@@ -626,7 +653,7 @@ def _run_before(site: _CallSite) -> Iterator[Union[ast.stmt, ast.expr]]:
     arguments, and a loop around it."""
     before = {id(inner) for loop in _loops_around(site) for inner in ast.walk(loop)}
     before |= {id(inner) for inner in ast.walk(site.call)} - {id(site.call)}
-    for sub in ast.walk(site.caller):
+    for sub in run_nodes(site.caller):
         if not isinstance(sub, (ast.stmt, ast.expr)) or sub is site.call:
             continue
         if sub.lineno < site.call.lineno or id(sub) in before:
@@ -976,7 +1003,7 @@ def _state_change_before(
     # what runs before the check: earlier lines, a loop around it, and its own test
     before = {id(inner) for loop in loops for inner in ast.walk(loop)}
     before |= {id(inner) for inner in ast.walk(getattr(node, "test", node))}
-    for sub in ast.walk(function):
+    for sub in run_nodes(function):
         # only statements and expressions change state (assignments, calls: `_changes_state`)
         if (
             isinstance(sub, (ast.stmt, ast.expr))

@@ -1,0 +1,129 @@
+"""Code that another file defines: which of it is known to change no state a caller sees.
+
+The analysis reads the file it rewrites. What another module defines (a function or class of
+the user's package, a method inherited from a base of another file, a module or object built
+by one) it cannot read: a call of it may bump a counter, fill a cache or update a buffer in
+place, which a check failing inside the graph would lose. Such a call counts as changing
+nothing only where its library is known to change nothing of the caller's: torch and Python's
+builtins and pure standard modules (their updates in place of tensors, ``setattr``, iterator
+steps and torch's process-wide setters are weighed apart), numpy but ``numpy.random``, einops,
+transformers' activations. A name imported relatively (``from .layers import Block``) is of the
+user's own package, and not known.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from typing import Optional
+
+from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, is_self, is_super_call
+from .submodules import binds_locally, with_bases
+
+#: Modules (and their submodules) whose functions and classes change no state that outlives
+#: a call: torch, Python's pure standard modules, numpy, einops, transformers' activations.
+_PURE_LIBRARIES = frozenset({
+    "torch", "math", "cmath", "operator", "numbers", "typing", "typing_extensions", "einops",
+    "numpy", "functools", "itertools", "collections", "dataclasses", "copy", "enum", "abc",
+    "warnings", "logging", "inspect", "re", "string", "textwrap", "builtins", "contextlib",
+    "transformers.activations",
+})
+#: Parts of those that keep state of their own (a random generator's).
+_STATEFUL_PARTS = ("numpy.random",)
+#: Builtins that change nothing a caller holds; ``setattr``, ``delattr`` and ``next`` are
+#: weighed where they are made (what they change may be the caller's own), others (``exec``,
+#: ``open``, ``globals``) count as changing state.
+_PURE_BUILTINS = frozenset({
+    "abs", "all", "any", "ascii", "bin", "bool", "bytes", "callable", "chr", "complex", "dict",
+    "dir", "divmod", "enumerate", "filter", "float", "format", "frozenset", "getattr",
+    "hasattr", "hash", "hex", "id", "int", "isinstance", "issubclass", "iter", "len", "list",
+    "map", "max", "min", "object", "oct", "ord", "pow", "print", "range", "repr", "reversed",
+    "round", "set", "slice", "sorted", "str", "sum", "super", "tuple", "type", "zip",
+    "setattr", "delattr", "next",
+})
+#: Functions that make a logger.
+LOGGER_FACTORIES = ("getLogger", "get_logger", "LoggerAdapter")
+#: The builtin exceptions (``ValueError``), which building changes nothing.
+BUILTIN_EXCEPTIONS = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
+
+
+def pure_library(qualified: str) -> bool:
+    """Whether ``qualified`` (``torch.nn.functional.relu``, ``math.sqrt``) names what a library
+    known to change no caller's state defines."""
+    parts = qualified.split(".")
+    modules = {".".join(parts[:length]) for length in range(1, len(parts) + 1)}
+    return not qualified.startswith(_STATEFUL_PARTS) and bool(modules & _PURE_LIBRARIES)
+
+
+def foreign_callee(
+    call: ast.Call, function: FunctionNode, owner: Optional[ClassInfo], symbols: ModuleSymbols
+) -> Optional[str]:
+    """The callee of ``call`` (made in ``function``, a method of ``owner``) that another module
+    defines and that is not known to change nothing: a function or class imported from
+    another module than those of ``pure_library`` (``normalize(x)``, ``mylib.bump()``), a
+    method of a module-level object built by one (``TRACKER.record(x)``), a method that
+    ``self`` or ``super()`` inherits from a base of another file. None for what the analysis
+    follows (the file's functions, classes and methods), for builtins and the libraries
+    above, and for methods of values handed in or made here (tensors among them)."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return None if binds_locally(function, func.id) else _named_callee(func.id, symbols)
+    if not isinstance(func, ast.Attribute):
+        return None
+    if owner is not None and inherited_from_another_file(func, owner, symbols):
+        return ast.unparse(func)
+    root = func.value
+    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+        root = root.func if isinstance(root, ast.Call) else root.value
+    if not isinstance(root, ast.Name) or binds_locally(function, root.id):
+        return None
+    if root.id in symbols.imports:
+        qualified = symbols.qualified_name(func) or symbols.imports[root.id]
+        return None if pure_library(qualified) else qualified
+    made = symbols.assignments.get(root.id)
+    if isinstance(made, ast.Call) and not _known_maker(made.func, symbols):
+        return ast.unparse(func)  # `TRACKER.record(x)` of `TRACKER = Tracker()`
+    return None
+
+
+def inherited_from_another_file(func: ast.expr, owner: ClassInfo, symbols: ModuleSymbols) -> bool:
+    """Whether ``func`` is ``self.m`` or ``super().m`` for an ``m`` that no class of this file
+    in ``owner``'s bases defines, where one of them derives from a class that another module
+    defines and no pure library does (``PreTrainedModel``; not ``nn.Module``)."""
+    if not (isinstance(func, ast.Attribute) and (is_self(func.value) or is_super_call(func.value))):
+        return False
+    chain = with_bases(owner, symbols)
+    if any(func.attr in cls.methods for cls in chain):
+        return False
+    return any(
+        not (isinstance(base, ast.Name) and base.id in symbols.classes)
+        and not pure_library(symbols.qualified_name(base) or "")
+        for cls in chain
+        for base in cls.node.bases
+    )
+
+
+def _named_callee(name: str, symbols: ModuleSymbols) -> Optional[str]:
+    if name in symbols.imports:
+        return None if pure_library(symbols.imports[name]) else symbols.imports[name]
+    if name in symbols.functions or name in symbols.classes:
+        return None  # followed where it is called
+    value = symbols.assignments.get(name)
+    if value is not None:
+        qualified = symbols.qualified_name(value) if isinstance(value, ast.Attribute) else None
+        return None if qualified is not None and pure_library(qualified) else name
+    return None if name in _PURE_BUILTINS or name in BUILTIN_EXCEPTIONS else name
+
+
+def _known_maker(func: ast.expr, symbols: ModuleSymbols) -> bool:
+    """Whether objects made by calling ``func`` are known: a class of this file (followed),
+    what a pure library makes, a logger (``logging.get_logger(__name__)``, whose calls
+    [Defer] makes in order)."""
+    if isinstance(func, ast.Name) and func.id in symbols.classes:
+        return True
+    qualified = symbols.qualified_name(func) or ""
+    return pure_library(qualified) or qualified.endswith(LOGGER_FACTORIES)
