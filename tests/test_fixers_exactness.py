@@ -3144,6 +3144,11 @@ CHANGES_BEFORE_A_GUARD = {
         '        self.register_buffer("ema", torch.ones(2))', "import operator\n",
         "operator.imul(",
     ),
+    "a method of an object made here, of a class that records": (
+        "        note = Note()\n        note.keep(x.shape[0])", "",
+        "SEEN = []\n\n\nclass Note:\n    def keep(self, n):\n        SEEN.append(n)\n",
+        "calls `note.keep`, a method of an object whose class the analysis does not know",
+    ),
     "a module-level lambda that records": (
         "        record(x.shape[0])", "",
         "SEEN = []\nrecord = lambda n: SEEN.append(n)  # noqa: E731\n",
@@ -3810,3 +3815,29 @@ def test_a_guard_after_code_of_another_module_is_declined(
     with pytest.raises(ValueError, match="negative input"):
         compiled(torch.tensor([[1.0, 2.0], [-3.0, 4.0]]))
     assert other.CALLS["n"] == (0 if name == "a module of its class" else 1)
+
+
+@pytest.mark.parametrize(
+    "before, declined",
+    [
+        ("cache.store(x)", True),  # a method no tensor and no builtin type has
+        ("n = sizes.get('n', 1)\n                y = x.float().view(-1)", False),
+        ("sizes.update(n=1)", True),  # a dict the caller holds, updated
+    ],
+)
+def test_a_guard_after_a_method_of_an_object_handed_in(before: str, declined: bool) -> None:
+    """An object handed to ``forward`` whose class the analysis does not know may change
+    state in any method; methods of tensors and of Python values do not (their updates of a
+    container are weighed apart)."""
+    source = HEADER + dedent(
+        f"""
+        class Model(nn.Module):
+            def forward(self, x, cache, sizes: dict):
+                {before}
+                if (x < 0).any():
+                    raise ValueError("negative input")
+                return x * 2
+        """
+    )
+    guard = next(f for f in analyze_source(source, "model.py") if f.code == "GM301")
+    assert (guard.fixer is None) is declined, guard.decline

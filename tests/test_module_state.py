@@ -241,3 +241,12 @@ def test_a_store_from_a_shadowed_class_statement_is_not_known() -> None:
     forward = owner.methods["forward"]
     call = next(n for n in ast.walk(forward.body[0]) if isinstance(n, ast.Call))
     assert call_changes_state(call, forward, owner, symbols)
+
+
+def test_tensor_method_names_are_those_of_the_torch_installed() -> None:
+    """``analysis/tensor_methods.py`` lists them for the lint side, which runs without torch."""
+    torch = pytest.importorskip("torch")
+    from flake8_graphmend.analysis.tensor_methods import TENSOR_METHODS
+
+    names = {n for n in dir(torch.Tensor) if not n.startswith("_") and not n.endswith("_")}
+    assert TENSOR_METHODS == names

@@ -17,7 +17,10 @@ import ast
 import builtins
 from typing import Optional
 
+from ..analysis.index import root_name
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, is_self, is_super_call
+from ..analysis.tensor_methods import TENSOR_METHODS
+from ..analysis.values import Kind, ValueAnalysis
 from .submodules import binds_locally, with_bases
 
 #: Modules (and their submodules) whose functions and classes change no state that outlives
@@ -41,6 +44,13 @@ _PURE_BUILTINS = frozenset({
     "round", "set", "slice", "sorted", "str", "sum", "super", "tuple", "type", "zip",
     "setattr", "delattr", "next",
 })
+#: The methods of Python's builtin types (those that update a container are weighed apart).
+_BUILTIN_METHODS = frozenset(
+    name
+    for kind in (str, bytes, int, float, complex, tuple, list, dict, set, frozenset, range, slice)
+    for name in dir(kind)
+    if not name.startswith("_")
+)
 #: Functions that make a logger.
 LOGGER_FACTORIES = ("getLogger", "get_logger", "LoggerAdapter")
 #: The builtin exceptions (``ValueError``), which building changes nothing.
@@ -127,3 +137,22 @@ def _known_maker(func: ast.expr, symbols: ModuleSymbols) -> bool:
         return True
     qualified = symbols.qualified_name(func) or ""
     return pure_library(qualified) or qualified.endswith(LOGGER_FACTORIES)
+
+
+def unknown_method(call: ast.Call, function: FunctionNode, values: ValueAnalysis) -> Optional[str]:
+    """``cache.store(x)``, where ``function`` was handed ``cache`` or made it, and ``store`` is
+    a method of no tensor and no builtin type: an object whose class the analysis does not
+    know, so the method may change state (the object may be held elsewhere). None for
+    methods of tensors and Python values (updates in place are weighed apart), of ``self``
+    and of what the module names."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return None
+    root = root_name(func.value)
+    if root in ("", "self") or not binds_locally(function, root):
+        return None
+    if func.attr in TENSOR_METHODS or func.attr in _BUILTIN_METHODS or func.attr.endswith("_"):
+        return None
+    if values.kind(func.value) in (Kind.TENSOR, Kind.STATIC):
+        return None
+    return ast.unparse(func)

@@ -24,7 +24,7 @@ from ..analysis.values import Kind, is_size, parameter_defaults
 from . import Plan, Planned, Position, declined, formatted_values, position
 from .aliasing import caller_visible, statement_blocks
 from .conditions import split_condition, tensor_condition_problem
-from .foreign import BUILTIN_EXCEPTIONS, foreign_callee
+from .foreign import BUILTIN_EXCEPTIONS, foreign_callee, unknown_method
 from .items import compared_item, item_of
 from .module_state import (
     CONTAINER_UPDATES, advanced_iterator, body_changes_state, call_changes_state, class_method,
@@ -447,9 +447,17 @@ def state_change_problem(
     if change is None:
         return None
     callee = _foreign_callee_of(change, chain, ctx)
+    method = (
+        unknown_method(change, ctx.region.function, ctx.values)
+        if isinstance(change, ast.Call) and not where
+        else None
+    )
     unread = (
         f" runs code of another module (`{callee}`), which the analysis does not read: it"
         if callee is not None
+        else f" calls `{method}`, a method of an object whose class the analysis does not "
+        "know: it"
+        if method is not None
         else ""
     )
     return (
@@ -1014,6 +1022,7 @@ def _state_change_before(
                 and call_changes_state(sub, function, ctx.region.owner, ctx.symbols)
                 or implicit_call_changes_state(sub, ctx.region.owner, ctx.symbols)
                 or _updates_tensor_in_place(sub, ctx)
+                or isinstance(sub, ast.Call) and unknown_method(sub, function, ctx.values)
             )
         ):
             return sub
