@@ -16,12 +16,13 @@ HEADER = """
 import torch
 from torch import nn
 import math
+import time
 
 import numpy as np
 import torch.nn.functional as F
 from einops import rearrange
 from transformers.activations import ACT2FN
-from transformers.utils import logging as hf_logging
+from transformers.utils import is_torchdynamo_compiling, logging as hf_logging
 from . import layers
 from .layers import ForeignBlock, ForeignCache, ForeignBase, normalize, Tracker
 
@@ -149,6 +150,9 @@ CASES = {
         False,
     ),
     "numpy's random generator": ("pass", "noise = np.random.rand(3)", True),
+    "a clock and a probe of the tracing state": (
+        "pass", "t0 = time.perf_counter()\n        c = is_torchdynamo_compiling()", False,
+    ),
     "a logger made by another file's factory": ("pass", "hf_logger.warning_once('x')", False),
 }
 

@@ -106,15 +106,15 @@ _BOOL_RESULTS = {
 }
 _REGISTER_METHODS = ("register_buffer", "register_parameter")
 _DEPTH_LIMIT = 12
+#: The test of an ``if`` that graphmend [Where] keeps as written for eager code and autograd,
+#: whose ``else`` selects (``fixers/helpers.py``). The analysis follows the compiled path
+#: without autograd, where the fix removed the break: the kept ``if`` is not reported again.
+KEEPS_BRANCH = "_graphmend_keeps_branch"
 #: Zero-argument probes of the tracing state, with the truth value Dynamo gives them while it
 #: traces (torch 2.13's ``tracing_state_functions``, which Dynamo folds to constants, and wrappers
 #: such as transformers' ``is_torchdynamo_compiling``): True for "being compiled", False for
 #: TorchScript, ``jit.trace``, FX, ONNX and ``torch.export`` (``torch.compiler.is_exporting()``
 #: is False under ``torch.compile``). Matched by the called name's last part.
-#: The test of an ``if`` that graphmend [Where] keeps as written for eager code and autograd,
-#: whose ``else`` selects (``fixers/helpers.py``). The analysis follows the compiled path
-#: without autograd, where the fix removed the break: the kept ``if`` is not reported again.
-KEEPS_BRANCH = "_graphmend_keeps_branch"
 DYNAMO_PROBES = {
     KEEPS_BRANCH: False,
     "is_compiling": True,
@@ -131,7 +131,7 @@ DYNAMO_PROBES = {
 }
 #: One-argument tests that a value is an FX proxy (symbolic tracing): False for every value
 #: Dynamo traces (transformers' ``is_torch_fx_proxy(x)`` is ``isinstance(x, torch.fx.Proxy)``).
-_FX_PROXY_TESTS = {"is_torch_fx_proxy"}
+FX_PROXY_TESTS = {"is_torch_fx_proxy"}
 _FX_PROXY_CLASSES = {"torch.fx.Proxy", "torch.fx.proxy.Proxy"}
 #: Stands for a value the analysis does not model (loop and ``with`` targets).
 _UNKNOWN_VALUE = ast.Dict(keys=[], values=[])
@@ -651,7 +651,7 @@ class ValueAnalysis:
         """``isinstance(x, torch.fx.Proxy)`` or ``is_torch_fx_proxy(x)``: False under Dynamo,
         whose values are never FX proxies."""
         if len(call.args) == 1:
-            return name in _FX_PROXY_TESTS
+            return name in FX_PROXY_TESTS
         return (
             len(call.args) == 2
             and isinstance(call.func, ast.Name)

@@ -7,7 +7,8 @@ place, which a check failing inside the graph would lose. Such a call counts as 
 nothing only where its library is known to change nothing of the caller's: torch and Python's
 builtins and pure standard modules (their updates in place of tensors, ``setattr``, iterator
 steps and torch's process-wide setters are weighed apart), numpy but ``numpy.random``, einops,
-transformers' activations. A name imported relatively (``from .layers import Block``) is of the
+transformers' activations, and the probes of the tracing state that Dynamo folds to constants
+(``is_torchdynamo_compiling()``). A name imported relatively (``from .layers import Block``) is of the
 user's own package, and not known.
 """
 
@@ -20,7 +21,7 @@ from typing import Optional
 from ..analysis.index import root_name
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, is_self, is_super_call
 from ..analysis.tensor_methods import TENSOR_METHODS
-from ..analysis.values import Kind, ValueAnalysis
+from ..analysis.values import DYNAMO_PROBES, FX_PROXY_TESTS, Kind, ValueAnalysis
 from .submodules import binds_locally, with_bases
 
 #: Modules (and their submodules) whose functions and classes change no state that outlives
@@ -29,7 +30,7 @@ _PURE_LIBRARIES = frozenset({
     "torch", "math", "cmath", "operator", "numbers", "typing", "typing_extensions", "einops",
     "numpy", "functools", "itertools", "collections", "dataclasses", "copy", "enum", "abc",
     "warnings", "logging", "inspect", "re", "string", "textwrap", "builtins", "contextlib",
-    "transformers.activations",
+    "time", "os.path", "transformers.activations",
 })
 #: Parts of those that keep state of their own (a random generator's).
 _STATEFUL_PARTS = ("numpy.random",)
@@ -80,6 +81,9 @@ def foreign_callee(
     follows (the file's functions, classes and methods), for builtins and the libraries
     above, and for methods of values handed in or made here (tensors among them)."""
     func = call.func
+    called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    if called in DYNAMO_PROBES or called in FX_PROXY_TESTS:
+        return None  # `is_torchdynamo_compiling()`: Dynamo folds it to a constant
     if isinstance(func, ast.Name):
         return None if binds_locally(function, func.id) else _named_callee(func.id, symbols)
     if not isinstance(func, ast.Attribute):
