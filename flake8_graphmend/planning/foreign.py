@@ -8,8 +8,8 @@ nothing only where its library is known to change nothing of the caller's: torch
 builtins and pure standard modules (their updates in place of tensors, ``setattr``, iterator
 steps and torch's process-wide setters are weighed apart), numpy but ``numpy.random``, einops,
 transformers' activations, and the probes of the tracing state that Dynamo folds to constants
-(``is_torchdynamo_compiling()``). A name imported relatively (``from .layers import Block``) is of the
-user's own package, and not known.
+(``is_torchdynamo_compiling()``). A name imported relatively (``from .layers import Block``) is
+of the user's own package, and not known.
 """
 
 from __future__ import annotations
