@@ -19,7 +19,9 @@ import builtins
 from typing import Optional
 
 from ..analysis.index import root_name
-from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, is_self, is_super_call
+from ..analysis.symbols import (
+    ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_self, is_super_call,
+)
 from ..analysis.tensor_methods import TENSOR_METHODS
 from ..analysis.values import DYNAMO_PROBES, FX_PROXY_TESTS, Kind, ValueAnalysis
 from .submodules import binds_locally, with_bases
@@ -32,6 +34,10 @@ _PURE_LIBRARIES = frozenset({
     "warnings", "logging", "inspect", "re", "string", "textwrap", "builtins", "contextlib",
     "time", "os.path", "transformers.activations",
 })
+#: Of those, the modules whose callable objects (a module ``ACT2FN[name]`` builds) are known to
+#: change nothing when called; others make objects that run what they are given
+#: (``functools.partial(note)``).
+_PURE_OBJECT_MAKERS = ("transformers.activations",)
 #: Parts of those that keep state of their own (a random generator's).
 _STATEFUL_PARTS = ("numpy.random",)
 #: Builtins that change nothing a caller holds; ``setattr``, ``delattr`` and ``next`` are
@@ -70,6 +76,12 @@ def pure_library(qualified: str) -> bool:
     return not qualified.startswith(_STATEFUL_PARTS) and bool(modules & _PURE_LIBRARIES)
 
 
+def known_callable(qualified: str) -> bool:
+    """Whether calling what ``qualified`` (a maker another module defines) makes is known to
+    change nothing: transformers' activations (``ACT2FN[name]``), not ``functools.partial``."""
+    return qualified.startswith(_PURE_OBJECT_MAKERS) and pure_library(qualified)
+
+
 def foreign_callee(
     call: ast.Call, function: FunctionNode, owner: Optional[ClassInfo], symbols: ModuleSymbols
 ) -> Optional[str]:
@@ -77,46 +89,85 @@ def foreign_callee(
     defines and that is not known to change nothing: a function or class imported from
     another module than those of ``pure_library`` (``normalize(x)``, ``mylib.bump()``), a
     method of a module-level object built by one (``TRACKER.record(x)``), a method that
-    ``self`` or ``super()`` inherits from a base of another file. None for what the analysis
-    follows (the file's functions, classes and methods), for builtins and the libraries
-    above, and for methods of values handed in or made here (tensors among them)."""
+    ``self``, ``super()`` or ``type(self)`` inherits from a base of another module. None for
+    what the analysis follows (the file's functions, classes and methods), for builtins, the
+    libraries above and loggers."""
     func = call.func
     called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
     if called in DYNAMO_PROBES or called in FX_PROXY_TESTS:
         return None  # `is_torchdynamo_compiling()`: Dynamo folds it to a constant
     if isinstance(func, ast.Name):
         return None if binds_locally(function, func.id) else _named_callee(func.id, symbols)
-    if not isinstance(func, ast.Attribute):
-        return None
     if owner is not None and inherited_from_another_file(func, owner, symbols):
         return ast.unparse(func)
-    root = func.value
-    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
-        root = root.func if isinstance(root, ast.Call) else root.value
-    if not isinstance(root, ast.Name) or binds_locally(function, root.id):
+    root = _root(func)
+    if root is None or root in ("self", "super") or binds_locally(function, root):
         return None
-    if root.id in symbols.imports:
-        qualified = symbols.qualified_name(func) or symbols.imports[root.id]
+    if root in symbols.imports:
+        qualified = symbols.qualified_name(func) or symbols.imports[root]
         return None if pure_library(qualified) else qualified
-    made = symbols.assignments.get(root.id)
+    made = symbols.assignments.get(root)
     if isinstance(made, ast.Call) and not _known_maker(made.func, symbols):
         return ast.unparse(func)  # `TRACKER.record(x)` of `TRACKER = Tracker()`
     return None
 
 
+def unknown_held_method(call: ast.Call, function: FunctionNode, symbols: ModuleSymbols) -> (
+    Optional[str]
+):
+    """``self.tracker.record(x)``, ``Model.tracker.record(x)``, ``TRACKERS[0].record(x)``,
+    ``HOOKS["note"](x)``: a callee held by ``self``, a class or the module, not made by a call
+    of a known maker, where ``call_changes_state`` found no class of this file that it is of,
+    and that is no method of tensors or builtin types; it may change state."""
+    func = call.func
+    root = _root(func)
+    if isinstance(func, ast.Name) or isinstance(func, ast.Attribute) and known_method(func.attr):
+        return None
+    if root is not None and (root == "super" or root != "self" and binds_locally(function, root)):
+        return None  # `super().m` of a base of this file or torch's; a local's: `unknown_method`
+    made = symbols.assignments.get(root or "")
+    own = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+    if root in symbols.imports or own and isinstance(made, ast.Call) and _known_maker(
+        made.func, symbols
+    ):
+        return None  # weighed by `foreign_callee`; a logger's, a method of a class of this file
+    return ast.unparse(func)
+
+
+def _root(func: ast.expr) -> Optional[str]:
+    """The name a callee is reached from (``self`` of ``self.a[0].m``), None for another
+    value (``"".join``, ``(a if c else b).m``)."""
+    root = func
+    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+        root = root.func if isinstance(root, ast.Call) else root.value
+    return root.id if isinstance(root, ast.Name) else None
+
+
+def known_method(name: str) -> bool:
+    """Whether ``name`` is a method of tensors or of a builtin type (whose updates, in place or
+    of a container, are weighed apart)."""
+    return name in TENSOR_METHODS or name in _BUILTIN_METHODS or name.endswith("_")
+
+
 def inherited_from_another_file(func: ast.expr, owner: ClassInfo, symbols: ModuleSymbols) -> bool:
-    """Whether ``func`` is ``self.m`` or ``super().m`` for an ``m`` that no class of this file
-    in ``owner``'s bases defines, where one of them derives from a class that another module
-    defines and no pure library does (``PreTrainedModel``; not ``nn.Module``)."""
-    if not (isinstance(func, ast.Attribute) and (is_self(func.value) or is_super_call(func.value))):
+    """Whether ``func`` is ``self.m``, ``type(self).m`` or ``super().m`` for an ``m`` that no
+    class of this file among ``owner``'s bases (for ``super()``, past ``owner`` itself)
+    defines, where one of them derives from a class that another module defines and no pure
+    library does (``PreTrainedModel``; not ``nn.Module``)."""
+    if not isinstance(func, ast.Attribute):
         return False
+    through = func.value
     chain = with_bases(owner, symbols)
+    if is_super_call(through):
+        chain = chain[1:]
+    elif not (is_self(through) or is_own_class(through)):
+        return False
     if any(func.attr in cls.methods for cls in chain):
         return False
     return any(
         not (isinstance(base, ast.Name) and base.id in symbols.classes)
         and not pure_library(symbols.qualified_name(base) or "")
-        for cls in chain
+        for cls in with_bases(owner, symbols)
         for base in cls.node.bases
     )
 
@@ -135,12 +186,12 @@ def _named_callee(name: str, symbols: ModuleSymbols) -> Optional[str]:
 
 def _known_maker(func: ast.expr, symbols: ModuleSymbols) -> bool:
     """Whether objects made by calling ``func`` are known: a class of this file (followed),
-    what a pure library makes, a logger (``logging.get_logger(__name__)``, whose calls
-    [Defer] makes in order)."""
+    what a pure library makes, transformers' logger (``logging.get_logger(__name__)``, whose
+    calls [Defer] makes in order)."""
     if isinstance(func, ast.Name) and func.id in symbols.classes:
         return True
     qualified = symbols.qualified_name(func) or ""
-    return pure_library(qualified) or qualified.endswith(LOGGER_FACTORIES)
+    return pure_library(qualified) or qualified == "transformers.utils.logging.get_logger"
 
 
 def unknown_method(call: ast.Call, function: FunctionNode, values: ValueAnalysis) -> Optional[str]:

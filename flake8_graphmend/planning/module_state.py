@@ -24,7 +24,10 @@ from ..analysis.inplace import updated_arguments, updates_first_argument
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_super_call, self_attribute,
 )
-from .foreign import foreign_callee, inherited_from_another_file, pure_library
+from .foreign import (
+    foreign_callee, inherited_from_another_file, known_callable, known_method,
+    unknown_held_method,
+)
 from .submodules import (
     FOREIGN, additions, binds_locally, classes_of_call, file_bases, forward_of, loosely_built,
     runs_when_called, with_bases,
@@ -78,16 +81,21 @@ def call_changes_state(
     state that outlives it: a method of ``self`` or a function of this file whose body does, or
     a submodule (``self.norm(x)``, ``self.layers[i](x)``, ``layer(x)`` over ``self.layers``)
     that may hold a module that does; a local callable it cannot name may, and so may code of
-    another module that no pure library defines (``foreign.foreign_callee``)."""
+    another module that no pure library defines (``foreign.foreign_callee``), and a method
+    of an object held where the analysis does not know its class
+    (``foreign.unknown_held_method``)."""
     if depth > _DEPTH:
         return True
     func = call.func
     if isinstance(func, ast.Call):
         return True  # a callee computed at run time (`getattr(self, name)(x)`): not followed
     if owner is not None:
-        method = owner.methods.get(self_attribute(func) or class_method(func, owner) or "")
-        if method is not None:
-            return body_changes_state(method, owner, symbols, depth + 1)
+        name = self_attribute(func) or class_method(func, owner)
+        methods = [
+            (cls.methods[name], cls) for cls in lineage(owner, symbols) if name in cls.methods
+        ] if name else []
+        if methods:  # `self.m()`: the method of the class, a base or a subclass of this file
+            return any(body_changes_state(m, cls, symbols, depth + 1) for m, cls in methods)
         inherited = _super_method(func, owner, symbols)
         if inherited is not None:
             return body_changes_state(inherited[0], inherited[1], symbols, depth + 1)
@@ -114,7 +122,34 @@ def call_changes_state(
         return True  # `torch.set_grad_enabled(False)` as a call: grad mode stays changed
     if isinstance(func, ast.Name) and func.id in symbols.classes:
         return constructor_changes_state(symbols.classes[func.id], symbols, depth + 1)
-    return foreign_callee(call, function, owner, symbols) is not None
+    return (
+        _module_object_method_changes_state(func, function, symbols, depth)
+        or foreign_callee(call, function, owner, symbols) is not None
+        or unknown_held_method(call, function, symbols) is not None
+    )
+
+
+def _module_object_method_changes_state(
+    func: ast.expr, function: FunctionNode, symbols: ModuleSymbols, depth: int
+) -> bool:
+    """For ``HOLDER.m(...)`` where the module binds ``HOLDER`` to an object of a class of this
+    file (``HOLDER = Holder()``): whether ``m`` may change state, as a method of the class (or
+    of a base of another module, or a value it holds: not followed)."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        return False
+    made = symbols.assignments.get(func.value.id)
+    if binds_locally(function, func.value.id) or not (
+        isinstance(made, ast.Call)
+        and isinstance(made.func, ast.Name)
+        and made.func.id in symbols.classes
+    ):
+        return False
+    info = symbols.classes[made.func.id]
+    methods = [(cls.methods[func.attr], cls) for cls in lineage(info, symbols)
+               if func.attr in cls.methods]
+    if not methods:
+        return not known_method(func.attr)
+    return any(body_changes_state(m, cls, symbols, depth + 1) for m, cls in methods)
 
 
 def _module_call_changes_state(
@@ -124,10 +159,29 @@ def _module_call_changes_state(
     change state: where a module it may hold may, or what it holds is not known, or nothing
     is built into it and it is a method of a base of another file (``self.get_head_mask``)."""
     classes = held_classes(module, owner, symbols)
-    if classes == [] and inherited_from_another_file(func, owner, symbols):
-        return True
+    if classes == [] and (
+        inherited_from_another_file(func, owner, symbols)
+        or _set_in_class_body(_attribute_of(module) or "", owner, symbols)
+    ):
+        return True  # `self.get_head_mask(...)` of a base of another file; `fn = partial(f)`
     return classes is None or registers_hooks(symbols.tree) or any(
         _class_changes_state(name, symbols, depth + 1) for name in classes
+    )
+
+
+def _set_in_class_body(attribute: str, owner: ClassInfo, symbols: ModuleSymbols) -> bool:
+    """Whether the body of ``owner`` or of a class of its lineage binds ``attribute`` other
+    than by ``def`` (``fn = staticmethod(note)``): a value the analysis does not follow."""
+    return any(
+        isinstance(statement, (ast.Assign, ast.AnnAssign))
+        and any(
+            isinstance(target, ast.Name) and target.id == attribute
+            for target in (
+                statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            )
+        )
+        for cls in lineage(owner, symbols)
+        for statement in cls.node.body
     )
 
 
@@ -246,24 +300,35 @@ def class_method(func: ast.expr, owner: ClassInfo) -> Optional[str]:
 
 @functools.lru_cache(maxsize=256)
 def registers_hooks(tree: ast.Module) -> bool:
-    """Whether the file registers a module hook (``self.lin.register_forward_hook(f)``): a call
-    of any submodule may then run code that changes state."""
+    """Whether the file registers a module hook (``self.lin.register_forward_hook(f)``) or a
+    parametrization (``parametrize.register_parametrization(self.lin, "weight", Scaled())``,
+    whose module runs where the parameter is read): a call of any submodule may then run code
+    that changes state."""
     return any(
         isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr.startswith("register_")
-        and node.func.attr.endswith("hook")
+        and isinstance(node.func, (ast.Attribute, ast.Name))
+        and (
+            (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
+            in _REGISTERS_CODE
+            or isinstance(node.func, ast.Attribute)
+            and node.func.attr.startswith("register_")
+            and node.func.attr.endswith("hook")
+        )
         for node in ast.walk(tree)
     )
+
+
+#: Calls that make a module run code of its caller's choice (the hooks apart).
+_REGISTERS_CODE = frozenset({"register_parametrization"})
 
 
 def _held_method_changes_state(
     func: ast.expr, owner: ClassInfo, symbols: ModuleSymbols, depth: int
 ) -> Optional[bool]:
     """For ``self.X.m(...)`` where ``self.X`` holds objects of classes of this file (a tracker,
-    a cache, a submodule): whether their method ``m`` may change state, and True where it may
-    hold one of a class another module defines (not torch's); None for other calls, and where
-    what ``self.X`` holds is not known."""
+    a cache, a submodule): whether their method ``m``, or the module ``m`` they hold, may
+    change state, and True where it may hold one of a class another module defines (not
+    torch's); None for other calls, and where what ``self.X`` holds is not known."""
     if not (isinstance(func, ast.Attribute) and _attribute_of(func.value) is not None):
         return None
     classes = held_classes(func.value, owner, symbols)
@@ -279,9 +344,19 @@ def _held_method_changes_state(
         for method in [info.methods.get(func.attr)]
         if method is not None
     ]
-    if not methods:
+    if methods:
+        return any(body_changes_state(m, info, symbols, depth + 1) for m, info in methods)
+    if not infos or len(infos) != len(classes or ()):
         return None
-    return any(body_changes_state(method, info, symbols, depth + 1) for method, info in methods)
+    method = ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=func.attr)
+    if any(inherited_from_another_file(method, info, symbols) for info in infos):
+        return True  # `class Tracker(helpers.Tracker): pass`: its `record` is another module's
+    # `self.encoder.embed(x)`: a module that the classes of this file held there hold
+    inner = ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=func.attr)
+    found = [held_classes(inner, info, symbols) for info in infos]
+    return any(names is None for names in found) or any(
+        _class_changes_state(name, symbols, depth + 1) for names in found for name in names or ()
+    )
 
 
 def body_changes_state(
@@ -474,7 +549,7 @@ def _class_changes_state(name: str, symbols: ModuleSymbols, depth: int) -> bool:
         short = name.rsplit(".", 1)[-1]
         return short in STATEFUL_MODULES or short in _CONTAINERS
     if name.startswith(FOREIGN):
-        return not pure_library(name[len(FOREIGN):])
+        return not known_callable(name[len(FOREIGN):])
     info = symbols.classes.get(name)
     forward = forward_of(info, symbols) if info is not None else None
     if info is None or forward is None:

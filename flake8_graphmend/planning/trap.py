@@ -24,7 +24,7 @@ from ..analysis.values import Kind, is_size, parameter_defaults
 from . import Plan, Planned, Position, declined, formatted_values, position
 from .aliasing import caller_visible, statement_blocks
 from .conditions import split_condition, tensor_condition_problem
-from .foreign import BUILTIN_EXCEPTIONS, foreign_callee, unknown_method
+from .foreign import BUILTIN_EXCEPTIONS, foreign_callee, unknown_held_method, unknown_method
 from .items import compared_item, item_of
 from .module_state import (
     CONTAINER_UPDATES, advanced_iterator, body_changes_state, call_changes_state, class_method,
@@ -446,20 +446,7 @@ def state_change_problem(
         change, where = _caller_change(sites, ctx) or (None, "")
     if change is None:
         return None
-    callee = _foreign_callee_of(change, chain, ctx)
-    method = (
-        unknown_method(change, ctx.region.function, ctx.values)
-        if isinstance(change, ast.Call) and not where
-        else None
-    )
-    unread = (
-        f" runs code of another module (`{callee}`), which the analysis does not read: it"
-        if callee is not None
-        else f" calls `{method}`, a method of an object whose class the analysis does not "
-        "know: it"
-        if method is not None
-        else ""
-    )
+    unread = _unread_code(change, chain, ctx)
     return (
         f"`{ast.unparse(change).splitlines()[0]}` (line {change.lineno}{where}){unread} may "
         f"change Python state or update a tensor in place before {subject}; under compile that "
@@ -467,29 +454,45 @@ def state_change_problem(
     )
 
 
-def _foreign_callee_of(
+def _unread_code(
     change: Union[ast.stmt, ast.expr],
     chain: Sequence[Tuple[FunctionNode, Optional[ClassInfo]]],
     ctx: FunctionContext,
-) -> Optional[str]:
-    """What ``change``, a call made by a function of ``chain``, calls where that is code of
-    another module (``foreign.foreign_callee``)."""
+) -> str:
+    """Why the analysis cannot tell what ``change``, a call made by a function of ``chain``,
+    runs, where that is why it may change state: code of another module (``foreign``), or a
+    method of an object of a class it does not know; "" otherwise."""
     if not isinstance(change, ast.Call):
-        return None
-    for function, owner in chain:
-        if any(sub is change for sub in run_nodes(function)):
-            callee = foreign_callee(change, function, owner, ctx.symbols)
-            func = change.func
-            # a module of `self` (`self.block(x)`), or an object it holds (`self.tracker.m()`)
-            held = module_expression(func, function) or (
-                func.value if isinstance(func, ast.Attribute) and self_attribute(func.value)
-                else None
-            )
-            if callee is None and held is not None and owner is not None:
-                classes = held_classes(held, owner, ctx.symbols) or []
-                callee = next((n[len(FOREIGN):] for n in classes if n.startswith(FOREIGN)), None)
-            return callee
-    return None
+        return ""
+    function, owner = next(
+        ((f, o) for f, o in chain if any(sub is change for sub in run_nodes(f))), (None, None)
+    )
+    if function is None:
+        return ""
+    func = change.func
+    module = module_expression(func, function)
+    held = module if module is not None else (
+        func.value if isinstance(func, ast.Attribute) and self_attribute(func.value) else None
+    )
+    callee, method = foreign_callee(change, function, owner, ctx.symbols), None
+    if callee is None and held is not None and owner is not None:
+        classes = held_classes(held, owner, ctx.symbols)
+        callee = next((n[len(FOREIGN):] for n in classes or () if n.startswith(FOREIGN)), None)
+        if callee is None and classes is None and module is None:
+            method = ast.unparse(func)  # `self.tracker.record(x)` of a tracker handed in
+    elif callee is None:
+        method = unknown_held_method(change, function, ctx.symbols) or (
+            unknown_method(change, function, ctx.values)
+            if function is ctx.region.function
+            else None
+        )
+    if callee is not None:
+        return f" runs code of another module (`{callee}`), which the analysis does not read: it"
+    if method is not None:
+        return (
+            f" calls `{method}`, a method of an object whose class the analysis does not know: it"
+        )
+    return ""
 
 
 #: Decorators that run the function inside a context manager (grad mode, autocast).
