@@ -3921,6 +3921,36 @@ REACHES = {
         "                parametrize.register_parametrization(self.lin, 'weight', Scaled())",
         "x = self.lin(x)", True,
     ),
+    # the seventeenth sweep's
+    "its function handed to map": (
+        "import helpers", "nn.Module", "pass", "pass", "ys = list(map(helpers.bump, [x, x]))",
+        True,
+    ),
+    "its function as a sort key": (
+        "import helpers", "nn.Module", "pass", "pass", "ys = sorted([1, 2], key=helpers.key)",
+        True,
+    ),
+    "a descriptor of another module in the class body": (
+        "from helpers import Counted", "nn.Module", "scale = Counted()", "pass",
+        "x = x * self.scale", True,
+    ),
+    "an attribute lookup of the class that records": (
+        "SEEN = []", "nn.Module",
+        "def __getattr__(self, name):\n"
+        "                SEEN.append(name)\n"
+        "                return super().__getattr__(name)",
+        "pass", "x = x * self.training", True,
+    ),
+    "an object of this file whose operator records": (
+        "SEEN = []\n\n\nclass Wrap:\n    def __init__(self, t):\n        self.t = t\n\n"
+        "    def __mul__(self, k):\n        SEEN.append(k)\n        return self.t * k",
+        "nn.Module", "pass", "pass", "x = Wrap(x) * 2", True,
+    ),
+    "an object of this file whose __enter__ records": (
+        "SEEN = []\n\n\nclass Scope:\n    def __enter__(self):\n        SEEN.append(1)\n"
+        "\n    def __exit__(self, *exc):\n        return False",
+        "nn.Module", "pass", "pass", "with Scope():\n                    x = x * 2", True,
+    ),
     # what the analysis knows, and keeps fixing
     "a linear layer and a logger of the logging module": (
         "log = logging.getLogger(__name__)", "nn.Module", "pass", "self.lin = nn.Linear(2, 2)",

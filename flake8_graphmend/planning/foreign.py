@@ -134,6 +134,34 @@ def unknown_held_method(call: ast.Call, function: FunctionNode, symbols: ModuleS
     return ast.unparse(func)
 
 
+#: Functions that call a function they are handed (matched by the called name's last part).
+_CALLING = frozenset({
+    "map", "filter", "sorted", "min", "max", "reduce", "partial", "starmap", "filterfalse",
+    "takewhile", "dropwhile", "accumulate", "groupby", "iter", "apply",
+})
+
+
+def handed_callee(call: ast.Call, function: FunctionNode, symbols: ModuleSymbols) -> (
+    Optional[str]
+):
+    """A function of another module that ``call`` hands to what calls it (``map(helpers.f,
+    xs)``, ``sorted(xs, key=helpers.key)``), not known to change nothing."""
+    func = call.func
+    called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    if called not in _CALLING:
+        return None
+    for value in [*call.args, *(k.value for k in call.keywords)]:
+        if not isinstance(value, (ast.Name, ast.Attribute)):
+            continue
+        root = _root(value)
+        if root is None or binds_locally(function, root) or root not in symbols.imports:
+            continue
+        qualified = symbols.qualified_name(value) or symbols.imports[root]
+        if not pure_library(qualified):
+            return qualified
+    return None
+
+
 def _root(func: ast.expr) -> Optional[str]:
     """The name a callee is reached from (``self`` of ``self.a[0].m``), None for another
     value (``"".join``, ``(a if c else b).m``)."""

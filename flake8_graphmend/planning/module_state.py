@@ -25,7 +25,7 @@ from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_super_call, self_attribute,
 )
 from .foreign import (
-    foreign_callee, inherited_from_another_file, known_callable, known_method,
+    foreign_callee, handed_callee, inherited_from_another_file, known_callable, known_method,
     unknown_held_method,
 )
 from .submodules import (
@@ -121,11 +121,16 @@ def call_changes_state(
     if (symbols.qualified_name(func) or "") in _TORCH_STATE_SETTERS:
         return True  # `torch.set_grad_enabled(False)` as a call: grad mode stays changed
     if isinstance(func, ast.Name) and func.id in symbols.classes:
-        return constructor_changes_state(symbols.classes[func.id], symbols, depth + 1)
+        # building it, or what Python runs on it later (`Wrap(x) * 2`, `with Obj():`)
+        built = symbols.classes[func.id]
+        return constructor_changes_state(built, symbols, depth + 1) or (
+            _implicit_code_changes_state(built, symbols)
+        )
     return (
         _module_object_method_changes_state(func, function, symbols, depth)
         or foreign_callee(call, function, owner, symbols) is not None
         or unknown_held_method(call, function, symbols) is not None
+        or handed_callee(call, function, symbols) is not None
     )
 
 
@@ -233,10 +238,17 @@ def implicit_call_changes_state(
         getter = cls.methods.get(node.attr)
         if getter is not None and _is_property(getter):
             return body_changes_state(getter, cls, symbols, depth + 1)
+        lookup = cls.methods.get("__getattr__") or cls.methods.get("__getattribute__")
+        if lookup is not None and body_changes_state(lookup, cls, symbols, depth + 1):
+            return True  # an attribute lookup of the class's own that changes state
     # what `self.X` holds, or a descriptor of the class (`scale = Counted()` in its body)
-    classes = list(held_classes(node, owner, symbols) or []) + _class_level(node.attr, owner)
+    classes = list(held_classes(node, owner, symbols) or []) + _class_level(
+        node.attr, owner, symbols
+    )
     return any(
-        name in symbols.classes and _implicit_code_changes_state(symbols.classes[name], symbols)
+        name.startswith(FOREIGN) and not known_callable(name[len(FOREIGN):])
+        or name in symbols.classes
+        and _implicit_code_changes_state(symbols.classes[name], symbols)
         for name in classes
     )
 
@@ -245,16 +257,25 @@ def _is_property(method: FunctionNode) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "property" for d in method.decorator_list)
 
 
-def _class_level(attribute: str, owner: ClassInfo) -> List[str]:
-    """The classes of this file whose objects the class body assigns to ``attribute``."""
-    return [
-        statement.value.func.id
+def _class_level(attribute: str, owner: ClassInfo, symbols: ModuleSymbols) -> List[str]:
+    """The classes whose objects the class body assigns to ``attribute`` (``scale =
+    Counted()``): a class of this file by its name, another module's as ``FOREIGN`` and its
+    qualified name (torch's left out)."""
+    makers = [
+        statement.value.func
         for statement in owner.node.body
         if isinstance(statement, ast.Assign)
         and any(isinstance(t, ast.Name) and t.id == attribute for t in statement.targets)
         and isinstance(statement.value, ast.Call)
-        and isinstance(statement.value.func, ast.Name)
     ]
+    names = []
+    for maker in makers:
+        qualified = symbols.qualified_name(maker) or ast.unparse(maker)
+        if isinstance(maker, ast.Name) and maker.id in symbols.classes:
+            names.append(maker.id)
+        elif not qualified.startswith("torch."):
+            names.append(FOREIGN + qualified)
+    return names
 
 
 #: Special methods that no operation on an object runs implicitly (building it is weighed
