@@ -1,4 +1,4 @@
-"""Code that another file defines: which of it is known to change no state a caller sees.
+"""Code the analysis cannot read: which of it is known to change no state a caller sees.
 
 The analysis reads the file it rewrites. What another module defines (a function or class of
 the user's package, a method inherited from a base of another file, a module or object built
@@ -9,7 +9,10 @@ builtins and pure standard modules (their updates in place of tensors, ``setattr
 steps and torch's process-wide setters are weighed apart), numpy but ``numpy.random``, einops,
 transformers' activations, and the probes of the tracing state that Dynamo folds to constants
 (``is_torchdynamo_compiling()``). A name imported relatively (``from .layers import Block``) is
-of the user's own package, and not known.
+of the user's own package, and not known. So is a method that no tensor and no builtin type
+has, of an object whose class the analysis does not find in the file (``self.tracker.record``
+of a tracker handed to ``__init__``, ``cache.store`` of an argument), and a function of another
+module handed to what calls it (``map(helpers.f, xs)``).
 """
 
 from __future__ import annotations
@@ -58,8 +61,6 @@ _BUILTIN_METHODS = frozenset(
     for name in dir(kind)
     if not name.startswith("_")
 )
-#: Functions that make a logger.
-LOGGER_FACTORIES = ("getLogger", "get_logger", "LoggerAdapter")
 #: The builtin exceptions (``ValueError``), which building changes nothing.
 BUILTIN_EXCEPTIONS = frozenset(
     name

@@ -7,7 +7,6 @@ import re
 from typing import Iterator, Optional
 
 from ..planning.defer import defer_plan, deferred_if
-from ..planning.foreign import LOGGER_FACTORIES
 from ..planning.split import split_if_of_call
 from .base import Finding, FunctionContext
 
@@ -18,6 +17,7 @@ LOGGER_METHODS = {
 }
 _WARN_FUNCTIONS = {"warnings.warn"}
 _LOGGER_NAME = re.compile(r"(^|_)(logger|log)$", re.IGNORECASE)
+_LOGGER_FACTORIES = ("getLogger", "get_logger", "LoggerAdapter")
 
 
 def _is_logger(receiver: ast.expr, ctx: FunctionContext) -> bool:
@@ -31,7 +31,7 @@ def _is_logger(receiver: ast.expr, ctx: FunctionContext) -> bool:
         for value in bound:
             if isinstance(value, ast.Call) and (
                 symbols.qualified_name(value.func) or ""
-            ).endswith(LOGGER_FACTORIES):
+            ).endswith(_LOGGER_FACTORIES):
                 return True
         return bool(_LOGGER_NAME.search(receiver.id))
     if isinstance(receiver, ast.Attribute):
