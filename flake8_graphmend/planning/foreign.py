@@ -22,6 +22,7 @@ import builtins
 from typing import Optional
 
 from ..analysis.index import root_name
+from ..analysis.inplace import short_name
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_self, is_super_call,
 )
@@ -94,15 +95,15 @@ def foreign_callee(
     what the analysis follows (the file's functions, classes and methods), for builtins, the
     libraries above and loggers."""
     func = call.func
-    called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    called = short_name(call)
     if called in DYNAMO_PROBES or called in FX_PROXY_TESTS:
         return None  # `is_torchdynamo_compiling()`: Dynamo folds it to a constant
     if isinstance(func, ast.Name):
         return None if binds_locally(function, func.id) else _named_callee(func.id, symbols)
     if owner is not None and inherited_from_another_file(func, owner, symbols):
         return ast.unparse(func)
-    root = _root(func)
-    if root is None or root in ("self", "super") or binds_locally(function, root):
+    root = root_name(func)
+    if not root or root in ("self", "super") or binds_locally(function, root):
         return None
     if root in symbols.imports:
         qualified = symbols.qualified_name(func) or symbols.imports[root]
@@ -121,12 +122,12 @@ def unknown_held_method(call: ast.Call, function: FunctionNode, symbols: ModuleS
     of a known maker, where ``call_changes_state`` found no class of this file that it is of,
     and that is no method of tensors or builtin types; it may change state."""
     func = call.func
-    root = _root(func)
+    root = root_name(func)
     if isinstance(func, ast.Name) or isinstance(func, ast.Attribute) and known_method(func.attr):
         return None
-    if root is not None and (root == "super" or root != "self" and binds_locally(function, root)):
+    if root and (root == "super" or root != "self" and binds_locally(function, root)):
         return None  # `super().m` of a base of this file or torch's; a local's: `unknown_method`
-    made = symbols.assignments.get(root or "")
+    made = symbols.assignments.get(root)
     own = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
     if root in symbols.imports or own and isinstance(made, ast.Call) and _known_maker(
         made.func, symbols
@@ -147,29 +148,18 @@ def handed_callee(call: ast.Call, function: FunctionNode, symbols: ModuleSymbols
 ):
     """A function of another module that ``call`` hands to what calls it (``map(helpers.f,
     xs)``, ``sorted(xs, key=helpers.key)``), not known to change nothing."""
-    func = call.func
-    called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-    if called not in _CALLING:
+    if short_name(call) not in _CALLING:
         return None
     for value in [*call.args, *(k.value for k in call.keywords)]:
         if not isinstance(value, (ast.Name, ast.Attribute)):
             continue
-        root = _root(value)
-        if root is None or binds_locally(function, root) or root not in symbols.imports:
+        root = root_name(value)
+        if not root or binds_locally(function, root) or root not in symbols.imports:
             continue
         qualified = symbols.qualified_name(value) or symbols.imports[root]
         if not pure_library(qualified):
             return qualified
     return None
-
-
-def _root(func: ast.expr) -> Optional[str]:
-    """The name a callee is reached from (``self`` of ``self.a[0].m``), None for another
-    value (``"".join``, ``(a if c else b).m``)."""
-    root = func
-    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
-        root = root.func if isinstance(root, ast.Call) else root.value
-    return root.id if isinstance(root, ast.Name) else None
 
 
 def known_method(name: str) -> bool:
@@ -186,17 +176,19 @@ def inherited_from_another_file(func: ast.expr, owner: ClassInfo, symbols: Modul
     if not isinstance(func, ast.Attribute):
         return False
     through = func.value
-    chain = with_bases(owner, symbols)
+    classes = with_bases(owner, symbols)
     if is_super_call(through):
-        chain = chain[1:]
-    elif not (is_self(through) or is_own_class(through)):
+        searched = classes[1:]
+    elif is_self(through) or is_own_class(through):
+        searched = classes
+    else:
         return False
-    if any(func.attr in cls.methods for cls in chain):
+    if any(func.attr in cls.methods for cls in searched):
         return False
     return any(
         not (isinstance(base, ast.Name) and base.id in symbols.classes)
         and not pure_library(symbols.qualified_name(base) or "")
-        for cls in with_bases(owner, symbols)
+        for cls in classes
         for base in cls.node.bases
     )
 

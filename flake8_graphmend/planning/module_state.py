@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import ast
 import functools
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 from ..analysis.index import parameter_names, root_name, run_nodes
-from ..analysis.inplace import updated_arguments, updates_first_argument
+from ..analysis.inplace import short_name, updated_arguments, updates_first_argument
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_super_call, self_attribute,
 )
@@ -91,9 +91,7 @@ def call_changes_state(
         return True  # a callee computed at run time (`getattr(self, name)(x)`): not followed
     if owner is not None:
         name = self_attribute(func) or class_method(func, owner)
-        methods = [
-            (cls.methods[name], cls) for cls in lineage(owner, symbols) if name in cls.methods
-        ] if name else []
+        methods = _methods_named(name, owner, symbols) if name else []
         if methods:  # `self.m()`: the method of the class, a base or a subclass of this file
             return any(body_changes_state(m, cls, symbols, depth + 1) for m, cls in methods)
         inherited = _super_method(func, owner, symbols)
@@ -149,12 +147,17 @@ def _module_object_method_changes_state(
         and made.func.id in symbols.classes
     ):
         return False
-    info = symbols.classes[made.func.id]
-    methods = [(cls.methods[func.attr], cls) for cls in lineage(info, symbols)
-               if func.attr in cls.methods]
+    methods = _methods_named(func.attr, symbols.classes[made.func.id], symbols)
     if not methods:
         return not known_method(func.attr)
     return any(body_changes_state(m, cls, symbols, depth + 1) for m, cls in methods)
+
+
+def _methods_named(
+    name: str, info: ClassInfo, symbols: ModuleSymbols
+) -> List[Tuple[FunctionNode, ClassInfo]]:
+    """The methods ``name`` of ``info`` and of the classes of its lineage, with their class."""
+    return [(cls.methods[name], cls) for cls in lineage(info, symbols) if name in cls.methods]
 
 
 def _module_call_changes_state(
@@ -177,17 +180,24 @@ def _module_call_changes_state(
 def _set_in_class_body(attribute: str, owner: ClassInfo, symbols: ModuleSymbols) -> bool:
     """Whether the body of ``owner`` or of a class of its lineage binds ``attribute`` other
     than by ``def`` (``fn = staticmethod(note)``): a value the analysis does not follow."""
-    return any(
-        isinstance(statement, (ast.Assign, ast.AnnAssign))
-        and any(
-            isinstance(target, ast.Name) and target.id == attribute
-            for target in (
-                statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            )
-        )
-        for cls in lineage(owner, symbols)
-        for statement in cls.node.body
-    )
+    return any(_class_body_bindings(attribute, lineage(owner, symbols)))
+
+
+def _class_body_bindings(
+    attribute: str, classes: List[ClassInfo]
+) -> Iterator[Union[ast.Assign, ast.AnnAssign]]:
+    """The statements of the bodies of ``classes`` that assign ``attribute`` (``scale =
+    Counted()``, ``fn: Callable``)."""
+    for cls in classes:
+        for statement in cls.node.body:
+            if isinstance(statement, ast.Assign):
+                targets = statement.targets
+            elif isinstance(statement, ast.AnnAssign):
+                targets = [statement.target]
+            else:
+                continue
+            if any(isinstance(t, ast.Name) and t.id == attribute for t in targets):
+                yield statement
 
 
 def constructor_changes_state(info: ClassInfo, symbols: ModuleSymbols, depth: int = 0) -> bool:
@@ -246,7 +256,7 @@ def implicit_call_changes_state(
         node.attr, owner, symbols
     )
     return any(
-        name.startswith(FOREIGN) and not known_callable(name[len(FOREIGN):])
+        name.startswith(FOREIGN) and _class_changes_state(name, symbols, depth)
         or name in symbols.classes
         and _implicit_code_changes_state(symbols.classes[name], symbols)
         for name in classes
@@ -263,10 +273,8 @@ def _class_level(attribute: str, owner: ClassInfo, symbols: ModuleSymbols) -> Li
     qualified name (torch's left out)."""
     makers = [
         statement.value.func
-        for statement in owner.node.body
-        if isinstance(statement, ast.Assign)
-        and any(isinstance(t, ast.Name) and t.id == attribute for t in statement.targets)
-        and isinstance(statement.value, ast.Call)
+        for statement in _class_body_bindings(attribute, [owner])
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call)
     ]
     names = []
     for maker in makers:
@@ -327,10 +335,8 @@ def registers_hooks(tree: ast.Module) -> bool:
     that changes state."""
     return any(
         isinstance(node, ast.Call)
-        and isinstance(node.func, (ast.Attribute, ast.Name))
         and (
-            (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
-            in _REGISTERS_CODE
+            short_name(node) in _REGISTERS_CODE
             or isinstance(node.func, ast.Attribute)
             and node.func.attr.startswith("register_")
             and node.func.attr.endswith("hook")
@@ -358,22 +364,15 @@ def _held_method_changes_state(
     )):
         return True  # `self.tracker.record(n)` of a `Tracker` that another module defines
     infos = [symbols.classes[name] for name in classes or () if name in symbols.classes]
-    methods = [
-        (method, info)
-        for held in infos
-        for info in lineage(held, symbols)
-        for method in [info.methods.get(func.attr)]
-        if method is not None
-    ]
+    methods = [found for held in infos for found in _methods_named(func.attr, held, symbols)]
     if methods:
         return any(body_changes_state(m, info, symbols, depth + 1) for m, info in methods)
     if not infos or len(infos) != len(classes or ()):
         return None
-    method = ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=func.attr)
-    if any(inherited_from_another_file(method, info, symbols) for info in infos):
+    inner = ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=func.attr)
+    if any(inherited_from_another_file(inner, info, symbols) for info in infos):
         return True  # `class Tracker(helpers.Tracker): pass`: its `record` is another module's
     # `self.encoder.embed(x)`: a module that the classes of this file held there hold
-    inner = ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=func.attr)
     found = [held_classes(inner, info, symbols) for info in infos]
     return any(names is None for names in found) or any(
         _class_changes_state(name, symbols, depth + 1) for names in found for name in names or ()

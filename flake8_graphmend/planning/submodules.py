@@ -16,8 +16,8 @@ import functools
 from collections import Counter
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
-from ..analysis.index import child_blocks, parameter_names, parent_map
-from ..analysis.inplace import builds_in_place_module, updates_first_argument
+from ..analysis.index import child_blocks, parameter_names, parent_map, root_name
+from ..analysis.inplace import builds_in_place_module, short_name, updates_first_argument
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
 from ..analysis.values import constant_int
 
@@ -148,7 +148,7 @@ def _only_built_and_called(attribute: str, owner: ClassInfo, symbols: ModuleSymb
     for info in related:
         parents = parent_map(info.node)
         for node in ast.walk(info.node):
-            if isinstance(node, ast.Call) and _called_name(node) in _SETTING_CALLS:
+            if isinstance(node, ast.Call) and short_name(node) in _SETTING_CALLS:
                 return False
             if not _is_self_attribute(node, attribute):
                 continue
@@ -171,18 +171,13 @@ def _plain_use(node: ast.AST, parents: Dict[int, ast.AST], builds: bool) -> bool
     if isinstance(parent, ast.Subscript) and parent.value is node:
         return isinstance(parent.ctx, ast.Load)
     if isinstance(parent, ast.Call):
-        return parent.func is node or _called_name(parent) in ("len", "enumerate", "zip")
+        return parent.func is node or short_name(parent) in ("len", "enumerate", "zip")
     call = parents.get(id(parent))
     if isinstance(parent, ast.Attribute) and isinstance(call, ast.Call) and call.func is parent:
         return parent.attr in _READING_METHODS or (builds and parent.attr == "append")
     if isinstance(parent, (ast.For, ast.comprehension)):
         return parent.iter is node
     return False
-
-
-def _called_name(call: ast.Call) -> str:
-    func = call.func
-    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
 
 
 def file_bases(info: ClassInfo, symbols: ModuleSymbols) -> List[str]:
@@ -434,7 +429,7 @@ def loosely_built(tree: ast.Module) -> FrozenSet[str]:
         if isinstance(parent, ast.Call) and parent.func is node:
             holder = parents.get(id(parent))
             if isinstance(holder, _FOLLOWED_PARENTS) or (
-                isinstance(holder, ast.Call) and _called_name(holder) in _FOLLOWED_CALLS
+                isinstance(holder, ast.Call) and short_name(holder) in _FOLLOWED_CALLS
             ):
                 continue
         elif isinstance(parent, (ast.ClassDef, ast.Attribute, ast.arg)) or _type_test(
@@ -449,7 +444,7 @@ def _type_test(node: Optional[ast.AST], parents: Dict[int, ast.AST]) -> bool:
     """Whether ``node`` (or the tuple it is in) is an argument of ``isinstance`` and the like."""
     if isinstance(node, ast.Tuple):
         node = parents.get(id(node))
-    return isinstance(node, ast.Call) and _called_name(node) in _TYPE_TESTS
+    return isinstance(node, ast.Call) and short_name(node) in _TYPE_TESTS
 
 
 def _copies(call: ast.Call, parents: Optional[Dict[int, ast.AST]] = None) -> bool:
@@ -510,7 +505,7 @@ def _classes_copied(
         return found
     index = positional.index(value.id)
     for call in ast.walk(tree):
-        if isinstance(call, ast.Call) and _called_name(call) == function.name:
+        if isinstance(call, ast.Call) and short_name(call) == function.name:
             passed = [k.value for k in call.keywords if k.arg == value.id]
             passed += call.args[index:index + 1]
             for argument in passed:
@@ -524,12 +519,10 @@ def _built_elsewhere(value: ast.expr, symbols: ModuleSymbols) -> Optional[str]:
     ``transformers.AutoModel.from_config``, ``Block``); None otherwise."""
     if not isinstance(value, (ast.Call, ast.Subscript)):
         return None
-    root: ast.expr = value
-    while isinstance(root, (ast.Call, ast.Subscript, ast.Attribute)):
-        root = root.func if isinstance(root, ast.Call) else root.value
-    if not isinstance(root, ast.Name) or root.id not in symbols.imports:
+    root = root_name(value)
+    if root not in symbols.imports:
         return None
-    qualified = symbols.imports[root.id]
+    qualified = symbols.imports[root]
     if qualified == "torch" or qualified.startswith("torch."):
         return None
     maker = value.func if isinstance(value, ast.Call) else value.value
@@ -689,7 +682,7 @@ class _Callee:
     def new_at_return(self, path: Path) -> bool:
         if any(
             isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal))
-            or (isinstance(node, ast.Call) and _called_name(node) in NAMESPACE_CALLS)
+            or (isinstance(node, ast.Call) and short_name(node) in NAMESPACE_CALLS)
             for node in ast.walk(self.function)
         ):
             return False
