@@ -3154,6 +3154,27 @@ CHANGES_BEFORE_A_GUARD = {
         "SEEN = []\nrecord = lambda n: SEEN.append(n)  # noqa: E731\n",
         "record(x.shape[0])",
     ),
+    # what a followed function changes through a local bound to what it was handed
+    "a helper that updates a view of a buffer": (
+        "        bump(self.ema)", '        self.register_buffer("ema", torch.zeros(2))',
+        "def bump(t):\n    flat = t.view(-1)\n    flat.add_(1)\n", "bump(self.ema)",
+    ),
+    "a helper that appends through another name": (
+        "        note(self.sizes, x.shape[0])", "        self.sizes = []",
+        "def note(seen, n):\n    log = seen\n    log.append(n)\n", "note(self.sizes",
+    ),
+    "a helper that decays each buffer of a module": (
+        "        decay(self)", '        self.register_buffer("ema", torch.ones(2))',
+        "def decay(module):\n    for buffer in module.buffers():\n        buffer.mul_(0.5)\n",
+        "decay(self)",
+    ),
+    "a submodule that scales an element of its input": (
+        "        self.scale(self.ema)\n",
+        '        self.register_buffer("ema", torch.ones(2, 2))\n        self.scale = Scale()',
+        "class Scale(nn.Module):\n    def forward(self, h):\n        first = h[0]\n"
+        "        first.mul_(2)\n        return h\n",
+        "self.scale(self.ema)",
+    ),
 }
 #: Guard messages whose values fail for some inputs: the check's helper computes them only
 #: when the check fails, as the original did (the failing inputs raise what the message

@@ -82,6 +82,25 @@ def helper(x):
 def helper_in_place(x):
     x.mul_(2)
     return x
+
+
+def helper_through_a_view(x):
+    flat = x.view(-1)
+    flat.mul_(2)
+    return x
+
+
+def helper_on_a_new_tensor(x):
+    y = x * 2
+    y.add_(1)
+    n = x.size(0)
+    n += 1
+    return y
+
+
+def helper_through_a_loop(pairs):
+    for first, _ in pairs:
+        first.zero_()
 """
 
 #: name -> (what Model.__init__ builds, what Model.forward runs before it returns, whether one
@@ -135,6 +154,11 @@ CASES = {
     "a local function": ("pass", "act = torch.relu\n        x = act(x)", True),
     "a helper function": ("pass", "helper(x)", False),
     "a helper updating its argument in place": ("pass", "helper_in_place(x)", True),
+    "a helper updating a view of its argument": ("pass", "helper_through_a_view(x)", True),
+    "a helper updating a new tensor": ("pass", "helper_on_a_new_tensor(x)", False),
+    "a helper updating tensors of the list it is handed": (
+        "pass", "helper_through_a_loop([(x, x)])", True,
+    ),
     "a method of torch's base class": ("pass", "self.post_init()", False),
     "a class of another file": ("self.block = ForeignBlock()", "self.block(x)", True),
     "a function of another file": ("pass", "x = normalize(x)", True),

@@ -12,16 +12,14 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..analysis.index import child_blocks, outer_names, parameter_names, parent_map, root_name
 from ..analysis.inplace import builds_in_place_module
-from ..analysis.purity import ALIASING_OPERATIONS
 from ..analysis.symbols import FunctionNode, self_attribute
 from ..analysis.values import Kind, constant_int
-from .module_state import updated_by_call, updates_in_place
+from .module_state import holders, updated_by_call, updates_in_place
 from .submodules import (
-    forward_of,
-    FRESH_OPERATIONS,
-    fresh_torch_call,
-    is_torch_function,
+    call_kind,
+    call_sources,
     element_path,
+    forward_of,
     returns_new_tensor,
     submodule_classes,
 )
@@ -30,10 +28,6 @@ if TYPE_CHECKING:
     from ..rules.base import FunctionContext
 
 
-#: ``nn`` modules that may return their input itself (dropout in eval mode, identity).
-PASS_THROUGH_MODULES = frozenset({
-    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Identity",
-})
 #: How far the origin of a value is followed back through assignments.
 _DEPTH = 6
 
@@ -55,40 +49,17 @@ def may_alias(value: ast.expr, ctx: FunctionContext) -> bool:
 
 
 def _call_kind(call: ast.Call, ctx: FunctionContext) -> str:
-    """``fresh`` (a new tensor), ``view`` (of its receiver), ``through`` (may return one of its
-    tensor arguments) or ``unknown`` (may return anything, ``self``'s state included)."""
+    """``submodules.call_kind`` of ``call`` in the region."""
     func = call.func
-    qualified = ctx.symbols.qualified_name(func) or ""
-    if isinstance(func, ast.Attribute) and func.attr in ALIASING_OPERATIONS:
-        return "view"
-    if is_torch_function(qualified):
-        return "fresh" if fresh_torch_call(call, qualified) else "through"
-    if isinstance(func, ast.Attribute) and func.attr in FRESH_OPERATIONS:
-        if ctx.values.kind(func.value) is not Kind.STATIC:  # a tensor method (`x.clone()`)
-            return "fresh"
-    if returns_new_tensor(call, (), ctx.region.owner, ctx.symbols):
-        return "fresh"
-    classes = submodule_classes(call.func, ctx.region.owner, ctx.symbols) or [""]
-    if all(c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in PASS_THROUGH_MODULES
-           for c in classes):
-        return "through"
-    return "unknown"
+    tensor_method = isinstance(func, ast.Attribute) and ctx.values.kind(func.value) is not (
+        Kind.STATIC
+    )
+    return call_kind(call, ctx.region.owner, ctx.symbols, tensor_method)
 
 
 def _call_sources(call: ast.Call, ctx: FunctionContext) -> List[ast.expr]:
-    """The expressions whose tensor ``call`` may return: none for a new tensor, the receiver of
-    a view, the arguments of a call that may hand one back (and the receiver, when unknown)."""
-    kind = _call_kind(call, ctx)
-    receiver = [call.func.value] if isinstance(call.func, ast.Attribute) else []
-    arguments = [
-        *(a.value if isinstance(a, ast.Starred) else a for a in call.args),
-        *(k.value for k in call.keywords),
-    ]
-    if kind == "fresh":
-        return []
-    if kind == "view":
-        return receiver
-    return arguments + (receiver if kind == "unknown" else [])
+    """``submodules.call_sources`` of ``call`` in the region."""
+    return call_sources(call, _call_kind(call, ctx))
 
 
 def updated_in_place(name: str, ctx: FunctionContext) -> Optional[int]:
@@ -609,8 +580,9 @@ def _may_mutate_arguments(call: ast.Call, ctx: FunctionContext) -> bool:
     if attribute is not None and attribute in _in_place_submodules(ctx):
         return True
     return any(
-        updates_in_place(sub, parameters)
+        updates_in_place(sub, names)
         for function, parameters in _callees_in_file(call, ctx)
+        for names in [holders(function, frozenset(parameters), None, ctx.symbols)]
         for sub in ast.walk(function)
     )
 

@@ -29,8 +29,8 @@ from .foreign import (
     unknown_held_method,
 )
 from .submodules import (
-    FOREIGN, additions, binds_locally, classes_of_call, file_bases, forward_of, loosely_built,
-    runs_when_called, with_bases,
+    FOREIGN, additions, binds_locally, call_kind, call_sources, classes_of_call, file_bases,
+    forward_of, loosely_built, runs_when_called, with_bases,
 )
 
 #: ``torch.nn`` modules whose call updates buffers in place (in training).
@@ -396,6 +396,7 @@ def body_changes_state(
     callers_values = parameter_names(function) | {"self"} | symbols.defined_here()
     if not own_self:
         callers_values = (callers_values - {"self"}) | {owner.node.name if owner else ""}
+    callers_values = holders(function, frozenset(callers_values), owner, symbols)
     for node in run_nodes(function):
         if isinstance(node, (ast.Global, ast.Nonlocal)) or stored_roots(node) & callers_values:
             return True
@@ -412,6 +413,106 @@ def body_changes_state(
         ):
             return True
     return False
+
+
+def holders(
+    function: FunctionNode,
+    roots: FrozenSet[str],
+    owner: Optional[ClassInfo],
+    symbols: ModuleSymbols,
+) -> Set[str]:
+    """``roots`` and the names ``function`` binds to what they hold, or to a part or a view of
+    it (``v = t.view(-1)``, ``cache = self.cache``, ``for layer in self.layers``, ``a, b =
+    pair``, ``h = helper(t)``): an update in place through one of them changes what the
+    caller holds. A name bound to a new value (arithmetic, an operation that allocates, a
+    metadata read, a display of new values) is not one."""
+    bindings = list(_bindings(function))
+    held = set(roots)
+    imported = set(symbols.imports) | set(symbols.functions) | set(symbols.classes)
+    changed = True
+    while changed:
+        changed = False
+        for names, value in bindings:
+            if not names <= held and _hands_on(value, held - imported, owner, symbols):
+                held |= names
+                changed = True
+    return held
+
+
+def _bindings(function: FunctionNode) -> Iterator[Tuple[Set[str], ast.expr]]:
+    """The names each binding of ``function`` gives a value, with the value they take all or
+    part of (the iterable of a loop, the context manager of ``with ... as``)."""
+    for node in run_nodes(function):
+        pairs: List[Tuple[ast.expr, ast.expr]] = []
+        if isinstance(node, ast.Assign):
+            pairs = [(target, node.value) for target in node.targets]
+        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+            pairs = [(node.target, node.value)]
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            pairs = [(node.target, node.iter)]
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            pairs = [(node.optional_vars, node.context_expr)]
+        for target, value in pairs:
+            names = {
+                n.id for n in ast.walk(target)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            }
+            if names and not isinstance(target, (ast.Attribute, ast.Subscript)):
+                yield names, value
+
+
+#: Tensor attributes and methods that give a new value (metadata, a Python number or list).
+_NEW_READS = frozenset({
+    "shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "layout", "size", "dim",
+    "numel", "item", "tolist", "element_size", "is_floating_point", "is_contiguous",
+})
+#: Builtins that give a new value, not one of their arguments.
+_NEW_VALUE_BUILTINS = frozenset({
+    "len", "int", "float", "bool", "str", "repr", "range", "isinstance", "issubclass",
+    "hasattr", "callable", "id", "hash", "format", "abs", "round", "sum", "any", "all", "ord",
+    "chr", "divmod", "pow",
+})
+
+
+def _hands_on(
+    value: ast.expr, held: Set[str], owner: Optional[ClassInfo], symbols: ModuleSymbols
+) -> bool:
+    """Whether ``value`` may be, hold, or be a part or a view of what a name of ``held``
+    names."""
+    if isinstance(value, ast.Name):
+        return value.id in held
+    if isinstance(value, ast.Attribute) and value.attr in _NEW_READS:
+        return False
+    if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred, ast.NamedExpr)):
+        return _hands_on(value.value, held, owner, symbols)
+    if isinstance(value, ast.UnaryOp):
+        return isinstance(value.op, ast.UAdd) and _hands_on(value.operand, held, owner, symbols)
+    if isinstance(value, ast.BinOp):  # a new tensor; a new list or tuple of the elements
+        return any(
+            isinstance(side, (ast.List, ast.Tuple)) and _hands_on(side, held, owner, symbols)
+            for side in (value.left, value.right)
+        )
+    if isinstance(value, ast.Call):
+        return _call_hands_on(value, held, owner, symbols)
+    if isinstance(value, (ast.Constant, ast.JoinedStr, ast.Compare, ast.Lambda)):
+        return False
+    parts = [n for n in ast.iter_child_nodes(value) if isinstance(n, ast.expr)]
+    if isinstance(value, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        parts = [n for n in ast.walk(value) if isinstance(n, ast.Name)]
+    return any(_hands_on(part, held, owner, symbols) for part in parts)  # displays, `a or b`
+
+
+def _call_hands_on(
+    call: ast.Call, held: Set[str], owner: Optional[ClassInfo], symbols: ModuleSymbols
+) -> bool:
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in _NEW_READS:
+        return False
+    if isinstance(func, ast.Name) and func.id in _NEW_VALUE_BUILTINS:
+        return func.id in symbols.defined_here()
+    # a method named like a tensor operation is taken to be one: no known class defines one
+    kind = call_kind(call, owner, symbols, tensor_method=True)
+    return any(_hands_on(source, held, owner, symbols) for source in call_sources(call, kind))
 
 
 def _sets_attribute_of(node: ast.AST, roots: Set[str]) -> bool:

@@ -18,6 +18,7 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tup
 
 from ..analysis.index import child_blocks, parameter_names, parent_map, root_name
 from ..analysis.inplace import builds_in_place_module, short_name, updates_first_argument
+from ..analysis.purity import ALIASING_OPERATIONS
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
 from ..analysis.values import constant_int
 
@@ -307,6 +308,52 @@ def fresh_torch_call(call: ast.Call, qualified: str) -> bool:
     name = qualified.rsplit(".", 1)[-1]
     in_place = updates_first_argument(call) or any(k.arg == "out" for k in call.keywords)
     return name in FRESH_OPERATIONS and not in_place
+
+
+#: ``nn`` modules that may return their input itself (dropout in eval mode, identity).
+PASS_THROUGH_MODULES = frozenset({
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Identity",
+})
+
+
+def call_kind(
+    call: ast.Call, owner: Optional[ClassInfo], symbols: ModuleSymbols, tensor_method: bool
+) -> str:
+    """``fresh`` (a new tensor), ``view`` (of its receiver), ``through`` (may return one of its
+    tensor arguments) or ``unknown`` (may return anything, ``self``'s state included).
+    ``tensor_method``: whether a method named like an operation of ``FRESH_OPERATIONS``
+    (``x.clone()``) is called on a tensor."""
+    func = call.func
+    qualified = symbols.qualified_name(func) or ""
+    if isinstance(func, ast.Attribute) and func.attr in ALIASING_OPERATIONS:
+        return "view"
+    if is_torch_function(qualified):
+        return "fresh" if fresh_torch_call(call, qualified) else "through"
+    if isinstance(func, ast.Attribute) and func.attr in FRESH_OPERATIONS and tensor_method:
+        return "fresh"
+    if returns_new_tensor(call, (), owner, symbols):
+        return "fresh"
+    classes = submodule_classes(call.func, owner, symbols) or [""]
+    if all(c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in PASS_THROUGH_MODULES
+           for c in classes):
+        return "through"
+    return "unknown"
+
+
+def call_sources(call: ast.Call, kind: str) -> List[ast.expr]:
+    """The expressions whose tensor ``call`` (of ``call_kind`` ``kind``) may return: none for a
+    new tensor, the receiver of a view, the arguments of a call that may hand one back (and
+    the receiver, when unknown)."""
+    receiver = [call.func.value] if isinstance(call.func, ast.Attribute) else []
+    arguments = [
+        *(a.value if isinstance(a, ast.Starred) else a for a in call.args),
+        *(k.value for k in call.keywords),
+    ]
+    if kind == "fresh":
+        return []
+    if kind == "view":
+        return receiver
+    return arguments + (receiver if kind == "unknown" else [])
 
 
 def _builds_elements(value: ast.expr) -> bool:
