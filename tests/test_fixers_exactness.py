@@ -3168,6 +3168,10 @@ CHANGES_BEFORE_A_GUARD = {
         "def decay(module):\n    for buffer in module.buffers():\n        buffer.mul_(0.5)\n",
         "decay(self)",
     ),
+    "a batch norm registered by name": (
+        "        self.norm(torch.stack([x, x]))",
+        '        self.add_module("norm", nn.BatchNorm1d(2))', "", "self.norm(",
+    ),
     "a submodule that scales an element of its input": (
         "        self.scale(self.ema)\n",
         '        self.register_buffer("ema", torch.ones(2, 2))\n        self.scale = Scale()',

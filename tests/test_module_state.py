@@ -113,6 +113,18 @@ CASES = {
     "an embedding that renorms": (
         "self.emb = nn.Embedding(10, 4, max_norm=1.0)", "self.emb(x)", True,
     ),
+    "a batch norm registered by name": (
+        'self.add_module("norm", nn.BatchNorm1d(4))', "self.norm(x)", True,
+    ),
+    "a linear layer registered by setattr": (
+        'setattr(self, "lin", nn.Linear(4, 4))', "self.lin(x)", False,
+    ),
+    "a module registered under a computed name": (
+        "self.add_module(type(self).__name__, nn.BatchNorm1d(4))\n"
+        "        self.lin = nn.Linear(4, 4)",
+        "self.lin(x)",
+        True,
+    ),
     "an embedding": ("self.emb = nn.Embedding(10, 4)", "self.emb(x)", False),
     "a stateless block: activation of another file, drop path or identity": (
         "self.mlp = Mlp(4, drop_path=0.1)", "self.mlp(x)", False,

@@ -19,7 +19,7 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tup
 from ..analysis.index import child_blocks, parameter_names, parent_map, root_name
 from ..analysis.inplace import builds_in_place_module, short_name, updates_first_argument
 from ..analysis.purity import ALIASING_OPERATIONS
-from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
+from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, is_self, self_attribute
 from ..analysis.values import constant_int
 
 #: Tensor operations (functions of ``torch`` and ``torch.nn.functional``, and tensor methods)
@@ -232,25 +232,18 @@ def additions(
     empty list is an addition of no class)."""
     for statement, place in _statements(method.body, "body"):
         for node in _own_nodes(statement):
-            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    if _is_self_attribute(target, attribute):
-                        if not isinstance(node, ast.Assign):
-                            yield None, place
-                            continue
-                        for position, (classes, many) in enumerate(
-                            _built(node.value, element, method, symbols, imported)
-                        ):
-                            kind = "loop" if many else place
-                            yield classes, kind + (" assigned" if position == 0 else "")
-                        if element and not _builds_elements(node.value):
-                            yield [], place + " assigned"  # an empty list
-                    elif isinstance(target, ast.Subscript) and _is_self_attribute(
-                        target.value, attribute
-                    ):
-                        yield None, place  # an element replaced
-            elif (
+            for value in _stores_into(node, attribute):
+                if value is None:
+                    yield None, place
+                    continue
+                for position, (classes, many) in enumerate(
+                    _built(value, element, method, symbols, imported)
+                ):
+                    kind = "loop" if many else place
+                    yield classes, kind + (" assigned" if position == 0 else "")
+                if element and not _builds_elements(value):
+                    yield [], place + " assigned"  # an empty list
+            if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
                 and _is_self_attribute(node.func.value, attribute)
@@ -260,6 +253,62 @@ def additions(
                     yield None, place
                     continue
                 yield classes_of_call(node.args[0], method, symbols, imported), place
+
+
+def _stores_into(node: ast.AST, attribute: str) -> Iterator[Optional[ast.expr]]:
+    """The value ``node`` stores into ``self.<attribute>`` (by assignment, or by name:
+    ``self.add_module("<attribute>", m)``), or None for a change of it that is not known
+    (``+=``, an element replaced, ``setattr`` or ``self._modules`` with a computed name)."""
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if _is_self_attribute(target, attribute):
+                yield node.value if isinstance(node, ast.Assign) else None
+            elif isinstance(target, ast.Subscript) and (
+                _is_self_attribute(target.value, attribute)
+                or self_attribute(target.value) in _NAMESPACES
+            ):
+                yield None  # an element replaced; `self._modules[name] = m`
+    elif isinstance(node, ast.Call) and _registers_on_self(node):
+        named, value = _registered(node)
+        if named is None or value is None:
+            yield None  # a name computed at run time: any attribute
+        elif named == attribute:
+            yield value
+
+
+#: Methods of ``nn.Module`` that set a submodule (or any attribute) by name.
+_REGISTERING_METHODS = frozenset({"add_module", "register_module", "__setattr__"})
+#: Attributes of a module that hold its submodules (or attributes) by name.
+_NAMESPACES = frozenset({"_modules", "__dict__"})
+
+
+def _registers_on_self(call: ast.Call) -> bool:
+    """``self.add_module(name, m)``, ``self.register_module(...)``, ``self.__setattr__(...)``,
+    ``setattr(self, name, m)`` or a method of ``self._modules`` (``update``)."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and self_attribute(func.value) in _NAMESPACES:
+        return True  # `self._modules.update(...)`
+    if isinstance(func, ast.Attribute):
+        return func.attr in _REGISTERING_METHODS and is_self(func.value)
+    return (
+        isinstance(func, ast.Name) and func.id == "setattr" and bool(call.args)
+        and is_self(call.args[0])
+    )
+
+
+def _registered(call: ast.Call) -> Tuple[Optional[str], Optional[ast.expr]]:
+    """The constant name and the value that ``_registers_on_self`` call sets (None where the
+    name is computed or the arguments are not written out)."""
+    arguments = call.args[1:] if isinstance(call.func, ast.Name) else call.args
+    if len(arguments) != 2 or call.keywords or any(
+        isinstance(a, ast.Starred) for a in arguments
+    ):
+        return None, None
+    name, value = arguments
+    if isinstance(name, ast.Constant) and isinstance(name.value, str):
+        return name.value, value
+    return None, value
 
 
 def _built(
