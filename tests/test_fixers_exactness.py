@@ -3088,6 +3088,41 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, 2.0]),),
         "formats tensor `loss`",
     ),
+    "a guard after tensors made and filled in place (drop path, noise)": (
+        """
+        def drop_path(x, drop_prob: float = 0.0):
+            keep_prob = 1 - drop_prob
+            shape = (x.shape[0],) + (1,) * (x.ndim - 1)
+            random_tensor = x.new_empty(shape).bernoulli_(keep_prob)
+            if keep_prob > 0.0:
+                random_tensor.div_(keep_prob)
+            return x * random_tensor
+
+
+        class Model(nn.Module):
+            def forward(self, x):
+                h = drop_path(x)
+                offset = torch.empty_like(x).fill_(2.0)
+                scaled = (x * 0.5).mul_(3.0)
+                if (x < 0).any():
+                    raise ValueError("negative input")
+                return h + offset + scaled
+        """,
+        (torch.tensor([1.0, -2.0]),),
+        None,
+    ),
+    "a guard after a made tensor that is a view of the input, filled in place": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                x.view(-1).add_(1.0)
+                if (x < 0).any():
+                    raise ValueError("negative input")
+                return x
+        """,
+        (torch.tensor([1.0, -2.0]),),
+        "x.view(-1).add_(1.0)",
+    ),
 }
 
 

@@ -98,6 +98,10 @@ def helper_on_a_new_tensor(x):
     return y
 
 
+def helper_drop_path(x):
+    return x * x.new_empty(x.shape[0], 1).bernoulli_(0.9).div_(0.9)
+
+
 def helper_through_a_loop(pairs):
     for first, _ in pairs:
         first.zero_()
@@ -168,6 +172,7 @@ CASES = {
     "a helper updating its argument in place": ("pass", "helper_in_place(x)", True),
     "a helper updating a view of its argument": ("pass", "helper_through_a_view(x)", True),
     "a helper updating a new tensor": ("pass", "helper_on_a_new_tensor(x)", False),
+    "a helper drawing into a new tensor": ("pass", "helper_drop_path(x)", False),
     "a helper updating tensors of the list it is handed": (
         "pass", "helper_through_a_loop([(x, x)])", True,
     ),

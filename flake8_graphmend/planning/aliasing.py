@@ -580,7 +580,7 @@ def _may_mutate_arguments(call: ast.Call, ctx: FunctionContext) -> bool:
     if attribute is not None and attribute in _in_place_submodules(ctx):
         return True
     return any(
-        updates_in_place(sub, names)
+        updates_in_place(sub, names, None, ctx.symbols)
         for function, parameters in _callees_in_file(call, ctx)
         for names in [holders(function, frozenset(parameters), None, ctx.symbols)]
         for sub in ast.walk(function)

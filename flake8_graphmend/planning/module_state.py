@@ -406,7 +406,7 @@ def body_changes_state(
             return True
         if own_self and implicit_call_changes_state(node, owner, symbols, depth):
             return True
-        if updates_in_place(node, callers_values):
+        if updates_in_place(node, callers_values, owner, symbols):
             return True
         if isinstance(node, ast.Call) and call_changes_state(
             node, function, owner, symbols, depth
@@ -526,12 +526,18 @@ def _sets_attribute_of(node: ast.AST, roots: Set[str]) -> bool:
     )
 
 
-def updates_in_place(node: ast.AST, roots: Set[str]) -> bool:
+def updates_in_place(
+    node: ast.AST, roots: Set[str], owner: Optional[ClassInfo], symbols: ModuleSymbols
+) -> bool:
     """``x.add_(1)``, ``x[i] = v``, ``x += v``, ``f(x, inplace=True)``, ``torch.add(a, b,
     out=x)`` or ``F.batch_norm(h, x, ...)`` of a value whose root name is in ``roots``
-    (whatever its type: a tensor is updated in place, a number is only rebound)."""
+    (whatever its type: a tensor is updated in place, a number is only rebound); not of a
+    new tensor made from one (``x.new_empty(shape).bernoulli_(p)``), in a method of
+    ``owner``."""
     if isinstance(node, ast.Call):
-        return any(root_name(value) in roots for value in updated_by_call(node))
+        return any(
+            _hands_on(value, roots, owner, symbols) for value in updated_by_call(node)
+        )
     if isinstance(node, ast.AugAssign):
         return root_name(node.target) in roots
     if isinstance(node, ast.Assign):

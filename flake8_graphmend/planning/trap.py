@@ -22,7 +22,7 @@ from ..analysis.symbols import (
 )
 from ..analysis.values import Kind, is_size, parameter_defaults
 from . import Plan, Planned, Position, declined, formatted_values, position
-from .aliasing import caller_visible, statement_blocks
+from .aliasing import caller_visible, may_alias, statement_blocks
 from .conditions import split_condition, tensor_condition_problem
 from .foreign import BUILTIN_EXCEPTIONS, foreign_callee, unknown_held_method, unknown_method
 from .items import compared_item, item_of
@@ -833,7 +833,8 @@ def _updates_tensor_in_place(
     ``out=x``, ``F.batch_norm(h, x, ...)`` (``module_state.updated_by_call``), of a tensor that
     outlives the call (``outlives`` of its root name; by default an input or
     ``self``'s state, ``aliasing.caller_visible``): with Inductor and ``aot_eager`` such
-    updates are written back after the graph. A tensor made in the call is not."""
+    updates are written back after the graph. A tensor made in the call is not, nor one made
+    where it is updated (``x.new_empty(shape).bernoulli_(p)``)."""
     if outlives is None:
         outlives = lambda root: caller_visible(root, node, ctx)  # noqa: E731
     updated: List[ast.expr] = []
@@ -846,7 +847,7 @@ def _updates_tensor_in_place(
                 updated.append(target.value)
             elif isinstance(node, ast.AugAssign) and ctx.values.kind(target) is Kind.TENSOR:
                 updated.append(target)
-    return any(outlives(root_name(value)) for value in updated)
+    return any(may_alias(value, ctx) and outlives(root_name(value)) for value in updated)
 
 
 def _holds(outer: ast.stmt, node: ast.AST) -> bool:
