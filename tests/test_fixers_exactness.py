@@ -63,6 +63,30 @@ class Model(nn.Module):
 """
 
 #: name -> (module body after HEADER, inputs, expected decline substring or None when fixed)
+#: Layers that change no state when called (a sequential of a convolution, a group norm and an
+#: in-place ReLU; an instance norm; a batch norm without running statistics), then ``change``.
+STATELESS_LAYERS = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layers = [nn.Conv1d(2, 2, 1)]
+        layers += [nn.GroupNorm(1, 2), nn.ReLU(inplace=True)]
+        self.tower = nn.Sequential(*layers)
+        self.inorm = nn.InstanceNorm1d(2)
+        self.bn = nn.BatchNorm1d(2, track_running_stats=False)
+        self.act = nn.ReLU(inplace=True)
+        {init}
+        with torch.no_grad():
+            self.tower[0].weight.copy_(torch.tensor([[[1.0], [-0.5]], [[0.25], [2.0]]]))
+            self.tower[0].bias.zero_()
+
+    def forward(self, x):
+        h = self.bn(self.inorm(self.tower(x)))
+        {change}
+        if (x < 0).any():
+            raise ValueError("negative input")
+        return h
+"""
 CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
     "defer in an inlined submodule, helper and super()": (
         """
@@ -3110,6 +3134,52 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         """,
         (torch.tensor([1.0, -2.0]),),
         None,
+    ),
+    "a guard after layers that keep no state, a sequential and in-place activations": (
+        STATELESS_LAYERS.format(init="", change="h = self.act(h + 1.0)"),
+        (torch.tensor([[[1.0, -2.0, 3.0], [0.5, 1.0, -1.0]]]),),
+        None,
+    ),
+    "a guard after the same layers, passed": (
+        STATELESS_LAYERS.format(init="", change="h = self.act(h + 1.0)"),
+        (torch.tensor([[[1.0, 2.0, 3.0], [0.5, 1.0, 1.0]]]),),
+        None,
+    ),
+    "a guard after an in-place activation of the input": (
+        STATELESS_LAYERS.format(init="", change="self.act(x)"),
+        (torch.tensor([[[1.0, -2.0, 3.0], [0.5, 1.0, -1.0]]]),),
+        "self.act(x)",
+    ),
+    "a guard after an instance norm that keeps running statistics": (
+        STATELESS_LAYERS.format(
+            init="self.tracked = nn.InstanceNorm1d(2, track_running_stats=True)",
+            change="self.tracked(h)",
+        ),
+        (torch.tensor([[[1.0, -2.0, 3.0], [0.5, 1.0, -1.0]]]),),
+        "self.tracked(h)",
+    ),
+    "a guard in a block that a sequential runs, after its caller counts": (
+        """
+        class Block(nn.Module):
+            def forward(self, x):
+                if (x < 0).any():
+                    raise ValueError("negative input")
+                return x * 2
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                blocks = [Block() for _ in range(2)]
+                self.seq = nn.Sequential(nn.Identity(), *blocks)
+                self.register_buffer("calls", torch.zeros(()))
+
+            def forward(self, x):
+                self.calls += 1
+                return self.seq(x)
+        """,
+        (torch.tensor([1.0, -2.0]),),
+        "self.calls += 1",
     ),
     "a guard after a made tensor that is a view of the input, filled in place": (
         """

@@ -155,6 +155,19 @@ CASES: Dict[str, str] = {
         return h * 2
 """,
     ),
+    "a sequential whose layer breaks, called in a loop": _model(
+        """\
+        h = torch.relu(self.embed(x)) * 3
+        print("start")  # declined
+        h = h.sin()""",
+        """
+        for _ in range(2):
+            h = self.seq(h)
+        return h
+""",
+        before=LAYER,
+        init=LAYERS + "\n        self.seq = nn.Sequential(nn.Linear(6, 6), Layer())",
+    ),
     "a loop over layers whose forward breaks": _model(
         """\
         h = torch.relu(self.embed(x)) * 3

@@ -13,6 +13,8 @@ from flake8_graphmend.analysis.symbols import ModuleSymbols
 from flake8_graphmend.planning.module_state import call_changes_state
 
 HEADER = """
+from collections import OrderedDict
+
 import torch
 from torch import nn
 import math
@@ -113,7 +115,102 @@ CASES = {
     "torch.nn layers": ("self.lin = nn.Linear(4, 4)", "self.lin(x)", False),
     "a batch norm": ("self.norm = nn.BatchNorm1d(4)", "self.norm(x)", True),
     "a norm built by a factory parameter": ("self.norm = norm_layer(4)", "self.norm(x)", True),
-    "a sequential": ("self.seq = nn.Sequential(nn.Linear(4, 4))", "self.seq(x)", True),
+    "a sequential of stateless layers": (
+        "self.seq = nn.Sequential(nn.Linear(4, 4), nn.GELU())", "self.seq(x)", False,
+    ),
+    "a sequential holding a batch norm": (
+        "self.seq = nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.BatchNorm1d(4)))",
+        "self.seq(x)",
+        True,
+    ),
+    "a sequential of a list built here": (
+        "layers = []\n        for _ in range(2):\n            layers.append(nn.Linear(4, 4))\n"
+        "            layers += [nn.GroupNorm(1, 4), nn.ReLU()]\n"
+        "        self.seq = nn.Sequential(*layers)",
+        "self.seq(x)",
+        False,
+    ),
+    "a sequential of a list changed otherwise": (
+        "layers = [nn.Linear(4, 4)]\n        layers.insert(0, nn.BatchNorm1d(4))\n"
+        "        self.seq = nn.Sequential(*layers)",
+        "self.seq(x)",
+        True,
+    ),
+    "a sequential of a list handed in": (
+        "self.seq = nn.Sequential(*norm_layer)", "self.seq(x)", True,
+    ),
+    "a sequential of an ordered dict": (
+        'self.seq = nn.Sequential(OrderedDict([("fc", nn.Linear(4, 4)), ("act", nn.GELU())]))',
+        "self.seq(x)",
+        False,
+    ),
+    "a sequential of an ordered dict holding a batch norm": (
+        'self.seq = nn.Sequential(OrderedDict([("bn", nn.BatchNorm1d(4))]))', "self.seq(x)", True,
+    ),
+    "a sequential of this file's blocks": (
+        "self.seq = nn.Sequential(*[Mlp(4) for _ in range(2)])", "self.seq(x)", False,
+    ),
+    "a sequential of this file's blocks, one normed": (
+        "self.seq = nn.Sequential(Mlp(4), Normed(4))", "self.seq(x)", True,
+    ),
+    "a sequential working in place on its input": (
+        "self.seq = nn.Sequential(nn.ReLU(inplace=True), nn.Linear(4, 4))", "self.seq(x)", True,
+    ),
+    "a sequential working in place on a new tensor": (
+        "self.seq = nn.Sequential(nn.ReLU(inplace=True), nn.Linear(4, 4))",
+        "self.seq(x * 2)",
+        False,
+    ),
+    "a sequential of a list: a layer, then one working in place, in a loop": (
+        "layers = []\n        for _ in range(2):\n            layers.append(nn.Linear(4, 4))\n"
+        "            layers.append(nn.ReLU(inplace=True))\n"
+        "        self.seq = nn.Sequential(*layers)",
+        "self.seq(x)",
+        False,
+    ),
+    "a sequential of a list: one working in place first in a loop": (
+        "layers = []\n        for _ in range(2):\n"
+        "            layers.append(nn.ReLU(inplace=True))\n"
+        "            layers.append(nn.Linear(4, 4))\n"
+        "        self.seq = nn.Sequential(*layers)",
+        "self.seq(x)",
+        True,
+    ),
+    "a sequential of a list: a layer added on a condition, then one working in place": (
+        "layers = []\n        if norm_layer:\n            layers.append(nn.Linear(4, 4))\n"
+        "        layers.append(nn.ReLU(inplace=True))\n"
+        "        self.seq = nn.Sequential(*layers)",
+        "self.seq(x)",
+        True,
+    ),
+    "a sequential working in place after a block of this file": (
+        "self.seq = nn.Sequential(Mlp(4), nn.ReLU(inplace=True))", "self.seq(x * 2)", True,
+    ),
+    "an instance norm": ("self.norm = nn.InstanceNorm1d(4)", "self.norm(x)", False),
+    "an instance norm keeping running statistics": (
+        "self.norm = nn.InstanceNorm1d(4, track_running_stats=True)", "self.norm(x)", True,
+    ),
+    "a batch norm keeping no running statistics": (
+        "self.norm = nn.BatchNorm1d(4, 1e-5, 0.1, True, False)", "self.norm(x)", False,
+    ),
+    "a batch norm told by a value whether to keep them": (
+        "self.norm = nn.BatchNorm1d(4, track_running_stats=norm_layer)", "self.norm(x)", True,
+    ),
+    "a lazy instance norm": ("self.norm = nn.LazyInstanceNorm1d()", "self.norm(x)", True),
+    "an activation working in place on the input": (
+        "self.act = nn.ReLU(inplace=True)", "self.act(x)", True,
+    ),
+    "an activation working in place on a view of the input": (
+        "self.act = nn.LeakyReLU(0.2, True)", "h = x.view(-1)\n        self.act(h)", True,
+    ),
+    "an activation working in place on a new tensor": (
+        "self.act = nn.ReLU(inplace=True)\n        self.lin = nn.Linear(4, 4)",
+        "h = self.lin(x)\n        h = self.act(h)\n        y = self.act(x * 2)",
+        False,
+    ),
+    "an activation told not to work in place": (
+        "self.act = nn.ReLU(inplace=False)", "self.act(x)", False,
+    ),
     "an embedding that renorms": (
         "self.emb = nn.Embedding(10, 4, max_norm=1.0)", "self.emb(x)", True,
     ),

@@ -29,8 +29,8 @@ from .foreign import (
     unknown_held_method,
 )
 from .submodules import (
-    FOREIGN, additions, binds_locally, call_kind, call_sources, classes_of_call, file_bases,
-    forward_of, loosely_built, runs_when_called, with_bases,
+    FOREIGN, IN_PLACE, additions, binds_locally, call_kind, call_sources, classes_of_call,
+    file_bases, forward_of, loosely_built, runs_when_called, with_bases,
 )
 
 #: ``torch.nn`` modules whose call updates buffers in place (in training).
@@ -40,7 +40,7 @@ STATEFUL_MODULES = frozenset({
     "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
 })
 #: ``torch.nn`` modules that run modules they hold, which are not followed.
-_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+_CONTAINERS = frozenset({"ModuleList", "ModuleDict"})
 #: Methods that change the Python container (or iterator) they are called on.
 CONTAINER_UPDATES = frozenset({
     "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
@@ -105,7 +105,7 @@ def call_changes_state(
             return held
         module = module_expression(func, function)
         if module is not None:
-            return _module_call_changes_state(func, module, owner, symbols, depth)
+            return _module_call_changes_state(call, function, module, owner, symbols, depth)
     if isinstance(func, ast.Name) and binds_locally(function, func.id):
         return True  # a local callable it cannot name (`for norm in zip(self.a, self.b)`)
     if isinstance(func, ast.Name) and func.id in symbols.functions:
@@ -161,12 +161,26 @@ def _methods_named(
 
 
 def _module_call_changes_state(
-    func: ast.expr, module: ast.expr, owner: ClassInfo, symbols: ModuleSymbols, depth: int
+    call: ast.Call,
+    function: FunctionNode,
+    module: ast.expr,
+    owner: ClassInfo,
+    symbols: ModuleSymbols,
+    depth: int,
 ) -> bool:
-    """Whether calling ``func``, the module ``module`` of ``self`` or a method of it, may
-    change state: where a module it may hold may, or what it holds is not known, or nothing
-    is built into it and it is a method of a base of another file (``self.get_head_mask``)."""
+    """Whether ``call`` in ``function``, of the module ``module`` of ``self`` or a method of
+    it, may change state: where a module it may hold may, or works in place on a tensor that
+    may outlive the call, or what it holds is not known, or nothing is built into it and it
+    is a method of a base of another file (``self.get_head_mask``)."""
+    func = call.func
     classes = held_classes(module, owner, symbols)
+    if any(name.endswith(IN_PLACE) for name in classes or ()):
+        first = call.args[0] if call.args else None
+        if first is None or isinstance(first, ast.Starred):
+            return True
+        held = holders(function, callers_values(function, owner, symbols), owner, symbols)
+        if _hands_on(first, held, owner, symbols):
+            return True  # `self.act(x)` of `nn.ReLU(inplace=True)` updates the input `x`
     if classes == [] and (
         inherited_from_another_file(func, owner, symbols)
         or _set_in_class_body(_attribute_of(module) or "", owner, symbols)
@@ -393,26 +407,36 @@ def body_changes_state(
     (``implicit_call_changes_state``). ``own_self=False``:
     ``self`` is an object being built (``__init__``), whose stores change nothing a caller
     holds, where stores into its class do (``Output.created += 1``)."""
-    callers_values = parameter_names(function) | {"self"} | symbols.defined_here()
-    if not own_self:
-        callers_values = (callers_values - {"self"}) | {owner.node.name if owner else ""}
-    callers_values = holders(function, frozenset(callers_values), owner, symbols)
+    held = holders(function, callers_values(function, owner, symbols, own_self), owner, symbols)
     for node in run_nodes(function):
-        if isinstance(node, (ast.Global, ast.Nonlocal)) or stored_roots(node) & callers_values:
+        if isinstance(node, (ast.Global, ast.Nonlocal)) or stored_roots(node) & held:
             return True
-        if _sets_attribute_of(node, callers_values):
+        if _sets_attribute_of(node, held):
             return True
         if iterates_held_iterator(node, owner, symbols):
             return True
         if own_self and implicit_call_changes_state(node, owner, symbols, depth):
             return True
-        if updates_in_place(node, callers_values, owner, symbols):
+        if updates_in_place(node, held, owner, symbols):
             return True
         if isinstance(node, ast.Call) and call_changes_state(
             node, function, owner, symbols, depth
         ):
             return True
     return False
+
+
+def callers_values(
+    function: FunctionNode, owner: Optional[ClassInfo], symbols: ModuleSymbols,
+    own_self: bool = True,
+) -> FrozenSet[str]:
+    """The names through which ``function`` reaches what its caller holds: its parameters,
+    ``self`` (with ``own_self=False``, of an object being built: its class instead) and the
+    module's names."""
+    names = parameter_names(function) | {"self"} | symbols.defined_here()
+    if not own_self:
+        names = (names - {"self"}) | {owner.node.name if owner else ""}
+    return frozenset(names)
 
 
 def holders(

@@ -69,7 +69,8 @@ def returns_new_tensor(
     accepted = 0
     for name in candidates:
         if name.startswith("torch.nn."):
-            if path or name.rsplit(".", 1)[-1] not in FRESH_MODULES:
+            short = name.rsplit(".", 1)[-1].removesuffix(WITHOUT_STATISTICS)
+            if path or short not in FRESH_MODULES:
                 return False
             accepted += 1
             continue
@@ -383,8 +384,11 @@ def call_kind(
     if returns_new_tensor(call, (), owner, symbols):
         return "fresh"
     classes = submodule_classes(call.func, owner, symbols) or [""]
-    if all(c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in PASS_THROUGH_MODULES
-           for c in classes):
+    if all(
+        c.startswith("torch.nn.")
+        and (c.rsplit(".", 1)[-1] in PASS_THROUGH_MODULES or c.endswith(IN_PLACE))
+        for c in classes
+    ):  # a module that works in place returns its input
         return "through"
     return "unknown"
 
@@ -451,20 +455,13 @@ def classes_of_call(
         if not bound or len(found) != len(bound) or any(f is None for f in found):
             return None
         return sorted({name for classes in found if classes for name in classes})
-    if not isinstance(value, ast.Call) or any(k.arg == "inplace" for k in value.keywords):
+    if not isinstance(value, ast.Call):
         return None
     func = value.func
     qualified = symbols.qualified_name(func) or ""
     if qualified.startswith("torch.nn.") and qualified.count(".") == 2:
-        short = qualified.rsplit(".", 1)[-1]
-        if builds_in_place_module(value):
-            return None  # `nn.ReLU(True)` updates its input
-        if short in _RENORMING and (
-            len(value.args) >= _RENORMING[short] or any(k.arg == "max_norm" for k in value.keywords)
-        ):
-            return None  # renorms its weight in place on each call
-        return [qualified]
-    if not isinstance(func, ast.Name):
+        return _torch_module(value, qualified, method, symbols, imported)
+    if any(k.arg == "inplace" for k in value.keywords) or not isinstance(func, ast.Name):
         return None
     if func.id in symbols.classes and not binds_locally(method, func.id):
         return None if _rebound(func.id, symbols) else [func.id]
@@ -483,6 +480,207 @@ def classes_of_call(
     ):
         return None
     return sorted({v.id for v in values if isinstance(v, ast.Name)})
+
+
+#: Marks that ``classes_of_call`` adds to the name of a ``torch.nn`` module built to work in
+#: place (which updates its input: ``nn.ReLU(inplace=True)``), or of a norm built to keep no
+#: running statistics (which changes no buffer: ``nn.InstanceNorm2d(n)``).
+IN_PLACE = "[in place]"
+WITHOUT_STATISTICS = "[without running statistics]"
+#: ``torch.nn`` norms that may keep running statistics: the position of ``track_running_stats``
+#: among their arguments, and its default (torch 2.13; the lazy ones change their parameters
+#: on the first call, whatever they keep).
+RUNNING_STATISTICS = {
+    **dict.fromkeys(("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"), (4, True)),
+    **dict.fromkeys(("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"), (4, False)),
+}
+SEQUENTIAL = "torch.nn.Sequential"
+
+
+def _torch_module(
+    call: ast.Call, qualified: str, method: FunctionNode, symbols: ModuleSymbols, imported: bool
+) -> Optional[List[str]]:
+    """The classes of the ``torch.nn`` module that ``call`` builds: its name (marked
+    ``IN_PLACE`` or ``WITHOUT_STATISTICS``), or for ``nn.Sequential`` its name and those of the
+    modules it runs; None for an embedding that renorms its weight in place on each call, and
+    for a sequential whose modules are not known."""
+    short = qualified.rsplit(".", 1)[-1]
+    if qualified == SEQUENTIAL:
+        return _sequential(call, method, symbols, imported)
+    if short in _RENORMING and (
+        len(call.args) >= _RENORMING[short] or any(k.arg == "max_norm" for k in call.keywords)
+    ):
+        return None
+    if builds_in_place_module(call):
+        return [qualified + IN_PLACE]
+    if short in RUNNING_STATISTICS and not _keeps_statistics(call, short, symbols.tree):
+        return [qualified + WITHOUT_STATISTICS]
+    return [qualified]
+
+
+def _keeps_statistics(call: ast.Call, short: str, tree: ast.Module) -> bool:
+    """Whether the norm ``call`` builds may keep running statistics: unless it is told not to
+    with a literal (or, for an instance norm, not told to), and no code of ``tree`` sets
+    ``track_running_stats``."""
+    position, default = RUNNING_STATISTICS[short]
+    if any(k.arg is None for k in call.keywords) or any(
+        isinstance(a, ast.Starred) for a in call.args[:position + 1]
+    ):
+        return True
+    told = [k.value for k in call.keywords if k.arg == "track_running_stats"]
+    told += call.args[position:position + 1]
+    if any(
+        isinstance(node, ast.Attribute)
+        and node.attr == "track_running_stats"
+        and not isinstance(node.ctx, ast.Load)
+        for node in ast.walk(tree)
+    ):
+        return True
+    if not told:
+        return default
+    return not (isinstance(told[0], ast.Constant) and told[0].value is False)
+
+
+def _sequential(
+    call: ast.Call, method: FunctionNode, symbols: ModuleSymbols, imported: bool
+) -> Optional[List[str]]:
+    """``SEQUENTIAL`` and the classes of the modules it runs: its arguments, the elements of a
+    list it is handed as ``*layers`` (``_listed_modules``), the values of an ``OrderedDict``
+    display; None where one is not known. ``SEQUENTIAL`` is marked ``IN_PLACE`` where a module
+    that works in place may get the sequential's own input: no module that returns a new
+    tensor surely runs before it. None where one works in place and another is not of
+    ``torch.nn`` (which might hand on a tensor that outlives the call)."""
+    if call.keywords:
+        return None
+    members: List[Tuple[ast.expr, Optional[ast.stmt]]] = []
+    for argument in call.args:
+        listed = _listed_modules(argument, method, symbols)
+        if listed is None:
+            return None
+        members += listed
+    found = [classes_of_call(member, method, symbols, imported) for member, _ in members]
+    if any(classes is None for classes in found):
+        return None
+    names = {name for classes in found if classes for name in classes}
+    if not any(name.endswith(IN_PLACE) for name in names):
+        return sorted(names | {SEQUENTIAL})
+    if not all(name.startswith("torch.nn.") for name in names):
+        return None
+    parents = parent_map(method)
+    gets_input = any(
+        any(name.endswith(IN_PLACE) for name in classes or ())
+        and not any(
+            _makes_new_tensor(found[before]) and _runs_before(members[before][1], added, parents)
+            for before in range(position)
+        )
+        for position, (classes, (_, added)) in enumerate(zip(found, members))
+    )
+    # the modules' own marks are left out: only what the sequential is handed may outlive it
+    names = {name.removesuffix(IN_PLACE) for name in names}
+    return sorted(names | {SEQUENTIAL + IN_PLACE if gets_input else SEQUENTIAL})
+
+
+def _makes_new_tensor(classes: Optional[List[str]]) -> bool:
+    """Whether a module of each of ``classes`` (of ``torch.nn``) returns a new tensor."""
+    return bool(classes) and all(
+        name.startswith("torch.nn.")
+        and name.rsplit(".", 1)[-1].removesuffix(WITHOUT_STATISTICS) in FRESH_MODULES
+        for name in classes or ()
+    )
+
+
+def _runs_before(
+    first: Optional[ast.stmt], then: Optional[ast.stmt], parents: Dict[int, ast.AST]
+) -> bool:
+    """Whether a module added to a sequential's list by statement ``first`` (None: written in
+    the call, in order) surely comes before one added by ``then``, given that it is listed
+    earlier: both in the call or in one statement, or ``first`` earlier in a block that holds
+    ``then`` or a statement around it."""
+    if first is then or first is None:
+        return True
+    if then is None:
+        return False
+    holder = parents.get(id(first))
+    blocks = child_blocks(holder) if isinstance(holder, ast.stmt) else [getattr(holder, "body", [])]
+    block = next((b for b in blocks if any(s is first for s in b)), [])
+    around: Optional[ast.AST] = then
+    while around is not None:
+        if any(s is around for s in block):
+            return _index(block, first) < _index(block, around)
+        around = parents.get(id(around))
+    return False
+
+
+def _index(block: List[ast.stmt], statement: ast.AST) -> int:
+    return next(i for i, s in enumerate(block) if s is statement)
+
+
+def _listed_modules(
+    argument: ast.expr, method: FunctionNode, symbols: ModuleSymbols
+) -> Optional[List[Tuple[ast.expr, Optional[ast.stmt]]]]:
+    """The modules an argument of ``nn.Sequential`` stands for, with the statement that adds
+    each (None: written in the call): itself; for ``*layers``, the elements of the list display
+    or comprehension, or of the local list that ``method`` builds only by displays and
+    comprehensions, ``append`` and ``extend``/``+=`` of displays (and otherwise only reads);
+    for ``OrderedDict([(name, module), ...])``, the modules. None where they are not
+    known."""
+    listed: List[ast.expr] = [argument]
+    if isinstance(argument, ast.Call) and (
+        symbols.qualified_name(argument.func) == "collections.OrderedDict"
+    ):
+        pairs = argument.args[0] if len(argument.args) == 1 and not argument.keywords else None
+        if not isinstance(pairs, (ast.List, ast.Tuple)) or not all(
+            isinstance(p, ast.Tuple) and len(p.elts) == 2 for p in pairs.elts
+        ):
+            return None
+        listed = [p.elts[1] for p in pairs.elts if isinstance(p, ast.Tuple)]
+    elif isinstance(argument, ast.Starred):
+        value = argument.value
+        if isinstance(value, (ast.List, ast.Tuple)):
+            if any(isinstance(e, ast.Starred) for e in value.elts):
+                return None
+            listed = value.elts
+        elif isinstance(value, (ast.ListComp, ast.GeneratorExp)):
+            listed = [value.elt]
+        elif isinstance(value, ast.Name) and value.id not in parameter_names(method):
+            return _elements_of_local_list(value.id, value, method)
+        else:
+            return None
+    return [(element, None) for element in listed]
+
+
+def _elements_of_local_list(
+    name: str, used: ast.Name, method: FunctionNode
+) -> Optional[List[Tuple[ast.expr, Optional[ast.stmt]]]]:
+    parents = parent_map(method)
+    elements: List[Tuple[ast.expr, ast.stmt]] = []
+    for node in ast.walk(method):
+        if not (isinstance(node, ast.Name) and node.id == name) or node is used:
+            continue
+        parent = parents.get(id(node))
+        added: Optional[ast.expr] = None
+        statement: Optional[ast.AST] = parent
+        if isinstance(parent, (ast.Assign, ast.AugAssign)) and node is not parent.value:
+            added = parent.value
+            if isinstance(parent, ast.Assign) and parent.targets != [node]:
+                return None  # unpacked, or bound twice
+        elif isinstance(parent, ast.Attribute) and parent.attr in ("append", "extend"):
+            call = parents.get(id(parent))
+            if not (isinstance(call, ast.Call) and call.func is parent and len(call.args) == 1):
+                return None
+            added = call.args[0] if parent.attr == "extend" else ast.List(elts=call.args)
+            statement = parents.get(id(call))
+        elif isinstance(parent, ast.Call) and short_name(parent) == "len":
+            continue
+        if isinstance(added, ast.ListComp):
+            added = ast.List(elts=[added.elt])  # any number of modules of these classes
+        if not isinstance(added, (ast.List, ast.Tuple)) or not isinstance(
+            statement, ast.stmt
+        ) or any(isinstance(e, ast.Starred) for e in added.elts):
+            return None  # built otherwise, handed on, or read in another way
+        elements += [(element, statement) for element in added.elts]
+    ordered = sorted(elements, key=lambda pair: (pair[1].lineno, pair[1].col_offset))
+    return [(element, statement) for element, statement in ordered]
 
 
 def _classes_of_either(
