@@ -77,6 +77,11 @@ class Residual(nn.Module):
         return x
 
 
+class Through(nn.Module):
+    def forward(self, x):
+        return x
+
+
 def helper(x):
     return x * 2
 
@@ -187,6 +192,34 @@ CASES = {
         "self.seq = nn.Sequential(Mlp(4), nn.ReLU(inplace=True))", "self.seq(x * 2)", True,
     ),
     "an instance norm": ("self.norm = nn.InstanceNorm1d(4)", "self.norm(x)", False),
+    "a sequential a batch norm is added to": (
+        "self.seq = nn.Sequential(nn.Linear(4, 4))\n"
+        '        self.seq.add_module("bn", nn.BatchNorm1d(4))',
+        "self.seq(x)",
+        True,
+    ),
+    "a sequential a batch norm is set on": (
+        "self.seq = nn.Sequential(nn.Linear(4, 4))\n"
+        '        setattr(self.seq, "bn", nn.BatchNorm1d(4))',
+        "self.seq(x)",
+        True,
+    ),
+    "an instance norm whose statistics are registered later": (
+        "self.norm = nn.InstanceNorm1d(4)\n"
+        '        self.norm.register_buffer("running_mean", torch.zeros(4))',
+        "self.norm(x)",
+        True,
+    ),
+    "an activation working in place on an instance norm's output": (
+        "self.norm = nn.InstanceNorm1d(4)\n        self.act = nn.ReLU(inplace=True)",
+        "self.act(self.norm(x))",
+        False,
+    ),
+    "an activation working in place on what a module named like a tensor method hands back": (
+        "self.norm = Through()\n        self.act = nn.ReLU(inplace=True)",
+        "self.act(self.norm(x))",
+        True,
+    ),
     "an instance norm keeping running statistics": (
         "self.norm = nn.InstanceNorm1d(4, track_running_stats=True)", "self.norm(x)", True,
     ),

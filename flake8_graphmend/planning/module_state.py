@@ -22,7 +22,8 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 from ..analysis.index import parameter_names, root_name, run_nodes
 from ..analysis.inplace import short_name, updated_arguments, updates_first_argument
 from ..analysis.symbols import (
-    ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_super_call, self_attribute,
+    ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_self, is_super_call,
+    self_attribute,
 )
 from .foreign import (
     foreign_callee, handed_callee, inherited_from_another_file, known_callable, known_method,
@@ -534,8 +535,8 @@ def _call_hands_on(
         return False
     if isinstance(func, ast.Name) and func.id in _NEW_VALUE_BUILTINS:
         return func.id in symbols.defined_here()
-    # a method named like a tensor operation is taken to be one: no known class defines one
-    kind = call_kind(call, owner, symbols, tensor_method=True)
+    # a method named like a tensor operation is taken to be one, but on `self` (`self.norm`)
+    kind = call_kind(call, owner, symbols, tensor_method=not is_self(getattr(func, "value", func)))
     return any(_hands_on(source, held, owner, symbols) for source in call_sources(call, kind))
 
 

@@ -41,6 +41,7 @@ FRESH_OPERATIONS = frozenset({
 FRESH_MODULES = frozenset({
     "Linear", "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "Conv1d",
     "Conv2d", "Conv3d", "Embedding", "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid", "Softmax",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
 })
 #: Tensor attributes and methods that read metadata or compute a new value (never hand the
 #: tensor on).
@@ -248,7 +249,7 @@ def additions(
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
                 and _is_self_attribute(node.func.value, attribute)
-                and node.func.attr in ("append", "extend", "insert")
+                and node.func.attr in _ADDING_METHODS
             ):
                 if not element or node.func.attr != "append" or len(node.args) != 1:
                     yield None, place
@@ -270,6 +271,11 @@ def _stores_into(node: ast.AST, attribute: str) -> Iterator[Optional[ast.expr]]:
                 or self_attribute(target.value) in _NAMESPACES
             ):
                 yield None  # an element replaced; `self._modules[name] = m`
+    elif (
+        isinstance(node, ast.Call) and short_name(node) == "setattr" and node.args
+        and _is_self_attribute(node.args[0], attribute)
+    ):
+        yield None  # `setattr(self.seq, "norm", m)`
     elif isinstance(node, ast.Call) and _registers_on_self(node):
         named, value = _registered(node)
         if named is None or value is None:
@@ -278,6 +284,10 @@ def _stores_into(node: ast.AST, attribute: str) -> Iterator[Optional[ast.expr]]:
             yield value
 
 
+#: Methods of a module list or sequential (of any module) that add a module to it.
+_ADDING_METHODS = frozenset({
+    "append", "extend", "insert", "add_module", "register_module", "__setattr__",
+})
 #: Methods of ``nn.Module`` that set a submodule (or any attribute) by name.
 _REGISTERING_METHODS = frozenset({"add_module", "register_module", "__setattr__"})
 #: Attributes of a module that hold its submodules (or attributes) by name.
@@ -495,6 +505,8 @@ RUNNING_STATISTICS = {
     **dict.fromkeys(("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"), (4, False)),
 }
 SEQUENTIAL = "torch.nn.Sequential"
+#: Attributes of a norm that make it keep, or use, running statistics.
+_STATISTICS = frozenset({"track_running_stats", "running_mean", "running_var"})
 
 
 def _torch_module(
@@ -521,7 +533,7 @@ def _torch_module(
 def _keeps_statistics(call: ast.Call, short: str, tree: ast.Module) -> bool:
     """Whether the norm ``call`` builds may keep running statistics: unless it is told not to
     with a literal (or, for an instance norm, not told to), and no code of ``tree`` sets
-    ``track_running_stats``."""
+    ``track_running_stats`` or the statistics (by attribute, or names them)."""
     position, default = RUNNING_STATISTICS[short]
     if any(k.arg is None for k in call.keywords) or any(
         isinstance(a, ast.Starred) for a in call.args[:position + 1]
@@ -531,11 +543,12 @@ def _keeps_statistics(call: ast.Call, short: str, tree: ast.Module) -> bool:
     told += call.args[position:position + 1]
     if any(
         isinstance(node, ast.Attribute)
-        and node.attr == "track_running_stats"
+        and node.attr in _STATISTICS
         and not isinstance(node.ctx, ast.Load)
+        or isinstance(node, ast.Constant) and node.value in _STATISTICS
         for node in ast.walk(tree)
     ):
-        return True
+        return True  # statistics set or registered later (an instance norm updates them)
     if not told:
         return default
     return not (isinstance(told[0], ast.Constant) and told[0].value is False)
