@@ -6,9 +6,9 @@ import ast
 import codecs
 import difflib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, Mapping, Optional, Sequence
 
 from libcst.codemod import CodemodContext, TransformFailure, TransformSuccess, transform_module
 
@@ -50,12 +50,14 @@ def fix_paths(
     codes: Optional[Sequence[str]] = None,
     helpers_module: Optional[str] = None,
     links: Optional[Links] = None,
+    names: Optional[Mapping[Path, str]] = None,
 ) -> List[FileOutcome]:
     """Fix every ``.py`` file under ``paths`` in place (``diff=True``: only compute the diffs).
 
     Files are found as ``graphmend check`` finds them; a missing path raises FileNotFoundError.
     Calls from one file's compiled code into another are followed (``project_links``, unless
-    ``links`` gives them).
+    ``links`` gives them). ``names`` gives the dotted module name of files that do not sit in
+    their package (copies), for their relative imports.
     """
     options = options or Options()
     files = list(iter_python_files(paths))
@@ -64,7 +66,10 @@ def fix_paths(
     return [
         fix_file(
             path,
-            options=options.linked(links.get(os.path.realpath(path), ())),
+            options=replace(
+                options.linked(links.get(os.path.realpath(path), ())),
+                module=(names or {}).get(path, ""),
+            ),
             diff=diff,
             codes=codes,
             helpers_module=helpers_module,

@@ -15,7 +15,8 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 from .analysis.arguments import argument_kinds
 from .analysis.index import ModuleIndex, child_blocks
 from .analysis.regions import Region, RegionFinder
-from .analysis.symbols import FunctionNode, ModuleSymbols
+from .analysis.project import module_name
+from .analysis.symbols import FunctionNode, ModuleSymbols, package_of
 from .analysis.values import Kind, ValueAnalysis, class_tensor_attributes
 from .planning.frames import keep_frames, module_calls
 from .rules import CALL_DETECTORS, SUBSCRIPT_DETECTORS, Finding, FunctionContext, control_flow
@@ -41,6 +42,9 @@ class Options:
     #: Entry points of this file that compiled code in other files reaches, each with its
     #: caller (``(spec, "modeling_x.py: Model.forward")``; see ``analysis/project.py``).
     links: Tuple[Tuple[str, str], ...] = ()
+    #: The file's dotted module name where its path does not tell it (a rewritten copy), for
+    #: its relative imports; by default its folders up to the first without ``__init__.py``.
+    module: str = ""
 
     def __post_init__(self) -> None:
         if self.scope not in SCOPES:
@@ -183,7 +187,7 @@ def analyze_tree(
     source_mentions_torch = any("torch" in line for line in lines)
     if not source_mentions_torch:
         return []
-    symbols = ModuleSymbols.collect(tree)
+    symbols = ModuleSymbols.collect(tree, _package(filename, options))
     index = ModuleIndex(tree)
     finder = RegionFinder.for_module(symbols, index, lines, filename, options)
     regions = finder.regions()
@@ -220,6 +224,16 @@ def analyze_tree(
     findings = keep_frames(contexts, callees, finder.disabled)
     unique = {(f.line, f.col, f.code): f for f in findings}
     return sorted(unique.values(), key=lambda f: (f.line, f.col, f.code))
+
+
+def _package(filename: str, options: Options) -> str:
+    """The package of the file ``filename`` (``options.module``'s, if given): where its
+    relative imports are resolved from; "" where not known."""
+    if options.module:
+        return package_of(options.module, filename)
+    if filename.startswith("<") or not Path(filename).is_file():
+        return ""
+    return package_of(module_name(Path(filename)), filename)
 
 
 def analyze_source(

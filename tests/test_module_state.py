@@ -24,7 +24,8 @@ import numpy as np
 import torch.nn.functional as F
 from einops import rearrange
 from transformers.activations import ACT2FN
-from transformers.utils import is_torchdynamo_compiling, logging as hf_logging
+from transformers.utils import is_torch_xla_available, is_torchdynamo_compiling
+from transformers.utils import logging as hf_logging
 from . import layers
 from .layers import ForeignBlock, ForeignCache, ForeignBase, normalize, Tracker
 
@@ -324,6 +325,7 @@ CASES = {
     "a clock and a probe of the tracing state": (
         "pass", "t0 = time.perf_counter()\n        c = is_torchdynamo_compiling()", False,
     ),
+    "an availability probe": ("pass", "xla = is_torch_xla_available()", False),
     "a logger made by another file's factory": ("pass", "hf_logger.warning_once('x')", False),
 }
 
@@ -425,3 +427,47 @@ def test_tensor_method_names_are_those_of_the_torch_installed() -> None:
 
     names = {n for n in dir(torch.Tensor) if not n.startswith("_") and not n.endswith("_")}
     assert TENSOR_METHODS == names
+
+
+#: A transformers model file's relative imports, the module it calls, and whether the call
+#: may change state once they are resolved from the file's package.
+RELATIVE = {
+    "an activation": ("from ...activations import ACT2FN", "self.act(x)", False),
+    "an availability probe": ("from ...utils import is_torch_xla_available",
+                              "is_torch_xla_available()", False),
+    "a function of the package": ("from ...pytorch_utils import prune", "prune(x)", True),
+    "a probe of another package": ("from ...mylib import is_cache_available",
+                                   "is_cache_available()", True),
+}
+
+
+@pytest.mark.parametrize("name", RELATIVE)
+@pytest.mark.parametrize("package", ["transformers.models.bert", ""])
+def test_relative_imports_are_resolved_from_the_package(name: str, package: str) -> None:
+    """``from ...activations import ACT2FN`` in ``transformers.models.bert`` is
+    ``transformers.activations.ACT2FN``; where the package is not known, nothing is known."""
+    imported, call, changes = RELATIVE[name]
+    activation = 'ACT2FN["gelu"]' if "ACT2FN" in imported else "nn.GELU()"
+    source = dedent(
+        f"""
+        import torch
+        from torch import nn
+        {imported}
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = {activation}
+
+            def forward(self, x):
+                {call}
+                return x
+        """
+    )
+    tree = ast.parse(source)
+    symbols = ModuleSymbols.collect(tree, package)
+    owner = symbols.classes["Model"]
+    forward = owner.methods["forward"]
+    found = next(n for n in ast.walk(forward.body[0]) if isinstance(n, ast.Call))
+    assert call_changes_state(found, forward, owner, symbols) is (changes or not package)

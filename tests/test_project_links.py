@@ -419,3 +419,54 @@ def test_compiled_module_globs_match_relative_paths(package: Path) -> None:
         package, str(package / "cache"),
     )
     assert done.stdout.count("pkg/mixin.py") == 5, done.stdout + done.stderr
+
+
+GUARD_AFTER_AN_ACTIVATION = textwrap.dedent(
+    """\
+    import torch
+    from torch import nn
+
+    from ...activations import ACT2FN
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.act = ACT2FN["gelu"]
+
+        def forward(self, x):
+            h = self.act(x)
+            if (x < 0).any():
+                raise ValueError("negative input")
+            return h
+    """
+)
+
+
+def test_relative_imports_are_resolved_from_the_file_or_the_name_given(tmp_path: Path) -> None:
+    """``from ...activations import ACT2FN`` in ``transformers/models/m/modeling_m.py`` is
+    transformers' activation, known to change nothing: the guard after it is fixed. A copy of
+    the file outside its package (the runner's) resolves it from the module name it is given."""
+    from fixers.apply import fix_paths
+
+    package = tmp_path / "transformers"
+    folders = [package, package / "models", package / "models" / "m"]
+    for folder in folders:
+        folder.mkdir(exist_ok=True)
+        (folder / "__init__.py").write_text("")
+    (package / "activations.py").write_text("ACT2FN = {}\n")
+    original = folders[-1] / "modeling_m.py"
+    copy = tmp_path / "copy" / "modeling_m.py"
+    copy.parent.mkdir()
+    for path in (original, copy):
+        path.write_text(GUARD_AFTER_AN_ACTIVATION)
+
+    def guard(path: Path, options: Options = Options()):  # type: ignore[no-untyped-def]
+        return next(f for f in analyze_file(path, options=options) if f.code == "GM301")
+
+    assert guard(original).fixer is not None
+    assert guard(copy).fixer is None and "ACT2FN" in (guard(copy).decline or "")
+    named = Options(module="transformers.models.m.modeling_m")
+    assert guard(copy, named).fixer is not None
+    [outcome] = fix_paths([copy], diff=True, names={copy: "transformers.models.m.modeling_m"})
+    assert outcome.fixed == 1 and not outcome.declined

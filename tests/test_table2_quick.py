@@ -24,12 +24,7 @@ SCRIPT = ROOT / "benchmarks" / "table2.py"
 
 #: Rows known to fall short of the paper, and why. The test fails when such a row reaches the
 #: paper's rate (remove it here then), and xfails while it does not.
-KNOWN_GAPS: dict[str, str] = {
-    "layoutlmv3": (
-        "its warning (modeling_utils.py:1614) is declined: the `self.dtype` before it may call "
-        "`is_torch_xla_available()`, code of another module that the analysis does not read"
-    ),
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 @pytest.mark.slow

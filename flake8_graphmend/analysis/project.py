@@ -30,7 +30,7 @@ from .. import __version__
 from ..files import UnreadableSource, read_source
 from .index import ModuleIndex
 from .regions import ExternalReferences, RegionFinder
-from .symbols import ModuleSymbols
+from .symbols import ModuleSymbols, package_of, resolve_relative
 
 if TYPE_CHECKING:
     from ..engine import Options
@@ -82,11 +82,9 @@ def _import_targets(tree: ast.Module, package: str) -> Dict[str, str]:
         elif isinstance(statement, ast.ImportFrom):
             base = statement.module or ""
             if statement.level:
-                parts = package.split(".") if package else []
-                if statement.level - 1 > len(parts):
+                base = resolve_relative(base, statement.level, package)
+                if not base:
                     continue
-                parts = parts[: len(parts) - (statement.level - 1)]
-                base = ".".join([*parts, *([base] if base else [])])
             for alias in statement.names:
                 if alias.name != "*":
                     target = f"{base}.{alias.name}" if base else alias.name
@@ -127,9 +125,9 @@ class Project:
             tree = ast.parse(source, filename=str(path))
         except (UnreadableSource, SyntaxError, ValueError, RecursionError):
             return  # reported when the file itself is linted or fixed
-        package = name if Path(path).name == "__init__.py" else name.rpartition(".")[0]
+        package = package_of(name, str(path))
         self.modules.setdefault(name, _Module(
-            Path(path), name, ModuleSymbols.collect(tree), ModuleIndex(tree),
+            Path(path), name, ModuleSymbols.collect(tree, package), ModuleIndex(tree),
             source.splitlines(), _import_targets(tree, package),
         ))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
@@ -33,12 +34,17 @@ class ModuleSymbols:
     #: module-level names bound by assignment, with the assigned value.
     assignments: Dict[str, ast.expr] = field(default_factory=dict)
     imports_torch: bool = False
+    #: The dotted package relative imports are resolved from ("": not known).
+    _package: str = field(default="", repr=False, compare=False)
     #: ``scripting_marker``'s answer, once computed.
     _scripting: Optional[Tuple[str, ...]] = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def collect(cls, tree: ast.Module) -> "ModuleSymbols":
+    def collect(cls, tree: ast.Module, package: str = "") -> "ModuleSymbols":
+        """The symbols of ``tree``, a module of ``package`` (dotted; "" where not known: its
+        relative imports keep the names they import)."""
         symbols = cls(tree)
+        symbols._package = package
         for node in tree.body:
             symbols._collect_statement(node)
         return symbols
@@ -85,9 +91,12 @@ class ModuleSymbols:
 
     def _collect_import_from(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
+        base = module
+        if node.level:  # resolved only in a known package: else the names stay as imported
+            base = resolve_relative(module, node.level, self._package) if self._package else ""
         for alias in node.names:
             if alias.name != "*":
-                qualified = f"{module}.{alias.name}" if module and not node.level else alias.name
+                qualified = f"{base}.{alias.name}" if base else alias.name
                 self.imports[alias.asname or alias.name] = qualified
         self.imports_torch |= module.split(".")[0] == "torch" and not node.level
 
@@ -132,6 +141,22 @@ class ModuleSymbols:
     def defined_here(self) -> Set[str]:
         """Names this module defines itself (which shadow builtins such as ``print``)."""
         return set(self.functions) | set(self.classes) | set(self.assignments) | set(self.imports)
+
+
+def resolve_relative(module: str, level: int, package: str) -> str:
+    """The absolute name of ``from <level dots><module> import ...`` in a module of
+    ``package`` (a file outside any package, ``package`` "", is taken to sit with the modules
+    it imports so); "" where ``package`` is too short for ``level``."""
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return ""
+    parts = parts[: len(parts) - (level - 1)]
+    return ".".join([*parts, *([module] if module else [])])
+
+
+def package_of(name: str, path: str) -> str:
+    """The package of the module ``name`` (dotted) whose file is ``path``."""
+    return name if os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
 
 
 def is_self(node: ast.expr) -> bool:

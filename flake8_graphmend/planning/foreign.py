@@ -7,8 +7,9 @@ place, which a check failing inside the graph would lose. Such a call counts as 
 nothing only where its library is known to change nothing of the caller's: torch and Python's
 builtins and pure standard modules (their updates in place of tensors, ``setattr``, iterator
 steps and torch's process-wide setters are weighed apart), numpy but ``numpy.random``, einops,
-transformers' activations, and the probes of the tracing state that Dynamo folds to constants
-(``is_torchdynamo_compiling()``). A name imported relatively (``from .layers import Block``) is
+transformers' activations, the probes of the tracing state that Dynamo folds to constants
+(``is_torchdynamo_compiling()``), and transformers' and diffusers' availability probes
+(``is_torch_xla_available()``). A name imported relatively (``from .layers import Block``) is
 of the user's own package, and not known. So is a method that no tensor and no builtin type
 has, of an object whose class the analysis does not find in the file (``self.tracker.record``
 of a tracker handed to ``__init__``, ``cache.store`` of an argument), and a function of another
@@ -42,6 +43,12 @@ _PURE_LIBRARIES = frozenset({
 #: change nothing when called; others make objects that run what they are given
 #: (``functools.partial(note)``).
 _PURE_OBJECT_MAKERS = ("transformers.activations",)
+#: Modules whose ``is_<library>_available()`` functions only read the environment (cached):
+#: transformers' and diffusers' availability probes.
+_PROBING_MODULES = frozenset({
+    "transformers.utils", "transformers.utils.import_utils", "diffusers.utils",
+    "diffusers.utils.import_utils",
+})
 #: Parts of those that keep state of their own (a random generator's).
 _STATEFUL_PARTS = ("numpy.random",)
 #: Builtins that change nothing a caller holds; ``setattr``, ``delattr`` and ``next`` are
@@ -72,9 +79,11 @@ BUILTIN_EXCEPTIONS = frozenset(
 
 def pure_library(qualified: str) -> bool:
     """Whether ``qualified`` (``torch.nn.functional.relu``, ``math.sqrt``) names what a library
-    known to change no caller's state defines."""
+    known to change no caller's state defines, or an availability probe."""
     parts = qualified.split(".")
     modules = {".".join(parts[:length]) for length in range(1, len(parts) + 1)}
+    if parts[-1].startswith("is_") and parts[-1].endswith("_available"):
+        return bool(modules & _PROBING_MODULES)
     return not qualified.startswith(_STATEFUL_PARTS) and bool(modules & _PURE_LIBRARIES)
 
 

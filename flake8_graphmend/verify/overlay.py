@@ -132,7 +132,7 @@ def _rewrite(
     }
     links = Project(files, names).links(options)  # fresh copies: nothing to cache
     linked = tuple(sorted({spec for pairs in links.values() for spec, _ in pairs}))
-    return list(fix_paths(files, options=options, links=links)), linked
+    return list(fix_paths(files, options=options, links=links, names=names)), linked
 
 
 class OverlayFinder(importlib.abc.MetaPathFinder):
