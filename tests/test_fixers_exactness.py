@@ -63,6 +63,16 @@ class Model(nn.Module):
 """
 
 #: name -> (module body after HEADER, inputs, expected decline substring or None when fixed)
+#: A logging filter whose ``active`` flag mutes the records it sees.
+MUTE_FILTER = """
+class Mute(logging.Filter):
+    def __init__(self):
+        super().__init__()
+        self.active = False
+
+    def filter(self, record):
+        return not self.active
+"""
 #: Layers that change no state when called (a sequential of a convolution, a group norm and an
 #: in-place ReLU; an instance norm; a batch norm without running statistics), then ``change``.
 STATELESS_LAYERS = """
@@ -2927,17 +2937,73 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y
         """,
         (torch.ones(2),),
-        "in Model.forward()) runs first",
+        "in Model.forward()) sets how tensors print first",
     ),
-    "a log call after a filter's state is set": (
+    "a selected buffer that a method then updates in place": (
         """
-        class Mute(logging.Filter):
+        class Model(nn.Module):
             def __init__(self):
                 super().__init__()
-                self.active = False
+                self.register_buffer("mean_a", torch.ones(2))
+                self.register_buffer("mean_b", torch.full((2,), 3.0))
+                self.tracked = ["mean_a", "mean_b"]
 
-            def filter(self, record):
-                return not self.active
+            def decay(self):
+                with torch.no_grad():
+                    for name in self.tracked:
+                        getattr(self, name).mul_(0.5)
+
+            def forward(self, x):
+                if x.sum() > 0:
+                    h = self.mean_a
+                else:
+                    h = self.mean_b
+                self.decay()
+                return x * h
+        """,
+        (torch.ones(2),),
+        "`self.decay()` (line",
+    ),
+    "a log call after a helper sets a filter's state": (
+        MUTE_FILTER + dedent("""
+
+
+        MUTE = Mute()
+        logger.addFilter(MUTE)
+
+
+        def silence():
+            MUTE.active = True
+
+
+        class Model(nn.Module):
+            def forward(self, x):
+                silence()
+                logger.warning("forward ran")
+                MUTE.active = False
+                return x * 2
+        """),
+        (torch.ones(2),),
+        "`silence()` (line",
+    ),
+    "a print after a helper sets how tensors print": (
+        """
+        def compact():
+            torch.set_printoptions(precision=1)
+
+
+        class Model(nn.Module):
+            def forward(self, x):
+                compact()
+                print("x is", x / 3)
+                torch.set_printoptions(profile="default")
+                return x * 2
+        """,
+        (torch.ones(2),),
+        "`compact()` (line",
+    ),
+    "a log call after a filter's state is set": (
+        MUTE_FILTER + dedent("""
 
 
         class Model(nn.Module):
@@ -2950,7 +3016,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 logger.warning("x sum %s", x.sum())
                 self.mute.active = False
                 return x + 1
-        """,
+        """),
         (torch.ones(2),),
         "changes `self.mute` first",
     ),
@@ -3272,6 +3338,83 @@ CHANGES_BEFORE_A_GUARD = {
         "        decay(self)", '        self.register_buffer("ema", torch.ones(2))',
         "def decay(module):\n    for buffer in module.buffers():\n        buffer.mul_(0.5)\n",
         "decay(self)",
+    ),
+    # the eighteenth sweep: what followed functions change through calls and local names
+    "a helper that updates buffers it finds by getattr": (
+        '        decay(self, ["ema"])', '        self.register_buffer("ema", torch.ones(2))',
+        "def decay(module, names):\n    for name in names:\n"
+        "        getattr(module, name).mul_(0.5)\n",
+        "decay(self",
+    ),
+    "a helper that counts on the module's class": (
+        "        count(self)", "",
+        "def count(module):\n"
+        '    type(module).calls = getattr(type(module), "calls", 0) + 1\n',
+        "count(self)",
+    ),
+    "a helper calling an in-place function imported by name": (
+        "        rectify(self.ema)",
+        '        self.register_buffer("ema", torch.tensor([-1.0, 2.0]))',
+        "from torch.nn.functional import relu_\n\n\ndef rectify(t):\n    relu_(t[:1])\n",
+        "rectify(self.ema)",
+    ),
+    "a helper calling an aten in-place overload": (
+        "        bump(self.ema)", '        self.register_buffer("ema", torch.zeros(2))',
+        "def bump(t):\n    torch.ops.aten.add_.Tensor(t, torch.ones_like(t))\n",
+        "bump(self.ema)",
+    ),
+    "a helper setting an attribute through object": (
+        "        note(self)", "        self.calls = 0",
+        'def note(module):\n    object.__setattr__(module, "calls", module.calls + 1)\n',
+        "note(self)",
+    ),
+    "a helper updating a dict through its type": (
+        "        remember(self.cache)", '        self.cache = {"calls": 0}',
+        'def remember(cache):\n    dict.update(cache, calls=cache["calls"] + 1)\n',
+        "remember(self.cache)",
+    ),
+    "a helper updating what a getter returns": (
+        "        record()", "",
+        'STATS = {"calls": 0}\n\n\ndef get_stats():\n    return STATS\n\n\n'
+        'def record():\n    stats = get_stats()\n    stats["calls"] += 1\n',
+        "record()",
+    ),
+    "a helper that resets the buffers it collects into a list": (
+        "        reset(self)", '        self.register_buffer("ema", torch.ones(2))',
+        "def reset(module):\n    tensors = []\n    for b in module.buffers():\n"
+        "        tensors.append(b)\n    for t in tensors:\n        t.zero_()\n",
+        "reset(self)",
+    ),
+    "a helper that updates a buffer kept on a local object": (
+        "        step(self, x)", '        self.register_buffer("state", torch.zeros(2))',
+        "class Box:\n    pass\n\n\ndef step(module, x):\n    box = Box()\n"
+        "    box.state = module.state\n    box.state.add_(x.detach())\n",
+        "step(self, x)",
+    ),
+    "a helper that decays parameters and buffers joined in a list": (
+        "        decay_all(self)", '        self.register_buffer("ema", torch.ones(2))',
+        "def decay_all(module):\n"
+        "    tensors = list(module.parameters()) + list(module.buffers())\n"
+        "    for t in tensors:\n        t.mul_(0.5)\n",
+        "decay_all(self)",
+    ),
+    "a helper that hands an in-place method to map": (
+        "        clear(self)", '        self.register_buffer("ema", torch.ones(2))',
+        "def clear(module):\n    list(map(torch.Tensor.zero_, module.buffers()))\n",
+        "clear(self)",
+    ),
+    "a helper that hands an updating lambda to map": (
+        "        halve(self)", '        self.register_buffer("ema", torch.ones(2))',
+        "def halve(module):\n    list(map(lambda b: b.mul_(0.5), module.buffers()))\n",
+        "halve(self)",
+    ),
+    "a helper decorated by a counting decorator of the file": (
+        "        x = normalize(x)", "",
+        "import functools\n\nCALLS = {'n': 0}\n\n\ndef counted(fn):\n"
+        "    @functools.wraps(fn)\n    def wrapper(*args):\n        CALLS['n'] += 1\n"
+        "        return fn(*args)\n    return wrapper\n\n\n@counted\ndef normalize(x):\n"
+        "    return x / 2\n",
+        "normalize(x)",
     ),
     "a batch norm registered by name": (
         "        self.norm(torch.stack([x, x]))",

@@ -110,6 +110,21 @@ def helper_drop_path(x):
     return x * x.new_empty(x.shape[0], 1).bernoulli_(0.9).div_(0.9)
 
 
+def helper_shift_right(x, start):
+    shifted = x.new_zeros(x.shape)
+    shifted[..., 1:] = x[..., :-1].clone()
+    shifted[..., 0] = start
+    return shifted
+
+
+def helper_collect(x):
+    features = []
+    features.append(x * 2)
+    total = 0
+    total += x.size(0)
+    return features, total
+
+
 def helper_through_a_loop(pairs):
     for first, _ in pairs:
         first.zero_()
@@ -304,6 +319,10 @@ CASES = {
     "a helper updating a view of its argument": ("pass", "helper_through_a_view(x)", True),
     "a helper updating a new tensor": ("pass", "helper_on_a_new_tensor(x)", False),
     "a helper drawing into a new tensor": ("pass", "helper_drop_path(x)", False),
+    "a helper setting items of a new tensor": (
+        "self.start = 0", "helper_shift_right(x, self.start)", False,
+    ),
+    "a helper collecting new tensors": ("pass", "helper_collect(x)", False),
     "a helper updating tensors of the list it is handed": (
         "pass", "helper_through_a_loop([(x, x)])", True,
     ),

@@ -14,7 +14,7 @@ from ..analysis.index import child_blocks, outer_names, parameter_names, parent_
 from ..analysis.inplace import builds_in_place_module
 from ..analysis.symbols import FunctionNode, self_attribute
 from ..analysis.values import Kind, constant_int
-from .module_state import holders, updated_by_call, updates_in_place
+from .module_state import call_changes_state, holders, updated_by_call, updates_in_place
 from .submodules import (
     call_kind,
     call_sources,
@@ -125,10 +125,18 @@ def aliasing_problem(
                     f"`{ast.unparse(value)}` is updated in place (line {line}); "
                     "torch.where returns a new tensor, not the same one"
                 )
-            if may_alias(value, ctx) and caller_visible(root, node, ctx) and escape:
+            visible = may_alias(value, ctx) and caller_visible(root, node, ctx)
+            if visible and escape:
                 return (
                     f"one path keeps `{ast.unparse(value)}`, a tensor the caller can hold, and "
                     f"line {escape} hands the result on; torch.where returns a new tensor"
+                )
+            changing = _changing_call_after(node, ctx) if visible else None
+            if changing is not None:
+                return (
+                    f"one path keeps `{ast.unparse(value)}`, a tensor the caller can hold, and "
+                    f"`{ast.unparse(changing.func)}()` (line {changing.lineno}) may update it "
+                    "in place; torch.where returns a new tensor"
                 )
             alias = _aliased_before(value, node, ctx)
             if alias and escape:
@@ -138,6 +146,27 @@ def aliasing_problem(
                     "torch.where returns a new tensor"
                 )
     return None
+
+
+def _changing_call_after(node: ast.If, ctx: FunctionContext) -> Optional[ast.Call]:
+    """A call after ``node``, or in a loop around it, that may change state the caller holds
+    (``module_state.call_changes_state``: ``self._decay()`` updating a buffer in place)."""
+    function = ctx.region.function
+    loops = [
+        loop for loop in ast.walk(function)
+        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+        and any(inner is node for inner in ast.walk(loop))
+    ]
+    around = {id(inner) for loop in loops for inner in ast.walk(loop)}
+    end = node.end_lineno or node.lineno
+    return next(
+        (
+            call for call in ctx.facts.calls
+            if (call.lineno > end or id(call) in around)
+            and call_changes_state(call, function, ctx.region.owner, ctx.symbols)
+        ),
+        None,
+    )
 
 
 def _aliases_after(name: str, end: int, ctx: FunctionContext) -> List[str]:
@@ -574,7 +603,7 @@ def _may_mutate_arguments(call: ast.Call, ctx: FunctionContext) -> bool:
     function that updates a parameter in place."""
     func = call.func
     receiver = func.value if isinstance(func, ast.Attribute) else None
-    if any(value is not receiver for value in updated_by_call(call)):
+    if any(value is not receiver for value in updated_by_call(call, ctx.symbols)):
         return True
     attribute = self_attribute(func)
     if attribute is not None and attribute in _in_place_submodules(ctx):

@@ -21,15 +21,15 @@ import tokenize
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-from ..analysis.index import parent_map, root_name
+from ..analysis.index import parent_map, root_name, run_nodes
 from ..analysis.purity import impurity
-from ..analysis.symbols import self_attribute
+from ..analysis.symbols import ClassInfo, self_attribute
 from ..analysis.values import Kind, is_size
 from . import Plan, Planned, Position, declined, formatted_values, position
 from .aliasing import escape_after, hands_on_caller_tensor, may_alias
 from .conditions import is_elif, shared_line_problem, split_condition
 from .items import is_zero_dim, item_of
-from .module_state import stored_roots
+from .module_state import callees_in_file, stored_roots
 from .per_call import PASSED_CONSTANTS, changes_between_calls, per_call_problem, python_scalar
 from .totals import (
     maybe_unbound,
@@ -398,22 +398,45 @@ def _read_state_problem(node: ast.Call, ctx: FunctionContext) -> Optional[str]:
         and (sub.lineno < node.lineno or any(start <= sub.lineno <= end for start, end in loops))
     ]
     for sub, where in itertools.chain(own, run_by_callers(ctx)):
-        if isinstance(sub, ast.Call):
-            name = ctx.symbols.qualified_name(sub.func) or ast.unparse(sub.func)
-            if name.endswith("set_printoptions"):
-                return (
-                    f"`{ast.unparse(sub.func)}()` (line {sub.lineno}{where}) runs first, under "
-                    "compile while Dynamo traces, not when the graph makes the call"
-                )
-        changed = _changed_object(sub)
-        if changed is not None:
+        changed = _read_state_changed(sub, ctx.region.owner, ctx)
+        if changed is None:
+            continue
+        at = f"line {sub.lineno}{where}"
+        subject = f"`{ast.unparse(sub.func)}()` ({at})" if isinstance(sub, ast.Call) else at
+        if changed == _PRINT_OPTIONS:
             return (
-                f"line {sub.lineno}{where and where + ','} changes `{changed}` first, which "
-                "the call may read "
-                "(a stream, a filter, a handler): under compile that change is applied after "
-                "the graph, which makes the call before it"
+                f"{subject} sets how tensors print first, under compile while Dynamo traces, "
+                "not when the graph makes the call"
             )
+        return (
+            f"{subject}{',' if where and subject == at else ''} changes `{changed}` first, "
+            "which the call may read (a stream, a filter, a handler): under compile that "
+            "change is applied after the graph, which makes the call before it"
+        )
     return None
+
+
+_PRINT_OPTIONS = "torch.set_printoptions"
+
+
+def _read_state_changed(
+    node: ast.AST, owner: Optional[ClassInfo], ctx: FunctionContext, depth: int = 0
+) -> Optional[str]:
+    """What ``node`` changes that a deferred call may read: how tensors print
+    (``_PRINT_OPTIONS``), or the object other than ``self`` it sets an attribute of
+    (``_changed_object``); also in a function of this file it calls (``silence()`` that sets
+    ``MUTE.active``), followed 3 calls deep."""
+    if isinstance(node, ast.Call):
+        name = ctx.symbols.qualified_name(node.func) or ast.unparse(node.func)
+        if name.endswith("set_printoptions"):
+            return _PRINT_OPTIONS
+        if depth < 3:
+            for callee, callee_owner in callees_in_file(node, owner, ctx.symbols):
+                for inner in run_nodes(callee):
+                    found = _read_state_changed(inner, callee_owner, ctx, depth + 1)
+                    if found is not None:
+                        return found
+    return _changed_object(node)
 
 
 def _loop_spans(node: ast.Call, ctx: FunctionContext) -> List[Tuple[int, int]]:

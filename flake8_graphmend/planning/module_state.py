@@ -21,6 +21,7 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 from ..analysis.index import parameter_names, root_name, run_nodes
 from ..analysis.inplace import short_name, updated_arguments, updates_first_argument
+from ..analysis.regions import GRAPHMEND_HELPER_PREFIX
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_self, is_super_call,
     self_attribute,
@@ -152,6 +153,19 @@ def _module_object_method_changes_state(
     if not methods:
         return not known_method(func.attr)
     return any(body_changes_state(m, cls, symbols, depth + 1) for m, cls in methods)
+
+
+def callees_in_file(
+    call: ast.Call, owner: Optional[ClassInfo], symbols: ModuleSymbols
+) -> List[Tuple[FunctionNode, Optional[ClassInfo]]]:
+    """The functions of this file ``call`` (made in a method of ``owner``) runs, with their
+    class: a module function (``silence()``), or ``self.m()`` / ``type(self).m()`` of the
+    class's lineage."""
+    func = call.func
+    if isinstance(func, ast.Name) and func.id in symbols.functions:
+        return [(symbols.functions[func.id], None)]
+    name = (self_attribute(func) or class_method(func, owner)) if owner is not None else None
+    return list(_methods_named(name, owner, symbols)) if name and owner is not None else []
 
 
 def _methods_named(
@@ -408,11 +422,15 @@ def body_changes_state(
     (``implicit_call_changes_state``). ``own_self=False``:
     ``self`` is an object being built (``__init__``), whose stores change nothing a caller
     holds, where stores into its class do (``Output.created += 1``)."""
+    if _decorated_here(function, symbols):
+        return True  # its call runs the decorator's wrapper, which the analysis does not weigh
     held = holders(function, callers_values(function, owner, symbols, own_self), owner, symbols)
     for node in run_nodes(function):
-        if isinstance(node, (ast.Global, ast.Nonlocal)) or stored_roots(node) & held:
+        if isinstance(node, (ast.Global, ast.Nonlocal)) or any(
+            _hands_on(changed, held, owner, symbols) for changed in stored_objects(node)
+        ):
             return True
-        if _sets_attribute_of(node, held):
+        if _sets_attribute_of(node, held, owner, symbols):
             return True
         if iterates_held_iterator(node, owner, symbols):
             return True
@@ -425,6 +443,19 @@ def body_changes_state(
         ):
             return True
     return False
+
+
+def _decorated_here(function: FunctionNode, symbols: ModuleSymbols) -> bool:
+    """Whether a decorator of ``function`` is a function or class of this file (``@counted``,
+    ``@retry(3)``), whose wrapper, which a call runs, may change state; not the fixers' own
+    (``@_graphmend_deferred``, which runs the function in order)."""
+    return any(
+        isinstance(name, ast.Name)
+        and name.id in (*symbols.functions, *symbols.classes)
+        and not name.id.startswith(GRAPHMEND_HELPER_PREFIX)
+        for decorator in function.decorator_list
+        for name in [decorator.func if isinstance(decorator, ast.Call) else decorator]
+    )
 
 
 def callers_values(
@@ -452,38 +483,92 @@ def holders(
     caller holds. A name bound to a new value (arithmetic, an operation that allocates, a
     metadata read, a display of new values) is not one."""
     bindings = list(_bindings(function))
-    held = set(roots)
+    tensors = _new_tensors(bindings, owner, symbols)
+    held = set(roots) | _inner_parameters(function)
     imported = set(symbols.imports) | set(symbols.functions) | set(symbols.classes)
     changed = True
     while changed:
         changed = False
-        for names, value in bindings:
+        for names, value, stored in bindings:
+            if stored and names <= tensors:
+                continue  # an element of a new tensor set: the value is copied
             if not names <= held and _hands_on(value, held - imported, owner, symbols):
                 held |= names
                 changed = True
     return held
 
 
-def _bindings(function: FunctionNode) -> Iterator[Tuple[Set[str], ast.expr]]:
+def _new_tensors(
+    bindings: List[Tuple[Set[str], ast.expr, bool]],
+    owner: Optional[ClassInfo],
+    symbols: ModuleSymbols,
+) -> Set[str]:
+    """The names bound only to new tensors or to constants, which keep no reference to what is
+    stored into them or added to them (``out = x.new_zeros(shape)``, ``torch.cat(...)``,
+    ``x * 2``, ``total = 0``)."""
+    values: Dict[str, List[ast.expr]] = {}
+    for names, value, stored in bindings:
+        for name in names:
+            values.setdefault(name, []).extend([] if stored else [value])
+    return {
+        name
+        for name, bound in values.items()
+        if bound and all(
+            isinstance(value, (ast.Constant, ast.JoinedStr))
+            or isinstance(value, ast.BinOp) and not _sequence(value.left)
+            or isinstance(value, ast.Call)
+            and call_kind(value, owner, symbols, tensor_method=True) == "fresh"
+            for value in bound
+        )
+    }
+
+
+def _inner_parameters(function: FunctionNode) -> Set[str]:
+    """The parameters of the lambdas and functions ``function`` defines: what they are
+    handed is not known (``map(lambda b: b.mul_(0.5), module.buffers())``)."""
+    arguments = [
+        node.args for node in run_nodes(function)
+        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    return {
+        a.arg
+        for args in arguments
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+        if a is not None
+    }
+
+
+def _bindings(function: FunctionNode) -> Iterator[Tuple[Set[str], ast.expr, bool]]:
     """The names each binding of ``function`` gives a value, with the value they take all or
-    part of (the iterable of a loop, the context manager of ``with ... as``)."""
+    part of (the iterable of a loop, the context manager of ``with ... as``); and the local
+    containers and objects it puts a value into (``box.state = v``, ``stats[k] = v``,
+    ``tensors += [v]``, ``tensors.append(v)``), which then hold it (marked ``True``)."""
     for node in run_nodes(function):
         pairs: List[Tuple[ast.expr, ast.expr]] = []
         if isinstance(node, ast.Assign):
             pairs = [(target, node.value) for target in node.targets]
-        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr, ast.AugAssign)) and node.value:
             pairs = [(node.target, node.value)]
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
             pairs = [(node.target, node.iter)]
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
             pairs = [(node.optional_vars, node.context_expr)]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in CONTAINER_UPDATES
+        ):
+            pairs = [(node.func.value, a) for a in [*node.args, *(k.value for k in node.keywords)]]
         for target, value in pairs:
-            names = {
+            stored = isinstance(target, (ast.Attribute, ast.Subscript)) or isinstance(
+                node, (ast.Call, ast.AugAssign)
+            )
+            names = {root_name(target)} - {""} if stored else {
                 n.id for n in ast.walk(target)
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
             }
-            if names and not isinstance(target, (ast.Attribute, ast.Subscript)):
-                yield names, value
+            if names:
+                yield names, value, stored
 
 
 #: Tensor attributes and methods that give a new value (metadata, a Python number or list).
@@ -514,7 +599,7 @@ def _hands_on(
         return isinstance(value.op, ast.UAdd) and _hands_on(value.operand, held, owner, symbols)
     if isinstance(value, ast.BinOp):  # a new tensor; a new list or tuple of the elements
         return any(
-            isinstance(side, (ast.List, ast.Tuple)) and _hands_on(side, held, owner, symbols)
+            _sequence(side) and _hands_on(side, held, owner, symbols)
             for side in (value.left, value.right)
         )
     if isinstance(value, ast.Call):
@@ -527,6 +612,45 @@ def _hands_on(
     return any(_hands_on(part, held, owner, symbols) for part in parts)  # displays, `a or b`
 
 
+#: Builtins that make a sequence of what they are given.
+_SEQUENCE_MAKERS = frozenset({"list", "tuple", "sorted", "reversed"})
+
+
+def _sequence(value: ast.expr) -> bool:
+    """Whether ``value`` is surely a list or tuple, which ``+`` and ``*`` join or repeat
+    (elements and all): a display, a comprehension, ``list(...)``, ``tuple(...)``."""
+    if isinstance(value, (ast.List, ast.Tuple, ast.ListComp)):
+        return True
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in _SEQUENCE_MAKERS
+    )
+
+
+#: Functions of this file whose return values are being weighed (a recursion holds).
+_FOLLOWING: Set[int] = set()
+
+
+def _returns_module_state(function: FunctionNode, symbols: ModuleSymbols) -> bool:
+    """Whether ``function``, of this file, may return (a part of) a module-level value
+    (``def get_stats(): return STATS``)."""
+    if id(function) in _FOLLOWING:
+        return True
+    _FOLLOWING.add(id(function))
+    try:
+        outer = callers_values(function, None, symbols) - parameter_names(function)
+        held = holders(function, frozenset(outer), None, symbols) - {"self"}
+        imported = set(symbols.imports) | set(symbols.functions) | set(symbols.classes)
+        return any(
+            _hands_on(node.value, held - imported, None, symbols)
+            for node in run_nodes(function)
+            if isinstance(node, ast.Return) and node.value is not None
+        )
+    finally:
+        _FOLLOWING.discard(id(function))
+
+
 def _call_hands_on(
     call: ast.Call, held: Set[str], owner: Optional[ClassInfo], symbols: ModuleSymbols
 ) -> bool:
@@ -535,19 +659,25 @@ def _call_hands_on(
         return False
     if isinstance(func, ast.Name) and func.id in _NEW_VALUE_BUILTINS:
         return func.id in symbols.defined_here()
+    if isinstance(func, ast.Name) and func.id in symbols.functions and (
+        _returns_module_state(symbols.functions[func.id], symbols)
+    ):
+        return True  # `stats = get_stats()` of `return STATS`
     # a method named like a tensor operation is taken to be one, but on `self` (`self.norm`)
     kind = call_kind(call, owner, symbols, tensor_method=not is_self(getattr(func, "value", func)))
     return any(_hands_on(source, held, owner, symbols) for source in call_sources(call, kind))
 
 
-def _sets_attribute_of(node: ast.AST, roots: Set[str]) -> bool:
-    """``setattr(obj, ...)`` or ``delattr(obj, ...)`` of a value rooted at ``roots``."""
+def _sets_attribute_of(
+    node: ast.AST, held: Set[str], owner: Optional[ClassInfo], symbols: ModuleSymbols
+) -> bool:
+    """``setattr(obj, ...)`` or ``delattr(obj, ...)`` of a value that ``held`` names hold."""
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
         and node.func.id in ("setattr", "delattr")
         and bool(node.args)
-        and root_name(node.args[0]) in roots
+        and _hands_on(node.args[0], held, owner, symbols)
     )
 
 
@@ -561,7 +691,7 @@ def updates_in_place(
     ``owner``."""
     if isinstance(node, ast.Call):
         return any(
-            _hands_on(value, roots, owner, symbols) for value in updated_by_call(node)
+            _hands_on(value, roots, owner, symbols) for value in updated_by_call(node, symbols)
         )
     if isinstance(node, ast.AugAssign):
         return root_name(node.target) in roots
@@ -583,17 +713,29 @@ _UPDATING_ARGUMENTS = {
 _RENORMING_FUNCTIONS = {"embedding": 3, "embedding_bag": 3}
 
 
-def updated_by_call(call: ast.Call) -> List[ast.expr]:
-    """The values ``call`` may update in place: the tensor of a method named like ``add_``,
-    the first argument of an ``inplace=True`` call (``F.relu(x, True)`` too), an ``out=``
-    argument, the running
-    statistics handed to ``F.batch_norm``/``F.instance_norm`` (``torch.batch_norm`` too), and
-    the weight that ``F.embedding`` renorms when given ``max_norm``."""
+def updated_by_call(call: ast.Call, symbols: ModuleSymbols) -> List[ast.expr]:
+    """The values ``call`` (of a module of ``symbols``) may update in place: the tensor of a
+    method named like ``add_``, the first argument of an imported function so named
+    (``torch.nn.init.zeros_(w)``, ``torch.Tensor.add_(t, 1)``, ``torch.ops.aten.add_.Tensor``),
+    what a call is handed along with such a function (``map(torch.Tensor.zero_, ts)``), the
+    first argument of an ``inplace=True`` call (``F.relu(x, True)`` too), an ``out=``
+    argument, the running statistics handed to ``F.batch_norm``/``F.instance_norm``
+    (``torch.batch_norm`` too), and the weight that ``F.embedding`` renorms when given
+    ``max_norm``."""
     updated: List[ast.expr] = []
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    if isinstance(func, ast.Attribute) and name.endswith("_") and not name.startswith("_"):
+    imported = symbols.qualified_name(func) if root_name(func) in symbols.imports else None
+    if _in_place_function(imported or ""):
+        updated += call.args[:1]
+    elif isinstance(func, ast.Attribute) and _in_place_name(name):
         updated.append(func.value)
+    if any(
+        root_name(a) in symbols.imports and _in_place_function(symbols.qualified_name(a) or "")
+        for a in call.args
+        if isinstance(a, (ast.Name, ast.Attribute))
+    ):  # `map(torch.Tensor.zero_, module.buffers())`
+        updated += [a for a in call.args if not isinstance(a, (ast.Name, ast.Attribute))]
     updated += [keyword.value for keyword in call.keywords if keyword.arg == "out"]
     if updates_first_argument(call):
         updated += call.args[:1]
@@ -611,31 +753,68 @@ def updated_by_call(call: ast.Call) -> List[ast.expr]:
     return [value for value in updated if not isinstance(value, ast.Starred)]
 
 
-def stored_roots(node: ast.AST) -> Set[str]:
-    """The names whose value ``node`` changes in place: the root of an attribute or item it
-    stores into or deletes (``self.seen += 1``, ``cache[k] = v``, ``del cache[k]``), of a
-    container whose updating method it calls (``self.cache.append(x)``), or of an iterator it
-    advances (``next(self.steps)``)."""
+def _in_place_name(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("_")
+
+
+def _in_place_function(qualified: str) -> bool:
+    """A function of torch that works in place on its first argument (``torch.relu_``,
+    ``torch.nn.init.zeros_``, ``torch.Tensor.add_``, ``torch.ops.aten.add_.Tensor``)."""
+    parts = qualified.split(".")
+    if qualified.startswith("torch.ops."):
+        return any(_in_place_name(part) for part in parts[2:])
+    return qualified.startswith("torch.") and _in_place_name(parts[-1])
+
+
+def stored_objects(node: ast.AST) -> List[ast.expr]:
+    """The objects ``node`` changes in place: one it stores an attribute or item into or
+    deletes one of (``self`` of ``self.seen += 1``, ``cache`` of ``cache[k] = v``, ``type(self)``
+    of ``type(self).count += 1``), a container whose updating method it calls, also through
+    the type (``self.cache`` of ``self.cache.append(x)`` and ``dict.update(self.cache, ...)``,
+    ``self`` of ``object.__setattr__(self, ...)``), or an iterator it advances
+    (``next(self.steps)``)."""
     targets: List[ast.expr] = []
     if isinstance(node, (ast.Assign, ast.Delete)):
         targets = list(node.targets)
     elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
         targets = [node.target]
-    elif (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in CONTAINER_UPDATES
-    ):
-        targets = [node.func]
-    roots = {
-        root_name(target)
-        for target in targets
-        if isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)) and root_name(target)
-    }
+    while any(isinstance(t, (ast.Tuple, ast.List, ast.Starred)) for t in targets):
+        targets = [  # `self.a, *self.rest = pair`
+            inner
+            for t in targets
+            for inner in (
+                t.elts if isinstance(t, (ast.Tuple, ast.List))
+                else [t.value] if isinstance(t, ast.Starred) else [t]
+            )
+        ]
+    objects = [t.value for t in targets if isinstance(t, (ast.Attribute, ast.Subscript))]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        func = node.func
+        if func.attr in CONTAINER_UPDATES:
+            objects.append(func.value)
+        if (
+            isinstance(func.value, ast.Name)
+            and func.value.id in _BUILTIN_TYPES
+            and func.attr in CONTAINER_UPDATES | _SETTING_METHODS
+            and node.args
+        ):
+            objects.append(node.args[0])  # `dict.update(d, ...)`, `object.__setattr__(o, ...)`
     advanced = advanced_iterator(node) if isinstance(node, ast.Call) else None
-    if advanced is not None and root_name(advanced):
-        roots.add(root_name(advanced))
-    return roots
+    if advanced is not None:
+        objects.append(advanced)
+    return objects
+
+
+#: Builtin types whose methods, called through the type, change the object they are handed.
+_BUILTIN_TYPES = frozenset({"object", "dict", "list", "set", "bytearray"})
+#: Special methods that set or delete an attribute or an item.
+_SETTING_METHODS = frozenset({"__setattr__", "__delattr__", "__setitem__", "__delitem__"})
+
+
+def stored_roots(node: ast.AST) -> Set[str]:
+    """The root names of ``stored_objects``: the names whose value ``node`` changes in
+    place."""
+    return {root_name(target) for target in stored_objects(node) if root_name(target)}
 
 
 def advanced_iterator(call: ast.Call) -> Optional[ast.expr]:

@@ -839,7 +839,7 @@ def _updates_tensor_in_place(
         outlives = lambda root: caller_visible(root, node, ctx)  # noqa: E731
     updated: List[ast.expr] = []
     if isinstance(node, ast.Call):
-        updated = updated_by_call(node)
+        updated = updated_by_call(node, ctx.symbols)
     elif isinstance(node, (ast.Assign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
