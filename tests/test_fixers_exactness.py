@@ -3247,6 +3247,39 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, -2.0]),),
         "self.calls += 1",
     ),
+    "a guard after features collected in a local list": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                features = []
+                h = x * 2
+                features.append(h)
+                features += [h + 1]
+                if (x < 0).any():
+                    raise ValueError("negative input")
+                return torch.stack(features).sum(0) + len(features)
+        """,
+        (torch.tensor([1.0, -2.0]),),
+        None,
+    ),
+    "a guard after a local list that the module keeps": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.kept = None
+
+            def forward(self, x):
+                features = []
+                self.kept = features
+                features.append(x * 2)
+                if (x < 0).any():
+                    raise ValueError("negative input")
+                return features[0]
+        """,
+        (torch.tensor([1.0, -2.0]),),
+        "self.kept = features",
+    ),
     "a guard after a made tensor that is a view of the input, filled in place": (
         """
         class Model(nn.Module):

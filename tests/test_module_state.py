@@ -125,6 +125,10 @@ def helper_collect(x):
     return features, total
 
 
+scale = helper
+scale_in_place = helper_in_place
+
+
 def helper_through_a_loop(pairs):
     for first, _ in pairs:
         first.zero_()
@@ -319,6 +323,10 @@ CASES = {
     "a helper updating a view of its argument": ("pass", "helper_through_a_view(x)", True),
     "a helper updating a new tensor": ("pass", "helper_on_a_new_tensor(x)", False),
     "a helper drawing into a new tensor": ("pass", "helper_drop_path(x)", False),
+    "a module-level alias of a helper": ("pass", "scale(x)", False),
+    "a module-level alias of a helper updating its argument": (
+        "pass", "scale_in_place(x)", True,
+    ),
     "a helper setting items of a new tensor": (
         "self.start = 0", "helper_shift_right(x, self.start)", False,
     ),

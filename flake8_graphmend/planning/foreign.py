@@ -202,11 +202,29 @@ def inherited_from_another_file(func: ast.expr, owner: ClassInfo, symbols: Modul
     )
 
 
+def aliased_function(func: ast.expr, symbols: ModuleSymbols) -> Optional[FunctionNode]:
+    """The function of this file that ``func``, a name the module binds once, and only to
+    it, stands for (``gelu = _gelu_tanh``)."""
+    if not isinstance(func, ast.Name):
+        return None
+    value = symbols.assignments.get(func.id)
+    if not (isinstance(value, ast.Name) and value.id in symbols.functions):
+        return None
+    bindings = sum(
+        isinstance(node, ast.Name) and node.id == func.id and not isinstance(node.ctx, ast.Load)
+        or isinstance(node, (ast.Global, ast.Nonlocal)) and func.id in node.names
+        for node in ast.walk(symbols.tree)
+    )
+    return symbols.functions[value.id] if bindings == 1 else None
+
+
 def _named_callee(name: str, symbols: ModuleSymbols) -> Optional[str]:
     if name in symbols.imports:
         return None if pure_library(symbols.imports[name]) else symbols.imports[name]
     if name in symbols.functions or name in symbols.classes:
         return None  # followed where it is called
+    if aliased_function(ast.Name(id=name), symbols) is not None:
+        return None  # `gelu = _gelu_tanh`: followed where it is called
     value = symbols.assignments.get(name)
     if value is not None:
         qualified = symbols.qualified_name(value) if isinstance(value, ast.Attribute) else None

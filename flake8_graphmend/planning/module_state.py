@@ -27,8 +27,8 @@ from ..analysis.symbols import (
     self_attribute,
 )
 from .foreign import (
-    foreign_callee, handed_callee, inherited_from_another_file, known_callable, known_method,
-    unknown_held_method,
+    aliased_function, foreign_callee, handed_callee, inherited_from_another_file,
+    known_callable, known_method, unknown_held_method,
 )
 from .submodules import (
     FOREIGN, IN_PLACE, additions, binds_locally, call_kind, call_sources, classes_of_call,
@@ -108,30 +108,45 @@ def call_changes_state(
         module = module_expression(func, function)
         if module is not None:
             return _module_call_changes_state(call, function, module, owner, symbols, depth)
-    if isinstance(func, ast.Name) and binds_locally(function, func.id):
-        return True  # a local callable it cannot name (`for norm in zip(self.a, self.b)`)
-    if isinstance(func, ast.Name) and func.id in symbols.functions:
-        return body_changes_state(symbols.functions[func.id], None, symbols, depth + 1)
-    if isinstance(func, ast.Name) and isinstance(
-        symbols.assignments.get(func.id), (ast.Lambda, ast.Call)
-    ):
-        # a module-level callable not followed: `record = lambda s: SEEN.append(s)`, a closure
-        # a factory made (`tick = make_counter()`)
-        return True
+    named = _named_call_changes_state(func, function, symbols, depth) if isinstance(
+        func, ast.Name
+    ) else None
+    if named is not None:
+        return named
     if (symbols.qualified_name(func) or "") in _TORCH_STATE_SETTERS:
         return True  # `torch.set_grad_enabled(False)` as a call: grad mode stays changed
-    if isinstance(func, ast.Name) and func.id in symbols.classes:
-        # building it, or what Python runs on it later (`Wrap(x) * 2`, `with Obj():`)
-        built = symbols.classes[func.id]
-        return constructor_changes_state(built, symbols, depth + 1) or (
-            _implicit_code_changes_state(built, symbols)
-        )
     return (
         _module_object_method_changes_state(func, function, symbols, depth)
         or foreign_callee(call, function, owner, symbols) is not None
         or unknown_held_method(call, function, symbols) is not None
         or handed_callee(call, function, symbols) is not None
     )
+
+
+def _named_call_changes_state(
+    func: ast.Name, function: FunctionNode, symbols: ModuleSymbols, depth: int
+) -> Optional[bool]:
+    """For ``name(...)`` in ``function``: whether a local callable (not named), a function or
+    class of this file (or a module-level name bound to one), or a module-level callable the
+    analysis does not follow may change state; None for other names."""
+    if binds_locally(function, func.id):
+        return True  # a local callable it cannot name (`for norm in zip(self.a, self.b)`)
+    if func.id in symbols.functions:
+        return body_changes_state(symbols.functions[func.id], None, symbols, depth + 1)
+    aliased = aliased_function(func, symbols)
+    if aliased is not None:  # `gelu = _gelu_tanh` at module level, then `gelu(x)`
+        return body_changes_state(aliased, None, symbols, depth + 1)
+    if isinstance(symbols.assignments.get(func.id), (ast.Lambda, ast.Call)):
+        # a module-level callable not followed: `record = lambda s: SEEN.append(s)`, a closure
+        # a factory made (`tick = make_counter()`)
+        return True
+    if func.id in symbols.classes:
+        # building it, or what Python runs on it later (`Wrap(x) * 2`, `with Obj():`)
+        built = symbols.classes[func.id]
+        return constructor_changes_state(built, symbols, depth + 1) or (
+            _implicit_code_changes_state(built, symbols)
+        )
+    return None
 
 
 def _module_object_method_changes_state(

@@ -1077,6 +1077,7 @@ def _stores_state(
         isinstance(statement, ast.AugAssign)
         and kind not in (Kind.TENSOR, Kind.STATIC)
         and caller_visible(target.id, statement, ctx)
+        and not _made_here(target.id, ctx)
     )
 
 
@@ -1086,6 +1087,8 @@ def _outlives_the_call(value: ast.expr, ctx: FunctionContext) -> bool:
     which no one else holds while it is only read, unpacked and updated by name."""
     if ctx.values.kind(value) is Kind.TENSOR:
         return False
+    if isinstance(value, ast.Name) and _made_here(value.id, ctx):
+        return False
     keywords = ctx.region.function.args.kwarg
     return not (
         isinstance(value, ast.Name)
@@ -1093,6 +1096,67 @@ def _outlives_the_call(value: ast.expr, ctx: FunctionContext) -> bool:
         and value.id == keywords.arg
         and _kept_private(value.id, ctx)
     )
+
+
+#: Builtins and torch functions that read a container they are handed (or copy it), and keep
+#: no reference to it.
+_READING_BUILTINS = frozenset({
+    "len", "list", "tuple", "sorted", "sum", "min", "max", "any", "all", "enumerate", "zip",
+    "reversed", "isinstance",
+})
+_READING_TORCH = frozenset({"stack", "cat", "concat", "concatenate", "hstack", "vstack"})
+
+
+def _reads_only(call: ast.Call, ctx: FunctionContext) -> bool:
+    func = call.func
+    if isinstance(func, ast.Name) and func.id not in ctx.symbols.defined_here():
+        return func.id in _READING_BUILTINS
+    qualified = ctx.symbols.qualified_name(func) or ""
+    return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in _READING_TORCH
+
+
+def _made_here(name: str, ctx: FunctionContext) -> bool:
+    """``name`` is a container the function makes (``feats = []``, ``{}``, a comprehension)
+    and no one else can hold: it is only bound so, and otherwise updated, indexed, iterated,
+    measured, read by ``torch.stack`` and the like, or returned; never handed on as it is,
+    stored, or used in a nested function."""
+    function = ctx.region.function
+    parents = parent_map(function)
+    inner = {
+        id(n)
+        for d in ast.walk(function)
+        if d is not function and isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        for n in ast.walk(d)
+    }
+    made = False
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Name) and node.id == name):
+            continue
+        parent = parents.get(id(node))
+        if id(node) in inner:
+            return False
+        if isinstance(node.ctx, ast.Store):
+            if not (
+                isinstance(parent, ast.Assign) and parent.targets == [node]
+                and isinstance(parent.value, _NEW_CONTAINERS)
+                or isinstance(parent, ast.AugAssign)
+            ):
+                return False
+            made = made or isinstance(parent, ast.Assign)
+        elif not (
+            isinstance(parent, (ast.Subscript, ast.Attribute)) and parent.value is node
+            or isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is node
+            or isinstance(parent, (ast.Compare, ast.FormattedValue, ast.Return, ast.Starred))
+            or isinstance(parent, ast.Call) and node in parent.args and _reads_only(parent, ctx)
+        ):
+            return False
+    return made
+
+
+#: Displays and comprehensions: each makes a new container.
+_NEW_CONTAINERS = (
+    ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp,
+)
 
 
 def _kept_private(name: str, ctx: FunctionContext) -> bool:
