@@ -398,7 +398,8 @@ def _read_state_problem(node: ast.Call, ctx: FunctionContext) -> Optional[str]:
         and (sub.lineno < node.lineno or any(start <= sub.lineno <= end for start, end in loops))
     ]
     for sub, where in itertools.chain(own, run_by_callers(ctx)):
-        changed = _read_state_changed(sub, ctx.region.owner, ctx)
+        # a caller's calls are not followed: one of them leads to this very function
+        changed = _read_state_changed(sub, ctx.region.owner, ctx, 0 if not where else 3)
         if changed is None:
             continue
         at = f"line {sub.lineno}{where}"
@@ -432,6 +433,8 @@ def _read_state_changed(
             return _PRINT_OPTIONS
         if depth < 3:
             for callee, callee_owner in callees_in_file(node, owner, ctx.symbols):
+                if callee is ctx.region.function:
+                    continue  # a recursive call: what runs before the call is weighed already
                 for inner in run_nodes(callee):
                     found = _read_state_changed(inner, callee_owner, ctx, depth + 1)
                     if found is not None:
