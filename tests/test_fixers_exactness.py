@@ -3280,6 +3280,21 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, -2.0]),),
         "self.kept = features",
     ),
+    "a guard after a method of the module named like a tensor method": (
+        """
+        class Model(nn.Module):
+            def clone(self, t):
+                return t
+
+            def forward(self, x):
+                h = self.clone(x).add_(1)
+                if (h <= 0).all():
+                    raise ValueError("all values are non-positive")
+                return h
+        """,
+        (torch.tensor([-2.0, -3.0]),),
+        "self.clone(x).add_(1)",
+    ),
     "a guard after a made tensor that is a view of the input, filled in place": (
         """
         class Model(nn.Module):

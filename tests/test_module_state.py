@@ -240,6 +240,48 @@ CASES = {
         "self.act(self.norm(x))",
         True,
     ),
+    "a sequential appended to after it is built": (
+        "self.seq = nn.Sequential(nn.Linear(4, 4))\n"
+        "        self.seq.append(nn.BatchNorm1d(4))",
+        "self.seq(x)",
+        True,
+    ),
+    "a sequential changed through another name": (
+        "self.seq = nn.Sequential(nn.Linear(4, 4))\n        seq = self.seq\n"
+        "        seq.append(nn.BatchNorm1d(4))",
+        "self.seq(x)",
+        True,
+    ),
+    "a sequential changed through its namespace": (
+        "self.seq = nn.Sequential(nn.Linear(4, 4))\n"
+        "        self.seq._modules.update(bn=nn.BatchNorm1d(4))",
+        "self.seq(x)",
+        True,
+    ),
+    "a sequential handed to a method of its class": (
+        "self.seq = nn.Sequential(nn.Linear(4, 4))\n"
+        "        nn.Sequential.append(self.seq, nn.BatchNorm1d(4))",
+        "self.seq(x)",
+        True,
+    ),
+    "a sequential of a local sequential changed first": (
+        "inner = nn.Sequential(nn.Linear(4, 4))\n        inner.append(nn.BatchNorm1d(4))\n"
+        "        self.seq = nn.Sequential(inner, nn.ReLU())",
+        "self.seq(x)",
+        True,
+    ),
+    "an instance norm built again": (
+        "self.norm = nn.InstanceNorm1d(4)\n"
+        "        self.norm.__init__(4, track_running_stats=True)",
+        "self.norm(x)",
+        True,
+    ),
+    "a sequential read, not changed": (
+        "self.seq = nn.Sequential(nn.Linear(4, 4))\n        n = len(self.seq)\n"
+        "        w = self.seq[0].weight",
+        "self.seq(x)",
+        False,
+    ),
     "an instance norm keeping running statistics": (
         "self.norm = nn.InstanceNorm1d(4, track_running_stats=True)", "self.norm(x)", True,
     ),
@@ -498,3 +540,54 @@ def test_relative_imports_are_resolved_from_the_package(name: str, package: str)
     forward = owner.methods["forward"]
     found = next(n for n in ast.walk(forward.body[0]) if isinstance(n, ast.Call))
     assert call_changes_state(found, forward, owner, symbols) is (changes or not package)
+
+
+#: Module-level code that may change or rebind what ``Model.forward`` calls, and the call.
+REBOUND = {
+    "a function that appends to the built model's sequential": (
+        "def build():\n    model = Model()\n    model.seq.append(nn.BatchNorm1d(4))\n"
+        "    return model\n",
+        "self.seq(x)",
+    ),
+    "a probe imported from the package first, transformers' after": (
+        "try:\n    from .utils import is_peft_available\nexcept ImportError:\n"
+        "    from transformers.utils import is_peft_available\n",
+        "is_peft_available()",
+    ),
+    "a probe after a star import of the package": (
+        "from transformers.utils import is_peft_available\nfrom .utils import *\n",
+        "is_peft_available()",
+    ),
+    "a probe bound again": (
+        "from transformers.utils import is_peft_available\nfrom . import utils\n\n"
+        "is_peft_available = utils.is_peft_available\n",
+        "is_peft_available()",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", REBOUND)
+def test_what_module_level_code_may_change_or_rebind_is_not_known(name: str) -> None:
+    module_code, call = REBOUND[name]
+    source = dedent(
+        f"""
+        import torch
+        from torch import nn
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.seq = nn.Sequential(nn.Linear(4, 4))
+
+            def forward(self, x):
+                {call}
+                return x
+        """
+    ) + "\n\n" + module_code
+    tree = ast.parse(source)
+    symbols = ModuleSymbols.collect(tree, "pkg")
+    owner = symbols.classes["Model"]
+    forward = owner.methods["forward"]
+    found = next(n for n in ast.walk(forward.body[0]) if isinstance(n, ast.Call))
+    assert call_changes_state(found, forward, owner, symbols)

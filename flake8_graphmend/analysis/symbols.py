@@ -34,6 +34,10 @@ class ModuleSymbols:
     #: module-level names bound by assignment, with the assigned value.
     assignments: Dict[str, ast.expr] = field(default_factory=dict)
     imports_torch: bool = False
+    #: local name -> every qualified name an import binds it to (``try``/``except`` imports).
+    import_sources: Dict[str, Set[str]] = field(default_factory=dict)
+    #: The modules imported with ``from <module> import *`` (resolved as other imports are).
+    star_imports: List[str] = field(default_factory=list)
     #: The dotted package relative imports are resolved from ("": not known).
     _package: str = field(default="", repr=False, compare=False)
     #: ``scripting_marker``'s answer, once computed.
@@ -82,11 +86,9 @@ class ModuleSymbols:
 
     def _collect_import(self, node: ast.Import) -> None:
         for alias in node.names:
-            if alias.asname:
-                self.imports[alias.asname] = alias.name
-            else:
-                top = alias.name.split(".")[0]
-                self.imports[top] = top
+            local = alias.asname or alias.name.split(".")[0]
+            self.imports[local] = alias.name if alias.asname else local
+            self.import_sources.setdefault(local, set()).add(self.imports[local])
             self.imports_torch |= alias.name.split(".")[0] == "torch"
 
     def _collect_import_from(self, node: ast.ImportFrom) -> None:
@@ -95,9 +97,12 @@ class ModuleSymbols:
         if node.level:  # resolved only in a known package: else the names stay as imported
             base = resolve_relative(module, node.level, self._package) if self._package else ""
         for alias in node.names:
-            if alias.name != "*":
-                qualified = f"{base}.{alias.name}" if base else alias.name
-                self.imports[alias.asname or alias.name] = qualified
+            if alias.name == "*":
+                self.star_imports.append(base or module or ".")
+                continue
+            qualified = f"{base}.{alias.name}" if base else alias.name
+            self.imports[alias.asname or alias.name] = qualified
+            self.import_sources.setdefault(alias.asname or alias.name, set()).add(qualified)
         self.imports_torch |= module.split(".")[0] == "torch" and not node.level
 
     def qualified_name(self, node: ast.expr) -> Optional[str]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..analysis.index import child_blocks, outer_names, parameter_names, parent_map, root_name
 from ..analysis.inplace import builds_in_place_module
-from ..analysis.symbols import FunctionNode, self_attribute
+from ..analysis.symbols import FunctionNode, is_self, self_attribute
 from ..analysis.values import Kind, constant_int
 from .module_state import call_changes_state, holders, updated_by_call, updates_in_place
 from .submodules import (
@@ -51,8 +51,10 @@ def may_alias(value: ast.expr, ctx: FunctionContext) -> bool:
 def _call_kind(call: ast.Call, ctx: FunctionContext) -> str:
     """``submodules.call_kind`` of ``call`` in the region."""
     func = call.func
-    tensor_method = isinstance(func, ast.Attribute) and ctx.values.kind(func.value) is not (
-        Kind.STATIC
+    tensor_method = (
+        isinstance(func, ast.Attribute)
+        and ctx.values.kind(func.value) is not Kind.STATIC
+        and not is_self(func.value)  # `self.clone(x)`, `self.norm(x)`: methods of the module
     )
     return call_kind(call, ctx.region.owner, ctx.symbols, tensor_method)
 

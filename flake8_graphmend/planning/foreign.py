@@ -116,7 +116,9 @@ def foreign_callee(
         return None
     if root in symbols.imports:
         qualified = symbols.qualified_name(func) or symbols.imports[root]
-        return None if pure_library(qualified) else qualified
+        return None if pure_library(qualified) and not _bound_elsewhere(root, symbols) else (
+            qualified
+        )
     made = symbols.assignments.get(root)
     if isinstance(made, ast.Call) and not _known_maker(made.func, symbols):
         return ast.unparse(func)  # `TRACKER.record(x)` of `TRACKER = Tracker()`
@@ -219,6 +221,8 @@ def aliased_function(func: ast.expr, symbols: ModuleSymbols) -> Optional[Functio
 
 
 def _named_callee(name: str, symbols: ModuleSymbols) -> Optional[str]:
+    if _bound_elsewhere(name, symbols):
+        return name  # `from .utils import *`, `try: from a import f` / `except: from b ...`
     if name in symbols.imports:
         return None if pure_library(symbols.imports[name]) else symbols.imports[name]
     if name in symbols.functions or name in symbols.classes:
@@ -230,6 +234,19 @@ def _named_callee(name: str, symbols: ModuleSymbols) -> Optional[str]:
         qualified = symbols.qualified_name(value) if isinstance(value, ast.Attribute) else None
         return None if qualified is not None and pure_library(qualified) else name
     return None if name in _PURE_BUILTINS or name in BUILTIN_EXCEPTIONS else name
+
+
+def _bound_elsewhere(name: str, symbols: ModuleSymbols) -> bool:
+    """Whether the module may bind ``name``, imported or a builtin, to something else than the
+    library it names: imported from two places (a ``try``/``except`` import), also assigned or
+    defined, or any name after a ``from <module> import *`` of a module not known pure."""
+    if any(not pure_library(module) for module in symbols.star_imports):
+        return True
+    if name not in symbols.imports:
+        return False
+    return len(symbols.import_sources.get(name, ())) > 1 or any(
+        name in bound for bound in (symbols.assignments, symbols.functions, symbols.classes)
+    )
 
 
 def _known_maker(func: ast.expr, symbols: ModuleSymbols) -> bool:

@@ -31,8 +31,8 @@ from .foreign import (
     known_callable, known_method, unknown_held_method,
 )
 from .submodules import (
-    FOREIGN, IN_PLACE, additions, binds_locally, call_kind, call_sources, classes_of_call,
-    file_bases, forward_of, loosely_built, runs_when_called, with_bases,
+    FOREIGN, IN_PLACE, additions, binds_locally, call_kind, call_sources, changed_after_built,
+    classes_of_call, file_bases, forward_of, loosely_built, runs_when_called, with_bases,
 )
 
 #: ``torch.nn`` modules whose call updates buffers in place (in training).
@@ -203,6 +203,8 @@ def _module_call_changes_state(
     may outlive the call, or what it holds is not known, or nothing is built into it and it
     is a method of a base of another file (``self.get_head_mask``)."""
     func = call.func
+    if changed_after_built(_attribute_of(module) or "", symbols.tree):
+        return True  # `self.seq.append(m)`, `seq = self.seq`, `model.seq = m` in a function
     classes = held_classes(module, owner, symbols)
     if any(name.endswith(IN_PLACE) for name in classes or ()):
         first = call.args[0] if call.args else None

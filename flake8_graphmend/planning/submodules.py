@@ -162,6 +162,61 @@ def _only_built_and_called(attribute: str, owner: ClassInfo, symbols: ModuleSymb
     return True
 
 
+#: Attributes of a module that are the module's own state (its submodules, buffers, flags).
+_MODULE_STATE = frozenset({"_modules", "_buffers", "_parameters", "__dict__"})
+#: Builtins that read a module they are handed and keep no reference to it.
+_INSPECTING = frozenset({"len", "isinstance", "id", "type", "repr", "str", "print", "hasattr"})
+
+
+@functools.lru_cache(maxsize=4096)
+def changed_after_built(attribute: str, tree: ast.Module) -> bool:
+    """Whether code of ``tree`` may change, after it is built, a module that some object
+    keeps as ``.<attribute>``, or hand it on: a store into it or its parts
+    (``self.seq[1] = m``, ``m.seq.inplace = True``, ``self.seq._modules[k] = m``), a method
+    of it other than one that reads (``self.seq.append(m)``, ``self.norm.__init__(3)``), a
+    call it is handed to (``nn.Sequential.append(self.seq, m)``, ``setattr(self.seq, ...)``),
+    another name or place it is put (``seq = self.seq``), or a store of the attribute outside
+    a class (``model.seq = ...`` in a module function)."""
+    parents = parent_map(tree)
+    in_class = {
+        id(node)
+        for statement in tree.body
+        if isinstance(statement, ast.ClassDef)
+        for node in ast.walk(statement)
+    }
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and node.attr == attribute):
+            continue
+        if isinstance(node.ctx, ast.Store):
+            if id(node) not in in_class:
+                return True
+            continue  # an assignment that `additions` or `_stored_from_outside` weighs
+        if _changes_or_hands_on(node, parents):
+            return True
+    return False
+
+
+def _changes_or_hands_on(node: ast.expr, parents: Dict[int, ast.AST]) -> bool:
+    """Whether the use of the module ``node`` (loaded) may change it or hand it on."""
+    parent = parents.get(id(node))
+    while isinstance(parent, ast.Subscript) and parent.value is node or (
+        isinstance(parent, ast.Attribute) and parent.attr in _MODULE_STATE
+    ):
+        node, parent = parent, parents.get(id(parent))  # an element, or its own namespace
+    if isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
+        return True
+    if isinstance(parent, ast.Call):
+        if parent.func is node:
+            return False  # called
+        return not (isinstance(parent.func, ast.Name) and parent.func.id in _INSPECTING)
+    if isinstance(parent, ast.Attribute):
+        call = parents.get(id(parent))
+        if isinstance(call, ast.Call) and call.func is parent:
+            return parent.attr not in _READING_METHODS and parent.attr != "forward"
+        return isinstance(parent.ctx, (ast.Store, ast.Del))  # `self.act.inplace = True`
+    return not isinstance(parent, (ast.For, ast.comprehension, ast.Compare, ast.Expr))
+
+
 def _method_nodes(method: FunctionNode) -> Iterator[ast.AST]:
     for statement, _ in _statements(method.body, "body"):
         yield from _own_nodes(statement)
@@ -452,6 +507,8 @@ def classes_of_call(
         return [FOREIGN + elsewhere]
     if isinstance(value, ast.IfExp):
         return _classes_of_either(value, method, symbols, imported)
+    if isinstance(value, ast.Name) and _changed_locally(method, value.id):
+        return None  # `inner = nn.Sequential(...)` then `inner.append(m)`
     if isinstance(value, ast.Name) and not binds_locally(method, value.id, assignments=False):
         bound = [
             node.value
@@ -694,6 +751,29 @@ def _elements_of_local_list(
         elements += [(element, statement) for element in added.elts]
     ordered = sorted(elements, key=lambda pair: (pair[1].lineno, pair[1].col_offset))
     return [(element, statement) for element, statement in ordered]
+
+
+def _changed_locally(method: FunctionNode, name: str) -> bool:
+    """Whether ``method`` may change the module its local ``name`` holds after building it, or
+    hand it on elsewhere than to the attribute being weighed (``_changes_or_hands_on``, but for
+    a store into an attribute of ``self``)."""
+    parents = parent_map(method)
+    for node in ast.walk(method):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Assign) and parent.value is node and all(
+            self_attribute(target) for target in parent.targets
+        ):
+            continue  # `self.seq = inner`: what is weighed
+        if isinstance(parent, (ast.List, ast.Tuple, ast.Starred)) or (
+            isinstance(parent, ast.Call) and parent.func is not node
+            and short_name(parent) in ("ModuleList", "Sequential", "append")
+        ):
+            continue  # put into a list of modules, which `additions` weighs
+        if _changes_or_hands_on(node, parents):
+            return True
+    return False
 
 
 def _classes_of_either(
