@@ -3262,6 +3262,26 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, -2.0]),),
         None,
     ),
+    "a guard after a loss accumulated over layers": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(2)])
+
+            def forward(self, x):
+                h = x
+                aux_loss = 0
+                for layer in self.layers:
+                    h = layer(h)
+                    aux_loss += h.pow(2).mean()
+                if (x < 0).any():
+                    raise ValueError("negative input")
+                return h, aux_loss
+        """,
+        (torch.tensor([1.0, -2.0]),),
+        None,
+    ),
     "a guard after a local list that the module keeps": (
         """
         class Model(nn.Module):

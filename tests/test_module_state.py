@@ -30,6 +30,7 @@ from . import layers
 from .layers import ForeignBlock, ForeignCache, ForeignBase, normalize, Tracker
 
 TRACKER = Tracker()
+LAYERS = [nn.Linear(4, 4), nn.BatchNorm1d(4)]
 hf_logger = hf_logging.get_logger(__name__)
 
 
@@ -275,6 +276,27 @@ CASES = {
         "        self.norm.__init__(4, track_running_stats=True)",
         "self.norm(x)",
         True,
+    ),
+    "a sequential of a module-level list": (
+        "self.seq = nn.Sequential(*LAYERS)", "self.seq(x)", True,
+    ),
+    "an activation set to work in place by a walk over the modules": (
+        "self.act = nn.ReLU()\n        for m in self.modules():\n"
+        "            if isinstance(m, nn.ReLU):\n                m.inplace = True",
+        "self.act(x)",
+        True,
+    ),
+    "an activation set to work in place by apply": (
+        "self.act = nn.ReLU()\n        self.apply(lambda m: setattr(m, 'inplace', True))",
+        "self.act(x)",
+        True,
+    ),
+    "a layer whose weights apply fills": (
+        "self.lin = nn.Linear(4, 4)\n"
+        "        self.apply(lambda m: nn.init.zeros_(m.weight) if isinstance(m, nn.Linear) "
+        "else None)",
+        "self.lin(x)",
+        False,
     ),
     "a sequential read, not changed": (
         "self.seq = nn.Sequential(nn.Linear(4, 4))\n        n = len(self.seq)\n"

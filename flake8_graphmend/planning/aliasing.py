@@ -8,7 +8,7 @@ caller does not hold the source, and both sides have the same layout.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from ..analysis.index import child_blocks, outer_names, parameter_names, parent_map, root_name
 from ..analysis.inplace import builds_in_place_module
@@ -218,10 +218,17 @@ def _aliased_before(value: ast.expr, node: ast.If, ctx: FunctionContext) -> Opti
     return _handed_on_between(value.id, before, start, None, ctx)
 
 
-def caller_visible(root: str, before: ast.AST, ctx: FunctionContext, depth: int = 0) -> bool:
+def caller_visible(
+    root: str,
+    before: ast.AST,
+    ctx: FunctionContext,
+    depth: int = 0,
+    following: FrozenSet[int] = frozenset(),
+) -> bool:
     """Whether ``root`` may name a tensor from outside the call where ``before`` runs: ``self``'s
     state, a module global, a parameter that may not be rebound, or a local whose reaching
-    assignment may hand such a tensor on (``h = x``, ``h = self.dropout(x)``, ``h = helper(x)``)."""
+    assignment may hand such a tensor on (``h = x``, ``h = self.dropout(x)``, ``h = helper(x)``).
+    ``following``: the augmented assignments weighed already (a loop reaches one again)."""
     if root == "self" or (root and root not in ctx.local_names):
         return True
     if depth > _DEPTH:
@@ -229,7 +236,11 @@ def caller_visible(root: str, before: ast.AST, ctx: FunctionContext, depth: int 
     reaching, parameter_reaches = reaching_bindings(root, before, ctx)
     for binding in reaching:
         if isinstance(binding, ast.AugAssign) and isinstance(binding.target, ast.Name):
-            if caller_visible(root, binding, ctx, depth + 1):  # `h += 1` keeps the tensor
+            if id(binding) in following:
+                continue  # `total += t` in a loop: it keeps what the other bindings give
+            if caller_visible(  # `h += 1` keeps the tensor
+                root, binding, ctx, depth + 1, following | {id(binding)}
+            ):
                 return True
             continue
         value = _assigned_value(binding, root)

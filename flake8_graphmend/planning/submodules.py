@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import functools
 from collections import Counter
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from ..analysis.index import child_blocks, parameter_names, parent_map, root_name
 from ..analysis.inplace import builds_in_place_module, short_name, updates_first_argument
@@ -177,6 +177,8 @@ def changed_after_built(attribute: str, tree: ast.Module) -> bool:
     call it is handed to (``nn.Sequential.append(self.seq, m)``, ``setattr(self.seq, ...)``),
     another name or place it is put (``seq = self.seq``), or a store of the attribute outside
     a class (``model.seq = ...`` in a module function)."""
+    if _sets_walked_modules(tree):
+        return True
     parents = parent_map(tree)
     in_class = {
         id(node)
@@ -194,6 +196,57 @@ def changed_after_built(attribute: str, tree: ast.Module) -> bool:
         if _changes_or_hands_on(node, parents):
             return True
     return False
+
+
+#: Methods of a module that walk its submodules.
+_WALKS = frozenset({"modules", "children", "named_modules", "named_children"})
+
+
+@functools.lru_cache(maxsize=8)
+def _sets_walked_modules(tree: ast.Module) -> bool:
+    """Whether code of ``tree`` sets an attribute of each module it walks, whichever module
+    that is (``for m in self.modules(): m.inplace = True``, ``self.apply(fn)`` with a ``fn``
+    that sets one)."""
+    for node in ast.walk(tree):
+        walked: Set[str] = set()
+        body: List[ast.AST] = []
+        if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Call):
+            if short_name(node.iter) in _WALKS:
+                walked = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+                body = list(getattr(node, "body", [])) or [node]
+        elif isinstance(node, ast.Call) and short_name(node) == "apply" and node.args:
+            applied = _applied_function(node.args[0], tree)
+            if applied is None:
+                return True  # a function applied to every module, not found in the file
+            positional = [a.arg for a in applied.args.args]
+            walked = set(positional[1:2] if positional[:1] == ["self"] else positional[:1])
+            body = [applied.body] if isinstance(applied, ast.Lambda) else list(applied.body)
+        for inner in (sub for part in body for sub in ast.walk(part)):
+            targets = getattr(inner, "targets", None) or [getattr(inner, "target", None)]
+            if any(
+                isinstance(t, (ast.Attribute, ast.Subscript)) and root_name(t) in walked
+                for t in targets
+            ) or (
+                isinstance(inner, ast.Call) and short_name(inner) == "setattr" and inner.args
+                and root_name(inner.args[0]) in walked
+            ):
+                return True
+    return False
+
+
+def _applied_function(
+    value: ast.expr, tree: ast.Module
+) -> Optional[Union[ast.Lambda, FunctionNode]]:
+    """The lambda, module function or method (``self._init_weights``, by its name in any
+    class of ``tree``) that ``module.apply(value)`` runs on each module; None if not one."""
+    if isinstance(value, ast.Lambda):
+        return value
+    name = value.id if isinstance(value, ast.Name) else self_attribute(value)
+    found = [
+        node for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def _changes_or_hands_on(node: ast.expr, parents: Dict[int, ast.AST]) -> bool:
@@ -724,6 +777,7 @@ def _elements_of_local_list(
 ) -> Optional[List[Tuple[ast.expr, Optional[ast.stmt]]]]:
     parents = parent_map(method)
     elements: List[Tuple[ast.expr, ast.stmt]] = []
+    made = False
     for node in ast.walk(method):
         if not (isinstance(node, ast.Name) and node.id == name) or node is used:
             continue
@@ -749,6 +803,9 @@ def _elements_of_local_list(
         ) or any(isinstance(e, ast.Starred) for e in added.elts):
             return None  # built otherwise, handed on, or read in another way
         elements += [(element, statement) for element in added.elts]
+        made = made or isinstance(parent, ast.Assign)
+    if not made:
+        return None  # a list the method does not make (a module-level `LAYERS`)
     ordered = sorted(elements, key=lambda pair: (pair[1].lineno, pair[1].col_offset))
     return [(element, statement) for element, statement in ordered]
 

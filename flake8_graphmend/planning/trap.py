@@ -1116,10 +1116,10 @@ def _reads_only(call: ast.Call, ctx: FunctionContext) -> bool:
 
 
 def _made_here(name: str, ctx: FunctionContext) -> bool:
-    """``name`` is a container the function makes (``feats = []``, ``{}``, a comprehension)
-    and no one else can hold: it is only bound so, and otherwise updated, indexed, iterated,
-    measured, read by ``torch.stack`` and the like, or returned; never handed on as it is,
-    stored, or used in a nested function."""
+    """``name`` is a container or a number the function makes (``feats = []``, ``{}``, a
+    comprehension, ``aux_loss = 0``) and no one else can hold: it is only bound so, and
+    otherwise updated (``+=``), indexed, iterated, measured, read by ``torch.stack`` and the
+    like, or returned; never handed on as it is, stored, or used in a nested function."""
     function = ctx.region.function
     parents = parent_map(function)
     inner = {
@@ -1138,7 +1138,7 @@ def _made_here(name: str, ctx: FunctionContext) -> bool:
         if isinstance(node.ctx, ast.Store):
             if not (
                 isinstance(parent, ast.Assign) and parent.targets == [node]
-                and isinstance(parent.value, _NEW_CONTAINERS)
+                and isinstance(parent.value, (*_NEW_CONTAINERS, ast.Constant))
                 or isinstance(parent, ast.AugAssign)
             ):
                 return False
