@@ -693,7 +693,8 @@ def _sequential(
     gets_input = any(
         any(name.endswith(IN_PLACE) for name in classes or ())
         and not any(
-            _makes_new_tensor(found[before]) and _runs_before(members[before][1], added, parents)
+            _modules_return_new_tensors(found[before])
+            and _runs_before(members[before][1], added, parents)
             for before in range(position)
         )
         for position, (classes, (_, added)) in enumerate(zip(found, members))
@@ -703,7 +704,7 @@ def _sequential(
     return sorted(names | {SEQUENTIAL + IN_PLACE if gets_input else SEQUENTIAL})
 
 
-def _makes_new_tensor(classes: Optional[List[str]]) -> bool:
+def _modules_return_new_tensors(classes: Optional[List[str]]) -> bool:
     """Whether a module of each of ``classes`` (of ``torch.nn``) returns a new tensor."""
     return bool(classes) and all(
         name.startswith("torch.nn.")

@@ -1101,8 +1101,8 @@ def _outlives_the_call(value: ast.expr, ctx: FunctionContext) -> bool:
 #: Builtins and torch functions that read a container they are handed (or copy it), and keep
 #: no reference to it.
 _READING_BUILTINS = frozenset({
-    "len", "list", "tuple", "sorted", "sum", "min", "max", "any", "all", "enumerate", "zip",
-    "reversed", "isinstance",
+    "len", "list", "tuple", "set", "dict", "sorted", "sum", "min", "max", "any", "all",
+    "enumerate", "zip", "reversed", "isinstance", "str", "repr", "bool",
 })
 _READING_TORCH = frozenset({"stack", "cat", "concat", "concatenate", "hstack", "vstack"})
 
@@ -1115,40 +1115,56 @@ def _reads_only(call: ast.Call, ctx: FunctionContext) -> bool:
     return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in _READING_TORCH
 
 
-def _made_here(name: str, ctx: FunctionContext) -> bool:
-    """``name`` is a container or a number the function makes (``feats = []``, ``{}``, a
-    comprehension, ``aux_loss = 0``) and no one else can hold: it is only bound so, and
-    otherwise updated (``+=``), indexed, iterated, measured, read by ``torch.stack`` and the
-    like, or returned; never handed on as it is, stored, or used in a nested function."""
+def _uses(name: str, ctx: FunctionContext) -> Optional[List[Tuple[ast.Name, ast.AST]]]:
+    """Each use of the local ``name`` in the function, with the node that holds it; None
+    where a nested function or lambda uses it (and may keep it)."""
     function = ctx.region.function
     parents = parent_map(function)
-    inner = {
-        id(n)
-        for d in ast.walk(function)
-        if d is not function and isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-        for n in ast.walk(d)
+    nested = {
+        id(inner)
+        for node in ast.walk(function)
+        if node is not function
+        and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        for inner in ast.walk(node)
     }
+    uses = [
+        (node, parents[id(node)])
+        for node in ast.walk(function)
+        if isinstance(node, ast.Name) and node.id == name
+    ]
+    return None if any(id(node) in nested for node, _ in uses) else uses
+
+
+def _private_use(node: ast.Name, parent: ast.AST, ctx: FunctionContext) -> bool:
+    """Whether this read of a local keeps no reference to its object: it is indexed, called a
+    method of, iterated, compared, formatted, returned, unpacked (``*x``, ``**x``), or read
+    by a builtin or torch function that copies it (``len``, ``torch.stack``)."""
+    return (
+        isinstance(parent, (ast.Subscript, ast.Attribute)) and parent.value is node
+        or isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is node
+        or isinstance(parent, (ast.Compare, ast.FormattedValue, ast.Return, ast.Starred))
+        or isinstance(parent, ast.keyword) and parent.arg is None
+        or isinstance(parent, ast.Call) and node in parent.args and _reads_only(parent, ctx)
+    )
+
+
+def _made_here(name: str, ctx: FunctionContext) -> bool:
+    """``name`` is a container or a number the function makes (``feats = []``, ``{}``, a
+    comprehension, ``aux_loss = 0``) and no one else can hold: it is only bound so, updated
+    (``+=``, ``feats.append(h)``) and read privately (``_private_use``)."""
+    uses = _uses(name, ctx)
+    if uses is None:
+        return False
     made = False
-    for node in ast.walk(function):
-        if not (isinstance(node, ast.Name) and node.id == name):
-            continue
-        parent = parents.get(id(node))
-        if id(node) in inner:
-            return False
+    for node, parent in uses:
         if isinstance(node.ctx, ast.Store):
-            if not (
-                isinstance(parent, ast.Assign) and parent.targets == [node]
-                and isinstance(parent.value, (*_NEW_CONTAINERS, ast.Constant))
-                or isinstance(parent, ast.AugAssign)
+            if isinstance(parent, ast.Assign) and parent.targets == [node] and isinstance(
+                parent.value, (*_NEW_CONTAINERS, ast.Constant)
             ):
+                made = True
+            elif not isinstance(parent, ast.AugAssign):
                 return False
-            made = made or isinstance(parent, ast.Assign)
-        elif not (
-            isinstance(parent, (ast.Subscript, ast.Attribute)) and parent.value is node
-            or isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is node
-            or isinstance(parent, (ast.Compare, ast.FormattedValue, ast.Return, ast.Starred))
-            or isinstance(parent, ast.Call) and node in parent.args and _reads_only(parent, ctx)
-        ):
+        elif not _private_use(node, parent, ctx):
             return False
     return made
 
@@ -1160,29 +1176,10 @@ _NEW_CONTAINERS = (
 
 
 def _kept_private(name: str, ctx: FunctionContext) -> bool:
-    """``name`` is only subscripted, unpacked (``**name``), called a method of, compared,
-    formatted or measured (``len(name)``): never bound again, stored or handed on as it is."""
-    parents = parent_map(ctx.region.function)
-    for node in ast.walk(ctx.region.function):
-        if not (isinstance(node, ast.Name) and node.id == name):
-            continue
-        parent = parents.get(id(node))
-        if isinstance(node.ctx, ast.Store) or not (
-            isinstance(parent, (ast.Subscript, ast.Attribute)) and parent.value is node
-            or isinstance(parent, ast.keyword) and parent.arg is None
-            or isinstance(parent, (ast.Compare, ast.FormattedValue))
-            or isinstance(parent, ast.Call) and _inspects(parent, node)
-        ):
-            return False
-    return True
-
-
-def _inspects(call: ast.Call, argument: ast.Name) -> bool:
-    """``len(d)``, ``list(d)``, ``sorted(d)``, ``str(d)``: builtins that read or copy, and
-    keep nothing."""
-    func = call.func
-    return (
-        isinstance(func, ast.Name)
-        and func.id in {"len", "list", "tuple", "sorted", "set", "dict", "str", "repr", "bool"}
-        and argument in call.args
+    """``name`` is never bound again, and only read privately (``_private_use``): indexed,
+    unpacked (``**name``), called a method of, compared, formatted or measured."""
+    uses = _uses(name, ctx)
+    return uses is not None and all(
+        not isinstance(node.ctx, ast.Store) and _private_use(node, parent, ctx)
+        for node, parent in uses
     )
