@@ -168,17 +168,21 @@ _MODULE_STATE = frozenset({"_modules", "_buffers", "_parameters", "__dict__"})
 _INSPECTING = frozenset({"len", "isinstance", "id", "type", "repr", "str", "print", "hasattr"})
 
 
-@functools.lru_cache(maxsize=4096)
 def changed_after_built(attribute: str, tree: ast.Module) -> bool:
     """Whether code of ``tree`` may change, after it is built, a module that some object
     keeps as ``.<attribute>``, or hand it on: a store into it or its parts
     (``self.seq[1] = m``, ``m.seq.inplace = True``, ``self.seq._modules[k] = m``), a method
     of it other than one that reads (``self.seq.append(m)``, ``self.norm.__init__(3)``), a
     call it is handed to (``nn.Sequential.append(self.seq, m)``, ``setattr(self.seq, ...)``),
-    another name or place it is put (``seq = self.seq``), or a store of the attribute outside
-    a class (``model.seq = ...`` in a module function)."""
-    if _sets_walked_modules(tree):
-        return True
+    another name or place it is put (``seq = self.seq``), a store of the attribute outside
+    a class (``model.seq = ...`` in a module function), or a walk over all modules that sets
+    their attributes."""
+    return _sets_walked_modules(tree) or attribute in _changed_attributes(tree)
+
+
+@functools.lru_cache(maxsize=8)
+def _changed_attributes(tree: ast.Module) -> FrozenSet[str]:
+    """The attribute names whose modules ``changed_after_built`` finds changed or handed on."""
     parents = parent_map(tree)
     in_class = {
         id(node)
@@ -186,16 +190,16 @@ def changed_after_built(attribute: str, tree: ast.Module) -> bool:
         if isinstance(statement, ast.ClassDef)
         for node in ast.walk(statement)
     }
+    changed: Set[str] = set()
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Attribute) and node.attr == attribute):
+        if not isinstance(node, ast.Attribute) or node.attr in changed:
             continue
         if isinstance(node.ctx, ast.Store):
             if id(node) not in in_class:
-                return True
-            continue  # an assignment that `additions` or `_stored_from_outside` weighs
-        if _changes_or_hands_on(node, parents):
-            return True
-    return False
+                changed.add(node.attr)  # an assignment that no class makes
+        elif _changes_or_hands_on(node, parents):
+            changed.add(node.attr)
+    return frozenset(changed)
 
 
 #: Methods of a module that walk its submodules.
