@@ -490,6 +490,16 @@ def test_methods_inherited_from_a_base_of_another_file(base: str, call: str, cha
     assert call_changes_state(made, forward, owner, symbols) is changes
 
 
+def first_call_changes_state(source: str, package: str = "") -> bool:
+    """Whether the first call of ``Model.forward``'s first statement in ``source`` (a module
+    of ``package``) may change state."""
+    symbols = ModuleSymbols.collect(ast.parse(source), package)
+    owner = symbols.classes["Model"]
+    forward = owner.methods["forward"]
+    call = next(n for n in ast.walk(forward.body[0]) if isinstance(n, ast.Call))
+    return call_changes_state(call, forward, owner, symbols)
+
+
 def test_a_store_from_a_shadowed_class_statement_is_not_known() -> None:
     """``holder.head = ...`` in a class statement that a later one of the same name shadows:
     the analysis does not say which of the two the value was read in, so the head is unknown."""
@@ -503,12 +513,7 @@ def test_a_store_from_a_shadowed_class_statement_is_not_known() -> None:
                 self.model.head = self.norm
         """
     )
-    tree = ast.parse(source)
-    symbols = ModuleSymbols.collect(tree)
-    owner = symbols.classes["Model"]
-    forward = owner.methods["forward"]
-    call = next(n for n in ast.walk(forward.body[0]) if isinstance(n, ast.Call))
-    assert call_changes_state(call, forward, owner, symbols)
+    assert first_call_changes_state(source)
 
 
 def test_tensor_method_names_are_those_of_the_torch_installed() -> None:
@@ -556,12 +561,7 @@ def test_relative_imports_are_resolved_from_the_package(name: str, package: str)
                 return x
         """
     )
-    tree = ast.parse(source)
-    symbols = ModuleSymbols.collect(tree, package)
-    owner = symbols.classes["Model"]
-    forward = owner.methods["forward"]
-    found = next(n for n in ast.walk(forward.body[0]) if isinstance(n, ast.Call))
-    assert call_changes_state(found, forward, owner, symbols) is (changes or not package)
+    assert first_call_changes_state(source, package) is (changes or not package)
 
 
 #: Module-level code that may change or rebind what ``Model.forward`` calls, and the call.
@@ -607,9 +607,4 @@ def test_what_module_level_code_may_change_or_rebind_is_not_known(name: str) -> 
                 return x
         """
     ) + "\n\n" + module_code
-    tree = ast.parse(source)
-    symbols = ModuleSymbols.collect(tree, "pkg")
-    owner = symbols.classes["Model"]
-    forward = owner.methods["forward"]
-    found = next(n for n in ast.walk(forward.body[0]) if isinstance(n, ast.Call))
-    assert call_changes_state(found, forward, owner, symbols)
+    assert first_call_changes_state(source, "pkg")

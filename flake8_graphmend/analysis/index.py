@@ -243,6 +243,18 @@ def run_nodes(function: FunctionNode) -> Iterator[ast.AST]:
         yield from ast.walk(statement)
 
 
+def loops_around(function: FunctionNode, node: ast.AST) -> List[ast.stmt]:
+    """The loops of ``function`` that hold ``node``: code in them may run both before and
+    after it."""
+    return [
+        loop
+        for loop in ast.walk(function)
+        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+        and loop is not node
+        and any(inner is node for inner in ast.walk(loop))
+    ]
+
+
 @functools.lru_cache(maxsize=256)
 def parent_map(root: ast.AST) -> Dict[int, ast.AST]:
     """The node that holds each node under ``root``, by the id of the node (computed once per

@@ -10,7 +10,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
-from ..analysis.index import child_blocks, outer_names, parameter_names, parent_map, root_name
+from ..analysis.index import (
+    child_blocks, loops_around, outer_names, parameter_names, parent_map, root_name,
+)
 from ..analysis.inplace import builds_in_place_module
 from ..analysis.symbols import FunctionNode, is_self, self_attribute
 from ..analysis.values import Kind, constant_int
@@ -154,12 +156,7 @@ def _changing_call_after(node: ast.If, ctx: FunctionContext) -> Optional[ast.Cal
     """A call after ``node``, or in a loop around it, that may change state the caller holds
     (``module_state.call_changes_state``: ``self._decay()`` updating a buffer in place)."""
     function = ctx.region.function
-    loops = [
-        loop for loop in ast.walk(function)
-        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
-        and any(inner is node for inner in ast.walk(loop))
-    ]
-    around = {id(inner) for loop in loops for inner in ast.walk(loop)}
+    around = {id(inner) for loop in loops_around(function, node) for inner in ast.walk(loop)}
     end = node.end_lineno or node.lineno
     return next(
         (

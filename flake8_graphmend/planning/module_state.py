@@ -502,7 +502,7 @@ def holders(
     bindings = list(_bindings(function))
     tensors = _new_tensors(bindings, owner, symbols)
     held = set(roots) | _inner_parameters(function)
-    imported = set(symbols.imports) | set(symbols.functions) | set(symbols.classes)
+    imported = _named_code(symbols)
     changed = True
     while changed:
         changed = False
@@ -513,6 +513,12 @@ def holders(
                 held |= names
                 changed = True
     return held
+
+
+def _named_code(symbols: ModuleSymbols) -> Set[str]:
+    """The module's names of code (imports, functions, classes): no value of the caller's
+    passes through them."""
+    return set(symbols.imports) | set(symbols.functions) | set(symbols.classes)
 
 
 def _new_tensors(
@@ -658,9 +664,8 @@ def _returns_module_state(function: FunctionNode, symbols: ModuleSymbols) -> boo
     try:
         outer = callers_values(function, None, symbols) - parameter_names(function)
         held = holders(function, frozenset(outer), None, symbols) - {"self"}
-        imported = set(symbols.imports) | set(symbols.functions) | set(symbols.classes)
         return any(
-            _hands_on(node.value, held - imported, None, symbols)
+            _hands_on(node.value, held - _named_code(symbols), None, symbols)
             for node in run_nodes(function)
             if isinstance(node, ast.Return) and node.value is not None
         )

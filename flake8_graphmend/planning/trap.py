@@ -15,7 +15,7 @@ from typing import (
     Tuple, Union,
 )
 
-from ..analysis.index import parent_map, root_name, run_nodes
+from ..analysis.index import loops_around, parent_map, root_name, run_nodes
 from ..analysis.purity import impurity
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, is_super_call, self_attribute,
@@ -632,7 +632,7 @@ def _caller_change(
     module_names = ctx.symbols.defined_here()
     for site in sites:
         caller = site.caller
-        loops = _loops_around(site)
+        loops = loops_around(site.caller, site.call)
         for sub in _run_before(site):
             if isinstance(sub, ast.Global) or _updates_tensor_in_place(
                 sub, ctx, lambda root: root == "self" or root in _parameters(caller)
@@ -651,18 +651,11 @@ def _caller_change(
     return None
 
 
-def _loops_around(site: _CallSite) -> List[ast.stmt]:
-    return [
-        sub
-        for sub in ast.walk(site.caller)
-        if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)) and _holds(sub, site.call)
-    ]
-
-
 def _run_before(site: _CallSite) -> Iterator[Union[ast.stmt, ast.expr]]:
     """What the caller of ``site`` may run before its call: earlier lines, the call's own
     arguments, and a loop around it."""
-    before = {id(inner) for loop in _loops_around(site) for inner in ast.walk(loop)}
+    loops = loops_around(site.caller, site.call)
+    before = {id(inner) for loop in loops for inner in ast.walk(loop)}
     before |= {id(inner) for inner in ast.walk(site.call)} - {id(site.call)}
     for sub in run_nodes(site.caller):
         if not isinstance(sub, (ast.stmt, ast.expr)) or sub is site.call:
@@ -1007,11 +1000,7 @@ def _state_change_before(
         if isinstance(sub, (ast.Global, ast.Nonlocal))
         for name in sub.names
     }
-    loops = [
-        sub
-        for sub in ast.walk(function)
-        if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)) and _holds(sub, node)
-    ]
+    loops = loops_around(function, node)
     # what runs before the check: earlier lines, a loop around it, and its own test
     before = {id(inner) for loop in loops for inner in ast.walk(loop)}
     before |= {id(inner) for inner in ast.walk(getattr(node, "test", node))}
