@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import weakref
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, TypeVar, Union
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -138,12 +139,12 @@ class ModuleIndex:
 
     def all_functions(self) -> Iterator[FunctionNode]:
         """Every function of the module, nested ones included (a full walk)."""
-        for node in ast.walk(self.tree):
+        for node in walk(self.tree):
             if isinstance(node, _FUNCTIONS):
                 yield node
 
     def all_calls(self) -> Iterator[ast.Call]:
-        for node in ast.walk(self.tree):
+        for node in walk(self.tree):
             if isinstance(node, ast.Call):
                 yield node
 
@@ -166,7 +167,7 @@ def outer_names(function: FunctionNode) -> Set[str]:
     outlives the call."""
     return {
         name
-        for node in ast.walk(function)
+        for node in walk(function)
         if isinstance(node, (ast.Global, ast.Nonlocal))
         for name in node.names
     }
@@ -176,7 +177,7 @@ def deleted_names(function: FunctionNode) -> Set[str]:
     """Names that a ``del`` in ``function`` unbinds."""
     return {
         node.id
-        for node in ast.walk(function)
+        for node in walk(function)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del)
     }
 
@@ -240,7 +241,7 @@ def run_nodes(function: FunctionNode) -> Iterator[ast.AST]:
     """What a call of ``function`` runs: its body, not its decorators, defaults and
     annotations, which run once, where it is defined."""
     for statement in function.body:
-        yield from ast.walk(statement)
+        yield from walk(statement)
 
 
 def loops_around(function: FunctionNode, node: ast.AST) -> List[ast.stmt]:
@@ -248,18 +249,51 @@ def loops_around(function: FunctionNode, node: ast.AST) -> List[ast.stmt]:
     after it."""
     return [
         loop
-        for loop in ast.walk(function)
+        for loop in walk(function)
         if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
         and loop is not node
-        and any(inner is node for inner in ast.walk(loop))
+        and any(inner is node for inner in walk(loop))
     ]
+
+
+_Node = TypeVar("_Node", bound=ast.AST)
+_Answer = TypeVar("_Answer")
+
+
+def node_memo(compute: Callable[[_Node], _Answer]) -> Callable[[_Node], _Answer]:
+    """``compute(node)`` computed once per node and kept while the node lives: the analyses
+    ask the same questions of the same functions and modules many times over, and never
+    change the trees they read."""
+    answers: "weakref.WeakKeyDictionary[_Node, _Answer]" = weakref.WeakKeyDictionary()
+
+    @functools.wraps(compute)
+    def memo(node: _Node) -> _Answer:
+        try:
+            return answers[node]
+        except KeyError:
+            found = answers[node] = compute(node)
+            return found
+
+    return memo
+
+
+def walk(root: ast.AST) -> Iterable[ast.AST]:
+    """The nodes of ``ast.walk(root)``, in its order; those of a module or a statement (a
+    function, a class) computed once while it lives, an expression's afresh (small, and
+    mostly walked once)."""
+    return _walked(root) if isinstance(root, (ast.mod, ast.stmt)) else ast.walk(root)
+
+
+@node_memo
+def _walked(root: ast.AST) -> Tuple[ast.AST, ...]:
+    return tuple(ast.walk(root))
 
 
 @functools.lru_cache(maxsize=256)
 def parent_map(root: ast.AST) -> Dict[int, ast.AST]:
     """The node that holds each node under ``root``, by the id of the node (computed once per
     ``root``; do not change it)."""
-    return {id(child): node for node in ast.walk(root) for child in ast.iter_child_nodes(node)}
+    return {id(child): node for node in walk(root) for child in ast.iter_child_nodes(node)}
 
 
 def child_blocks(statement: ast.stmt) -> List[List[ast.stmt]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, Iterator, List, Set, Tuple
 
-from .index import FunctionFacts, parameter_names
+from .index import FunctionFacts, parameter_names, walk
 from .inplace import updated_arguments
 from .symbols import ModuleSymbols
 from .values import Kind, ValueAnalysis
@@ -102,7 +102,7 @@ def _returns_an_argument(value: ast.Call, symbols: ModuleSymbols) -> bool:
     return any(
         isinstance(node, ast.Return) and node.value is not None
         and _root_name(node.value) in parameters
-        for node in ast.walk(function)
+        for node in walk(function)
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from typing import AbstractSet, Optional, Set
 
+from .index import walk
 from .inplace import updates_first_argument
 from .symbols import ModuleSymbols
 from .values import Kind, ValueAnalysis
@@ -99,7 +100,7 @@ def impurity(
     ``again``: ``node`` is computed a second time, on the values the first computation
     succeeded on, so what fails only on some values (indexing, an extremum of an empty tensor)
     cannot fail; effects and warnings still count."""
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             return f"`{ast.unparse(sub)}` is not a plain expression"
         if isinstance(sub, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
@@ -157,7 +158,7 @@ def extrema_taken(node: ast.expr, symbols: ModuleSymbols) -> Set[str]:
     comprehensions, lambdas), or where a name is rebound (``:=``)."""
     skipping = (ast.BoolOp, ast.IfExp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                 ast.GeneratorExp, ast.NamedExpr)
-    parts = list(ast.walk(node))
+    parts = list(walk(node))
     if any(isinstance(p, skipping) or (isinstance(p, ast.Compare) and len(p.ops) > 1)
            for p in parts):
         return set()

@@ -20,7 +20,7 @@ import ast
 import enum
 from typing import Callable, Dict, List, Optional, Set
 
-from .index import FunctionFacts, ModuleIndex
+from .index import FunctionFacts, ModuleIndex, walk
 from .symbols import ClassInfo, ModuleSymbols, self_call_assignments
 
 
@@ -344,7 +344,7 @@ class ValueAnalysis:
                     self._bind_unknown(item.optional_vars)
 
     def _bind_unknown(self, target: ast.expr) -> None:
-        for name in ast.walk(target):
+        for name in walk(target):
             if isinstance(name, ast.Name):
                 self._assigned.setdefault(name.id, []).append(_UNKNOWN_VALUE)
 

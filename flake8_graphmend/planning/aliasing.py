@@ -11,7 +11,7 @@ import ast
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from ..analysis.index import (
-    child_blocks, loops_around, outer_names, parameter_names, parent_map, root_name,
+    child_blocks, loops_around, outer_names, parameter_names, parent_map, root_name, walk,
 )
 from ..analysis.inplace import builds_in_place_module
 from ..analysis.symbols import FunctionNode, is_self, self_attribute
@@ -156,7 +156,7 @@ def _changing_call_after(node: ast.If, ctx: FunctionContext) -> Optional[ast.Cal
     """A call after ``node``, or in a loop around it, that may change state the caller holds
     (``module_state.call_changes_state``: ``self._decay()`` updating a buffer in place)."""
     function = ctx.region.function
-    around = {id(inner) for loop in loops_around(function, node) for inner in ast.walk(loop)}
+    around = {id(inner) for loop in loops_around(function, node) for inner in walk(loop)}
     end = node.end_lineno or node.lineno
     return next(
         (
@@ -196,7 +196,7 @@ def _bound_names(binding: ast.AST) -> List[str]:
         targets = list(binding.targets)
     elif isinstance(binding, ast.AnnAssign):
         targets = [binding.target]
-    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    return [n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)]
 
 
 def _aliased_before(value: ast.expr, node: ast.If, ctx: FunctionContext) -> Optional[int]:
@@ -386,7 +386,7 @@ def _readers_of_element(name: str, index: int, ctx: FunctionContext) -> int:
     (``name[0]``, ``name[:2]``), or any use but ``isinstance``/``len`` (counted as many)."""
     count = 0
     parents = parent_map(ctx.region.function)
-    for node in ast.walk(ctx.region.function):
+    for node in walk(ctx.region.function):
         if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
             continue
         parent = parents.get(id(node))
@@ -464,7 +464,7 @@ def _binds(binding: ast.AST, root: str) -> bool:
     elif isinstance(binding, (ast.With, ast.AsyncWith)):
         targets = [item.optional_vars for item in binding.items if item.optional_vars]
     return any(
-        isinstance(n, ast.Name) and n.id == root for target in targets for n in ast.walk(target)
+        isinstance(n, ast.Name) and n.id == root for target in targets for n in walk(target)
     )
 
 
@@ -505,11 +505,11 @@ def _handed_on_between(
     consumed = {  # `torch.cat((h, x))`: a display that a new tensor is made of
         id(argument)
         for root in roots
-        for node in ast.walk(root)
+        for node in walk(root)
         if isinstance(node, ast.Call) and _call_kind(node, ctx) == "fresh"
         for argument in node.args
     }
-    for sub in (node for root in roots for node in ast.walk(root)):
+    for sub in (node for root in roots for node in walk(root)):
         line = getattr(sub, "lineno", 0)
         if line <= start or (end is not None and line >= end) or id(sub) in consumed:
             continue
@@ -622,7 +622,7 @@ def _may_mutate_arguments(call: ast.Call, ctx: FunctionContext) -> bool:
         updates_in_place(sub, names, None, ctx.symbols)
         for function, parameters in _callees_in_file(call, ctx)
         for names in [holders(function, frozenset(parameters), None, ctx.symbols)]
-        for sub in ast.walk(function)
+        for sub in walk(function)
     )
 
 
@@ -678,7 +678,7 @@ def _keeps_argument(call: ast.Call, ctx: FunctionContext) -> bool:
     return any(
         root_name(value) in parameters
         for function, parameters in _callees_in_file(call, ctx)
-        for sub in ast.walk(function)
+        for sub in walk(function)
         for value in _kept_values(sub, outer_names(function))
     )
 
@@ -688,12 +688,12 @@ def _in_place_submodules(ctx: FunctionContext) -> Set[str]:
     or a module built in place by position (``nn.LeakyReLU(0.2, True)``)."""
     owner = ctx.region.owner
     names: Set[str] = set()
-    for sub in ast.walk(owner.node) if owner else ():
+    for sub in walk(owner.node) if owner else ():
         if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call):
             if any(
                 isinstance(k, ast.keyword) and k.arg == "inplace"
                 or isinstance(k, ast.Call) and builds_in_place_module(k)
-                for k in ast.walk(sub.value)
+                for k in walk(sub.value)
             ):
                 names |= {t.attr for t in sub.targets if isinstance(t, ast.Attribute)}
     return names

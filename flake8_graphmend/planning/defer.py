@@ -21,7 +21,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-from ..analysis.index import parent_map, root_name, run_nodes
+from ..analysis.index import parent_map, root_name, run_nodes, walk
 from ..analysis.purity import impurity
 from ..analysis.symbols import ClassInfo, self_attribute
 from ..analysis.values import Kind, is_size
@@ -393,7 +393,7 @@ def _read_state_problem(node: ast.Call, ctx: FunctionContext) -> Optional[str]:
     loops = _loop_spans(node, ctx)
     own = [
         (sub, "")
-        for sub in ast.walk(ctx.region.function)
+        for sub in walk(ctx.region.function)
         if isinstance(sub, (ast.stmt, ast.expr))
         and (sub.lineno < node.lineno or any(start <= sub.lineno <= end for start, end in loops))
     ]
@@ -447,7 +447,7 @@ def _loop_spans(node: ast.Call, ctx: FunctionContext) -> List[Tuple[int, int]]:
     their lines may run both before and after it."""
     return [
         (loop.lineno, loop.end_lineno or loop.lineno)
-        for loop in ast.walk(ctx.region.function)
+        for loop in walk(ctx.region.function)
         if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
         and loop.lineno <= node.lineno <= (loop.end_lineno or loop.lineno)
     ]
@@ -640,7 +640,7 @@ def _changing_globals(tree: ast.Module, assigned: FrozenSet[str]) -> FrozenSet[s
     place (``SCRATCH.copy_(x)``), or objects ``assigned`` at module level whose methods it calls
     (``COUNTER.bump()`` may change what ``COUNTER`` prints) but for methods that only read."""
     names = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Global):
             names.update(node.names)
         names |= stored_roots(node)
@@ -697,7 +697,7 @@ def _python_value_problem(arg: ast.expr, ctx: FunctionContext) -> Optional[str]:
     if ctx.values.kind(arg) in (Kind.TENSOR, Kind.DATA) and not (numpy or made):
         return None
     parents = parent_map(arg)
-    for node in ast.walk(arg):
+    for node in walk(arg):
         if node is arg or not isinstance(node, ast.expr):
             continue
         if ctx.values.kind(node) not in (Kind.TENSOR, Kind.DATA):
@@ -848,7 +848,7 @@ def _is_exception(node: ast.expr, ctx: FunctionContext) -> bool:
     """The name bound by an ``except ... as`` clause of the function."""
     function = ctx.region.function
     return isinstance(node, ast.Name) and any(
-        isinstance(n, ast.ExceptHandler) and n.name == node.id for n in ast.walk(function)
+        isinstance(n, ast.ExceptHandler) and n.name == node.id for n in walk(function)
     )
 
 
@@ -915,7 +915,7 @@ class _Chains:
         self._head: Dict[int, ast.If] = {}
         self._plans: Dict[int, Optional[Planned[DeferIfPlan]]] = {}
         continued: set = set()  # ``elif`` clauses: part of the chain of the ``if`` before them
-        for node in ast.walk(ctx.region.function):
+        for node in walk(ctx.region.function):
             if not isinstance(node, ast.If):
                 continue
             if node.orelse and _elif(node, ctx):

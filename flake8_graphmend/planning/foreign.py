@@ -22,7 +22,7 @@ import ast
 import builtins
 from typing import Optional
 
-from ..analysis.index import root_name
+from ..analysis.index import root_name, walk
 from ..analysis.inplace import short_name
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_self, is_super_call,
@@ -215,7 +215,7 @@ def aliased_function(func: ast.expr, symbols: ModuleSymbols) -> Optional[Functio
     bindings = sum(
         isinstance(node, ast.Name) and node.id == func.id and not isinstance(node.ctx, ast.Load)
         or isinstance(node, (ast.Global, ast.Nonlocal)) and func.id in node.names
-        for node in ast.walk(symbols.tree)
+        for node in walk(symbols.tree)
     )
     return symbols.functions[value.id] if bindings == 1 else None
 

@@ -28,6 +28,7 @@ from typing import (
     TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple,
 )
 
+from ..analysis.index import walk
 from ..analysis.purity import is_slice_index
 from ..analysis.values import Kind
 from .aliasing import hands_on_caller_tensor, updated_in_place
@@ -117,7 +118,7 @@ def shown_problem(names: Iterable[str], ctx: FunctionContext) -> Optional[str]:
 
     wanted = set(names)
     hooked = registers_hooks(ctx.symbols.tree)
-    for node in ast.walk(ctx.region.function):
+    for node in walk(ctx.region.function):
         how = "shows"
         if isinstance(node, ast.Attribute) and node.attr in _HISTORY_ATTRIBUTES:
             shown: List[ast.expr] = [node.value]
@@ -309,7 +310,7 @@ def gradient_inputs(
     pending, seen, found = list(values), set(), []
     while pending:
         value = pending.pop(0)
-        for node in ast.walk(value):
+        for node in walk(value):
             binds = isinstance(node, (ast.comprehension, ast.Lambda))
             made = isinstance(node, ast.keyword) and node.arg == "requires_grad"
             if binds or made or getattr(node, "attr", "") == "requires_grad_":

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, AbstractSet, Optional, Tuple
 
+from ..analysis.index import walk
 from ..analysis.values import Kind, is_shape, is_size
 
 if TYPE_CHECKING:
@@ -148,16 +149,16 @@ def unpacked_size(name: str, ctx: FunctionContext) -> bool:
     if values.is_parameter(name):
         return False
     found = 0
-    for node in ast.walk(ctx.region.function):
+    for node in walk(ctx.region.function):
         if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and any(
             isinstance(target, ast.Name) and target.id == name
-            for target in ast.walk(node.target)
+            for target in walk(node.target)
         ):
             return False
         if not isinstance(node, ast.Assign):
             continue
         for target in node.targets:
-            if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+            if not any(isinstance(n, ast.Name) and n.id == name for n in walk(target)):
                 continue
             found += 1
             if isinstance(target, ast.Name):

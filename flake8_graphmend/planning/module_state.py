@@ -19,7 +19,7 @@ import ast
 import functools
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
-from ..analysis.index import parameter_names, root_name, run_nodes
+from ..analysis.index import node_memo, parameter_names, root_name, run_nodes, walk
 from ..analysis.inplace import short_name, updated_arguments, updates_first_argument
 from ..analysis.regions import GRAPHMEND_HELPER_PREFIX
 from ..analysis.symbols import (
@@ -269,7 +269,7 @@ def _default_factories(info: ClassInfo) -> List[str]:
     """The functions a class's fields name as ``default_factory``."""
     return [
         keyword.value.id
-        for node in ast.walk(info.node)
+        for node in walk(info.node)
         if isinstance(node, ast.Call)
         for keyword in node.keywords
         if keyword.arg == "default_factory" and isinstance(keyword.value, ast.Name)
@@ -387,7 +387,7 @@ def registers_hooks(tree: ast.Module) -> bool:
             and node.func.attr.startswith("register_")
             and node.func.attr.endswith("hook")
         )
-        for node in ast.walk(tree)
+        for node in walk(tree)
     )
 
 
@@ -587,7 +587,7 @@ def _bindings(function: FunctionNode) -> Iterator[Tuple[Set[str], ast.expr, bool
                 node, (ast.Call, ast.AugAssign)
             )
             names = {root_name(target)} - {""} if stored else {
-                n.id for n in ast.walk(target)
+                n.id for n in walk(target)
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
             }
             if names:
@@ -631,7 +631,7 @@ def _hands_on(
         return False
     parts = [n for n in ast.iter_child_nodes(value) if isinstance(n, ast.expr)]
     if isinstance(value, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-        parts = [n for n in ast.walk(value) if isinstance(n, ast.Name)]
+        parts = [n for n in walk(value) if isinstance(n, ast.Name)]
     return any(_hands_on(part, held, owner, symbols) for part in parts)  # displays, `a or b`
 
 
@@ -866,7 +866,7 @@ def iterates_held_iterator(
             values = [
                 sub.value
                 for method in owner.methods.values()
-                for sub in ast.walk(method)
+                for sub in walk(method)
                 if isinstance(sub, ast.Assign)
                 and any(self_attribute(target) == attribute for target in sub.targets)
             ]
@@ -891,7 +891,7 @@ def _makes_iterator(value: ast.expr, symbols: ModuleSymbols) -> bool:
         return True
     function = symbols.functions.get(func.id) if isinstance(func, ast.Name) else None
     return function is not None and any(
-        isinstance(sub, (ast.Yield, ast.YieldFrom)) for sub in ast.walk(function)
+        isinstance(sub, (ast.Yield, ast.YieldFrom)) for sub in walk(function)
     )
 
 
@@ -923,8 +923,11 @@ def module_expression(func: ast.expr, function: FunctionNode) -> Optional[ast.ex
         return func
     if not isinstance(func, ast.Name) or func.id in parameter_names(function):
         return None
+    bindings = _bindings_by_name(function).get(func.id, 0)
+    if not bindings:
+        return None  # a global or builtin (`len(x)`, `torch.cat`), not a local bound here
     sources: List[ast.expr] = []
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and _names(
             node.target, func.id
         ):
@@ -934,15 +937,22 @@ def module_expression(func: ast.expr, function: FunctionNode) -> Optional[ast.ex
             sources.append(ast.Subscript(value=listed, slice=ast.Name(id="?"), ctx=ast.Load()))
         elif isinstance(node, ast.Assign) and any(_is_named(t, func.id) for t in node.targets):
             sources.append(node.value)
-    bindings = sum(
-        isinstance(n, ast.Name) and n.id == func.id and not isinstance(n.ctx, ast.Load)
-        for n in ast.walk(function)
-    )
     if not sources or bindings != len(sources):
         return None  # also bound otherwise (unpacked, in a `with`, a comprehension)
     if len({ast.unparse(source) for source in sources}) != 1:
         return None
     return sources[0] if _attribute_of(sources[0]) is not None else None
+
+
+@node_memo
+def _bindings_by_name(function: FunctionNode) -> Dict[str, int]:
+    """How many times ``function`` binds each name (stores and deletes of a plain name,
+    nested functions and comprehensions included)."""
+    counts: Dict[str, int] = {}
+    for node in walk(function):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            counts[node.id] = counts.get(node.id, 0) + 1
+    return counts
 
 
 def module_call_targets(
@@ -952,7 +962,27 @@ def module_call_targets(
     module of ``self`` that ``module_expression`` names: for each class of this file the
     module may be (``held_classes``; where those are not known, every class whose objects may
     sit anywhere, ``submodules.loosely_built``), what calling it runs
-    (``submodules.runs_when_called``). None where the call is not of a module named so."""
+    (``submodules.runs_when_called``). None where the call is not of a module named so.
+    Answered once per call of a module tree."""
+    answers = _targets_by_call(symbols.tree)
+    kept = answers.get(id(func))
+    if kept is None or kept[0] is not func or kept[1] is not caller:
+        found = _module_call_targets(func, caller, owner, symbols)
+        kept = answers[id(func)] = (func, caller, found)
+    return kept[2]
+
+
+@functools.lru_cache(maxsize=8)
+def _targets_by_call(
+    tree: ast.Module,
+) -> Dict[int, Tuple[ast.expr, FunctionNode, Optional[List[FunctionNode]]]]:
+    """``module_call_targets`` of the calls of ``tree`` asked so far, by the callee's id."""
+    return {}
+
+
+def _module_call_targets(
+    func: ast.expr, caller: FunctionNode, owner: ClassInfo, symbols: ModuleSymbols
+) -> Optional[List[FunctionNode]]:
     module = module_expression(func, caller)
     if module is None:
         return None
@@ -1090,7 +1120,7 @@ def _stored_from_outside(
         for method in statement.body:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            for node in ast.walk(method):
+            for node in walk(method):
                 if not isinstance(node, ast.Assign):
                     continue
                 for target in node.targets:
@@ -1168,7 +1198,7 @@ def _sets(method: FunctionNode, attribute: Optional[str]) -> bool:
 
 
 def _names(target: ast.expr, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk(target))
 
 
 def _is_named(func: ast.expr, name: str) -> bool:

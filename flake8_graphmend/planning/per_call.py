@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Optional
 
-from ..analysis.index import parameter_names, parent_map
+from ..analysis.index import parameter_names, parent_map, walk
 from ..analysis.values import Kind, is_size, parameter_defaults
 from .items import unpacked_size
 from .totals import self_configuration
@@ -109,9 +109,9 @@ def _computed_with(name: str, outside: ast.expr, ctx: FunctionContext) -> bool:
     ``(ids < 0).any()``, ``self.proj(h, scale)``), where the graph holds it already; a test
     (``scale is None``, ``lr > 1.0``) holds only its outcome, and another message is not
     computed with."""
-    inside = {id(node) for node in ast.walk(outside)}
+    inside = {id(node) for node in walk(outside)}
     parents = parent_map(ctx.region.function)
-    for node in ast.walk(ctx.region.function):
+    for node in walk(ctx.region.function):
         if not (
             isinstance(node, ast.Name)
             and node.id == name
@@ -186,7 +186,7 @@ def declared_int(name: str, ctx: FunctionContext) -> bool:
 def _makes_float(value: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
     """Whether ``value`` makes a float (``/``, ``float()``), also through the locals it reads
     (at most 3 deep)."""
-    for node in ast.walk(value):
+    for node in walk(value):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == (

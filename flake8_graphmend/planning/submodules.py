@@ -16,7 +16,9 @@ import functools
 from collections import Counter
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-from ..analysis.index import child_blocks, parameter_names, parent_map, root_name
+from ..analysis.index import (
+    child_blocks, node_memo, parameter_names, parent_map, root_name, walk,
+)
 from ..analysis.inplace import builds_in_place_module, short_name, updates_first_argument
 from ..analysis.purity import ALIASING_OPERATIONS
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, is_self, self_attribute
@@ -114,7 +116,7 @@ def submodule_classes(
                 and all("loop" not in place for _, place in found)
                 and resets == 1
                 and found[0][1].endswith("assigned")
-                and not any(isinstance(n, ast.Return) for n in ast.walk(method))
+                and not any(isinstance(n, ast.Return) for n in walk(method))
             )
             added += [
                 (classes, place.startswith("body")) for classes, place in found if classes
@@ -147,10 +149,10 @@ def _only_built_and_called(attribute: str, owner: ClassInfo, symbols: ModuleSymb
     iterated or read: not handed on, deleted, replaced elementwise or set by name."""
     related = related_classes(owner, symbols)
     # what `additions` reads: the statements of the owner's methods, not of functions in them
-    read = {id(node) for method in owner.methods.values() for node in _method_nodes(method)}
+    read = {id(node) for method in owner.methods.values() for node, _ in _method_nodes(method)}
     for info in related:
         parents = parent_map(info.node)
-        for node in ast.walk(info.node):
+        for node in walk(info.node):
             if isinstance(node, ast.Call) and short_name(node) in _SETTING_CALLS:
                 return False
             if not _is_self_attribute(node, attribute):
@@ -188,10 +190,10 @@ def _changed_attributes(tree: ast.Module) -> FrozenSet[str]:
         id(node)
         for statement in tree.body
         if isinstance(statement, ast.ClassDef)
-        for node in ast.walk(statement)
+        for node in walk(statement)
     }
     changed: Set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, ast.Attribute) or node.attr in changed:
             continue
         if isinstance(node.ctx, ast.Store):
@@ -211,12 +213,12 @@ def _sets_walked_modules(tree: ast.Module) -> bool:
     """Whether code of ``tree`` sets an attribute of each module it walks, whichever module
     that is (``for m in self.modules(): m.inplace = True``, ``self.apply(fn)`` with a ``fn``
     that sets one)."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         walked: Set[str] = set()
         body: List[ast.AST] = []
         if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Call):
             if short_name(node.iter) in _WALKS:
-                walked = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+                walked = {n.id for n in walk(node.target) if isinstance(n, ast.Name)}
                 body = list(getattr(node, "body", [])) or [node]
         elif isinstance(node, ast.Call) and short_name(node) == "apply" and node.args:
             applied = _applied_function(node.args[0], tree)
@@ -225,7 +227,7 @@ def _sets_walked_modules(tree: ast.Module) -> bool:
             positional = [a.arg for a in applied.args.args]
             walked = set(positional[1:2] if positional[:1] == ["self"] else positional[:1])
             body = [applied.body] if isinstance(applied, ast.Lambda) else list(applied.body)
-        for inner in (sub for part in body for sub in ast.walk(part)):
+        for inner in (sub for part in body for sub in walk(part)):
             targets = getattr(inner, "targets", None) or [getattr(inner, "target", None)]
             if any(
                 isinstance(t, (ast.Attribute, ast.Subscript)) and root_name(t) in walked
@@ -247,7 +249,7 @@ def _applied_function(
         return value
     name = value.id if isinstance(value, ast.Name) else self_attribute(value)
     found = [
-        node for node in ast.walk(tree)
+        node for node in walk(tree)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
     ]
     return found[0] if len(found) == 1 else None
@@ -274,9 +276,15 @@ def _changes_or_hands_on(node: ast.expr, parents: Dict[int, ast.AST]) -> bool:
     return not isinstance(parent, (ast.For, ast.comprehension, ast.Compare, ast.Expr))
 
 
-def _method_nodes(method: FunctionNode) -> Iterator[ast.AST]:
-    for statement, _ in _statements(method.body, "body"):
-        yield from _own_nodes(statement)
+@node_memo
+def _method_nodes(method: FunctionNode) -> Tuple[Tuple[ast.AST, str], ...]:
+    """The nodes of ``method``'s own statements (not of functions or classes in it), each
+    with where its statement is (``_statements``)."""
+    return tuple(
+        (node, place)
+        for statement, place in _statements(method.body, "body")
+        for node in _own_nodes(statement)
+    )
 
 
 def _plain_use(node: ast.AST, parents: Dict[int, ast.AST], builds: bool) -> bool:
@@ -344,29 +352,76 @@ def additions(
     method's own body), ``branch`` (under an ``if``, ``with``, ``try``) or ``loop``, followed
     by `` assigned`` for the first module of an assignment (which starts the list anew; an
     empty list is an addition of no class)."""
-    for statement, place in _statements(method.body, "body"):
-        for node in _own_nodes(statement):
-            for value in _stores_into(node, attribute):
-                if value is None:
-                    yield None, place
-                    continue
-                for position, (classes, many) in enumerate(
-                    _built(value, element, method, symbols, imported)
-                ):
-                    kind = "loop" if many else place
-                    yield classes, kind + (" assigned" if position == 0 else "")
-                if element and not _builds_elements(value):
-                    yield [], place + " assigned"  # an empty list
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and _is_self_attribute(node.func.value, attribute)
-                and node.func.attr in _ADDING_METHODS
+    for node, place in _storing_nodes(method, attribute):
+        for value in _stores_into(node, attribute):
+            if value is None:
+                yield None, place
+                continue
+            for position, (classes, many) in enumerate(
+                _built(value, element, method, symbols, imported)
             ):
-                if not element or node.func.attr != "append" or len(node.args) != 1:
-                    yield None, place
-                    continue
-                yield classes_of_call(node.args[0], method, symbols, imported), place
+                kind = "loop" if many else place
+                yield classes, kind + (" assigned" if position == 0 else "")
+            if element and not _builds_elements(value):
+                yield [], place + " assigned"  # an empty list
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and _is_self_attribute(node.func.value, attribute)
+            and node.func.attr in _ADDING_METHODS
+        ):
+            if not element or node.func.attr != "append" or len(node.args) != 1:
+                yield None, place
+                continue
+            yield classes_of_call(node.args[0], method, symbols, imported), place
+
+
+def _storing_nodes(method: FunctionNode, attribute: str) -> List[Tuple[ast.AST, str]]:
+    """The assignments and calls of ``method`` that may store into or add to
+    ``self.<attribute>``, in their order, each with where it is (``_statements``): those that
+    name it (``self.<attribute>``) and those that may set any attribute
+    (``self.add_module(name, m)``, ``self._modules[k] = m``)."""
+    index = _index_storing_nodes(method)
+    named, anywhere = index.get(attribute, []), index.get("", [])
+    return [(node, place) for _, node, place in sorted(named + anywhere, key=lambda n: n[0])]
+
+
+@node_memo
+def _index_storing_nodes(method: FunctionNode) -> Dict[str, List[Tuple[int, ast.AST, str]]]:
+    """``_storing_nodes`` of every attribute: each assignment or call of ``method`` with its
+    position, under every ``X`` of ``self.X`` it names ("": it may set any attribute)."""
+    index: Dict[str, List[Tuple[int, ast.AST, str]]] = {}
+    nodes = (
+        (node, place)
+        for node, place in _method_nodes(method)
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call))
+    )
+    for position, (node, place) in enumerate(nodes):
+        for attribute in _attributes_set(node):
+            index.setdefault(attribute, []).append((position, node, place))
+    return index
+
+
+def _attributes_set(node: ast.AST) -> Set[str]:
+    """Every ``X`` such that ``node`` (an assignment or a call) may store into ``self.X`` or
+    add to it (``_stores_into``, and the adding methods of ``additions``); "" where it may
+    set any attribute (``self.add_module(name, m)``, ``self._modules[k] = m``)."""
+    named: Set[Optional[str]] = set()
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            named.add(self_attribute(target))
+            if isinstance(target, ast.Subscript):
+                named.add(self_attribute(target.value))
+    elif isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Attribute):
+            named.add(self_attribute(node.func.value))
+        if short_name(node) == "setattr" and node.args:
+            named.add(self_attribute(node.args[0]))
+        if _registers_on_self(node):
+            named.add("")
+    if named & _NAMESPACES:
+        named.add("")
+    return {attribute for attribute in named if attribute is not None}
 
 
 def _stores_into(node: ast.AST, attribute: str) -> Iterator[Optional[ast.expr]]:
@@ -569,7 +624,7 @@ def classes_of_call(
     if isinstance(value, ast.Name) and not binds_locally(method, value.id, assignments=False):
         bound = [
             node.value
-            for node in ast.walk(method)
+            for node in walk(method)
             if isinstance(node, ast.Assign)
             and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)
         ]
@@ -591,7 +646,7 @@ def classes_of_call(
         return None if _rebound(func.id, symbols) else [func.id]
     values = [
         node.value
-        for node in ast.walk(method)
+        for node in walk(method)
         if isinstance(node, ast.Assign)
         and any(isinstance(t, ast.Name) and t.id == func.id for t in node.targets)
     ]
@@ -660,7 +715,7 @@ def _keeps_statistics(call: ast.Call, short: str, tree: ast.Module) -> bool:
         and node.attr in _STATISTICS
         and not isinstance(node.ctx, ast.Load)
         or isinstance(node, ast.Constant) and node.value in _STATISTICS
-        for node in ast.walk(tree)
+        for node in walk(tree)
     ):
         return True  # statistics set or registered later (an instance norm updates them)
     if not told:
@@ -783,7 +838,7 @@ def _elements_of_local_list(
     parents = parent_map(method)
     elements: List[Tuple[ast.expr, ast.stmt]] = []
     made = False
-    for node in ast.walk(method):
+    for node in walk(method):
         if not (isinstance(node, ast.Name) and node.id == name) or node is used:
             continue
         parent = parents.get(id(node))
@@ -820,7 +875,7 @@ def _changed_locally(method: FunctionNode, name: str) -> bool:
     hand it on elsewhere than to the attribute being weighed (``_changes_or_hands_on``, but for
     a store into an attribute of ``self``)."""
     parents = parent_map(method)
-    for node in ast.walk(method):
+    for node in walk(method):
         if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
             continue
         parent = parents.get(id(node))
@@ -866,10 +921,10 @@ def loosely_built(tree: ast.Module) -> FrozenSet[str]:
     Attention}``), an object of it returned (a factory method), put in a dict or handed to a
     function, or copied (``copy.deepcopy(self.block)``, ``type(self.block)()``, a module
     function that copies its parameter, as ``_get_clones(layer, n)``)."""
-    classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    classes = {n.name for n in walk(tree) if isinstance(n, ast.ClassDef)}
     parents = parent_map(tree)
     loose: Set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call) and node.args and _copies(node, parents):
             loose |= _classes_copied(node.args[0], node, tree, parents, classes, 0)
         if not (isinstance(node, ast.Name) and node.id in classes):
@@ -930,7 +985,7 @@ def _classes_copied(
     if isinstance(value, ast.Attribute):
         return {
             name
-            for node in ast.walk(tree)
+            for node in walk(tree)
             if isinstance(node, ast.Assign)
             for target in node.targets
             if isinstance(target, ast.Attribute) and target.attr == value.attr
@@ -944,7 +999,7 @@ def _classes_copied(
     if not isinstance(value, ast.Name) or function is None:
         return set()
     found: Set[str] = set()
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == value.id for t in node.targets
         ):
@@ -953,7 +1008,7 @@ def _classes_copied(
     if value.id not in positional or not isinstance(parents.get(id(function)), ast.Module):
         return found
     index = positional.index(value.id)
-    for call in ast.walk(tree):
+    for call in walk(tree):
         if isinstance(call, ast.Call) and short_name(call) == function.name:
             passed = [k.value for k in call.keywords if k.arg == value.id]
             passed += call.args[index:index + 1]
@@ -989,7 +1044,7 @@ def _rebound_names(tree: ast.Module) -> FrozenSet[str]:
     """The names ``tree`` binds more than once, or by anything but a ``class``/``def``."""
     definitions: Counter[str] = Counter()
     other: Set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             definitions[node.name] += 1
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
@@ -1004,12 +1059,12 @@ def binds_locally(method: FunctionNode, name: str, assignments: bool = True) -> 
     unless ``assignments``; a ``del`` makes the name local too)."""
     if name in parameter_names(method):
         return True
-    for node in ast.walk(method):
+    for node in walk(method):
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
             if assignments:
                 return True
             parent_is_assignment = any(
-                isinstance(a, ast.Assign) and node in a.targets for a in ast.walk(method)
+                isinstance(a, ast.Assign) and node in a.targets for a in walk(method)
             )
             if not parent_is_assignment:
                 return True
@@ -1132,7 +1187,7 @@ class _Callee:
         if any(
             isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal))
             or (isinstance(node, ast.Call) and short_name(node) in NAMESPACE_CALLS)
-            for node in ast.walk(self.function)
+            for node in walk(self.function)
         ):
             return False
         returns = [s for s, _ in self.statements if isinstance(s, ast.Return)]
@@ -1251,10 +1306,10 @@ class _Callee:
         ``container`` (a tuple) is not consumed by ``+``, which copies its elements on."""
         if any(
             isinstance(n, ast.Name) and n.id == name
-            for node in ast.walk(self.function)
+            for node in walk(self.function)
             if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef))
             and node is not self.function
-            for n in ast.walk(node)
+            for n in walk(node)
         ):
             return False  # a closure may keep it
         kept = 0  # reads that put it into what is returned: one at most (`return h, h`)

@@ -9,6 +9,7 @@ import ast
 import functools
 from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set
 
+from ..analysis.index import walk
 from ..analysis.symbols import is_self, self_attribute
 from ..analysis.values import Kind, registered_name
 from . import formatted_values
@@ -141,7 +142,7 @@ def _deleted_attributes(tree: ast.Module) -> FrozenSet[str]:
     """Attribute names that the file may delete from an object: ``del obj.X``,
     ``delattr(obj, "X")`` (a parent may delete its layers' ``layer_idx``)."""
     names: Set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Delete):
             names |= {t.attr for t in node.targets if isinstance(t, ast.Attribute)}
         elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "delattr":
@@ -168,7 +169,7 @@ def self_configuration(node: ast.expr, ctx: FunctionContext) -> bool:
 
 
 def names_read(node: ast.expr) -> Set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def unsure_names(
@@ -203,7 +204,7 @@ def maybe_unbound(name: str, at: ast.AST, ctx: FunctionContext) -> bool:
     that runs no time binds nothing) or an ``except ... as`` (unbound after the handler)."""
     if name not in ctx.local_names or ctx.values.is_parameter(name):
         return False
-    for node in ast.walk(ctx.region.function):
+    for node in walk(ctx.region.function):
         if isinstance(node, (ast.For, ast.AsyncFor)) and name in names_read(node.target):
             return True
         if isinstance(node, ast.ExceptHandler) and node.name == name:

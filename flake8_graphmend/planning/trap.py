@@ -11,11 +11,11 @@ import functools
 import re
 from dataclasses import dataclass
 from typing import (
-    TYPE_CHECKING, AbstractSet, Callable, FrozenSet, Iterator, List, Optional, Sequence, Set,
+    TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set,
     Tuple, Union,
 )
 
-from ..analysis.index import loops_around, parent_map, root_name, run_nodes
+from ..analysis.index import loops_around, parent_map, root_name, run_nodes, walk
 from ..analysis.purity import impurity
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, is_super_call, self_attribute,
@@ -153,7 +153,7 @@ def _items_of(
     return frozenset(
         position(node, ctx)
         for index in evaluated
-        for node in ast.walk(pieces[index])
+        for node in walk(pieces[index])
         if isinstance(node, ast.Call) and item_of(node) is not None
     )
 
@@ -193,7 +193,7 @@ def _measured(
     other: Set[str] = set()
     for piece in pieces:
         parents = parent_map(piece)
-        for node in ast.walk(piece):
+        for node in walk(piece):
             if not (isinstance(node, ast.Name) and node.id in carried):
                 continue
             parent = parents.get(id(node))
@@ -295,7 +295,7 @@ def rebuilt_message_problem(message: ast.expr, ctx: FunctionContext) -> Optional
     assert isinstance(message, ast.JoinedStr)
     for piece in message.values:
         spec = piece.format_spec if isinstance(piece, ast.FormattedValue) else None
-        if spec is not None and any(isinstance(n, ast.FormattedValue) for n in ast.walk(spec)):
+        if spec is not None and any(isinstance(n, ast.FormattedValue) for n in walk(spec)):
             return f"the message's format spec `{ast.unparse(spec)}` reads a value"
     lines = ctx.lines[message.lineno - 1: message.end_lineno]
     text = "\n".join(lines).encode("utf-8")
@@ -373,12 +373,12 @@ def flagged_guard(node: ast.stmt, ctx: FunctionContext) -> Optional[Tuple[ast.As
     if not (isinstance(tested, ast.Name) and tested.id == flag):
         return None  # `not flag` would need the flag a tensor: torch.logical_not(bool) fails
     function = ctx.region.function
-    uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == flag]
+    uses = [n for n in walk(function) if isinstance(n, ast.Name) and n.id == flag]
     hidden = any(  # a read the names do not show
         (isinstance(n, (ast.Global, ast.Nonlocal)) and flag in n.names)
         or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
             and n.func.id in NAMESPACE_CALLS)
-        for n in ast.walk(function)
+        for n in walk(function)
     )
     shares_line = first > 0 and (block[first - 1].end_lineno or 0) >= assign.lineno
     if hidden or shares_line or len(uses) != 2 or not any(n is tested for n in uses):
@@ -507,7 +507,7 @@ def _handed_on(
     call it."""
     tree = ctx.symbols.tree
     parents = parent_map(tree)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if owner is None:
             named = isinstance(node, ast.Name) and node.id == function.name
         else:
@@ -547,7 +547,7 @@ def _context_decorator(function: ast.AST, ctx: FunctionContext) -> Optional[ast.
         if defined is not None and (
             any(
                 isinstance(node, (*_TRY_STATEMENTS, ast.With, ast.AsyncWith))
-                for node in ast.walk(defined)
+                for node in walk(defined)
             )
             or body_changes_state(defined, None, ctx.symbols)
         ):
@@ -558,7 +558,7 @@ def _context_decorator(function: ast.AST, ctx: FunctionContext) -> Optional[ast.
 def _enclosing_block(node: ast.stmt, ctx: FunctionContext) -> Optional[ast.stmt]:
     """The innermost ``try`` or ``with`` statement of the function around ``node``."""
     found = None
-    for sub in ast.walk(ctx.region.function):
+    for sub in walk(ctx.region.function):
         if isinstance(sub, (*_TRY_STATEMENTS, ast.With, ast.AsyncWith)) and _holds(sub, node):
             if found is None or sub.lineno > found.lineno:
                 found = sub
@@ -586,7 +586,7 @@ def _calling_block(sites: Sequence[_CallSite]) -> Optional[ast.stmt]:
     """A ``try`` or ``with`` statement of the module around a call that leads to the guard's
     function (``sites``: ``_call_sites``)."""
     for site in sites:
-        for block in ast.walk(site.caller):
+        for block in walk(site.caller):
             if isinstance(block, (*_TRY_STATEMENTS, ast.With, ast.AsyncWith)) and _holds(
                 block, site.call
             ):
@@ -600,14 +600,14 @@ def try_problem(node: ast.AST, ctx: FunctionContext) -> Optional[str]:
     where the ``try`` handles what its body raises; fixed, Dynamo compiles the body, and an
     exception raised inside the graph at run time (an index out of range) is not handled."""
     found = [
-        sub for sub in ast.walk(ctx.region.function)
+        sub for sub in walk(ctx.region.function)
         if isinstance(sub, _TRY_STATEMENTS) and _holds(sub, node)
     ]
     where = ""
     if not found:
         for site in _call_sites(ctx):
             found = [
-                sub for sub in ast.walk(site.caller)
+                sub for sub in walk(site.caller)
                 if isinstance(sub, _TRY_STATEMENTS) and _holds(sub, site.call)
             ]
             if found:
@@ -655,8 +655,8 @@ def _run_before(site: _CallSite) -> Iterator[Union[ast.stmt, ast.expr]]:
     """What the caller of ``site`` may run before its call: earlier lines, the call's own
     arguments, and a loop around it."""
     loops = loops_around(site.caller, site.call)
-    before = {id(inner) for loop in loops for inner in ast.walk(loop)}
-    before |= {id(inner) for inner in ast.walk(site.call)} - {id(site.call)}
+    before = {id(inner) for loop in loops for inner in walk(loop)}
+    before |= {id(inner) for inner in walk(site.call)} - {id(site.call)}
     for sub in run_nodes(site.caller):
         if not isinstance(sub, (ast.stmt, ast.expr)) or sub is site.call:
             continue
@@ -692,20 +692,24 @@ def _find_call_sites(ctx: FunctionContext) -> List[_CallSite]:
         *((function, None) for function in symbols.functions.values()),
         *((m, info) for info in symbols.classes.values() for m in info.methods.values()),
     ]
+    calls = [
+        (caller, owner, sub)
+        for caller, owner in functions
+        for sub in walk(caller)
+        if isinstance(sub, ast.Call)
+    ]
+    targets: Dict[int, Optional[List[FunctionNode]]] = {}  # what a module call runs, by call
     sites: List[_CallSite] = []
     frontier = [(ctx.region.function, ctx.region.owner)]
     reached = {id(ctx.region.function)}
     while frontier:
         callee, callee_owner = frontier.pop()
-        for caller, caller_owner in functions:
-            for sub in ast.walk(caller):
-                if isinstance(sub, ast.Call) and _leads_to(
-                    sub, caller, caller_owner, callee, callee_owner, symbols
-                ):
-                    sites.append(_CallSite(caller, caller_owner, sub, callee, callee_owner))
-                    if id(caller) not in reached:
-                        reached.add(id(caller))
-                        frontier.append((caller, caller_owner))
+        for caller, caller_owner, call in calls:
+            if _leads_to(call, caller, caller_owner, callee, callee_owner, symbols, targets):
+                sites.append(_CallSite(caller, caller_owner, call, callee, callee_owner))
+                if id(caller) not in reached:
+                    reached.add(id(caller))
+                    frontier.append((caller, caller_owner))
     return sites
 
 
@@ -716,8 +720,10 @@ def _leads_to(
     callee: FunctionNode,
     callee_owner: Optional[ClassInfo],
     symbols: ModuleSymbols,
+    targets: Dict[int, Optional[List[FunctionNode]]],
 ) -> bool:
-    """Whether ``call`` (in ``caller``, a method of ``caller_owner``) runs ``callee``."""
+    """Whether ``call`` (in ``caller``, a method of ``caller_owner``) runs ``callee``;
+    ``targets`` keeps ``module_call_targets`` of the calls asked already."""
     func = call.func
     if callee_owner is None:
         return isinstance(func, ast.Name) and func.id == callee.name
@@ -746,12 +752,14 @@ def _leads_to(
         return True
     if callee.name not in ("forward", "__call__"):
         return False
-    targets = module_call_targets(func, caller, caller_owner, symbols)
-    if targets is None:
+    if id(call) not in targets:
+        targets[id(call)] = module_call_targets(func, caller, caller_owner, symbols)
+    reached = targets[id(call)]
+    if reached is None:
         # a module the call reaches in a way not followed (`getattr(self, name)(x)`, a local
         # bound otherwise: `for m in (self.a, self.b)`) may be of the guard's class
         return _unnamed_module_call(func, caller)
-    return any(target is callee for target in targets)
+    return any(target is callee for target in reached)
 
 
 def _unnamed_module_call(func: ast.expr, caller: FunctionNode) -> bool:
@@ -773,13 +781,13 @@ def _unnamed_module_call(func: ast.expr, caller: FunctionNode) -> bool:
 def _locals_from_self(caller: FunctionNode) -> FrozenSet[str]:
     """The locals ``caller`` binds to what ``self`` holds (``_unnamed_module_call``)."""
     names: Set[str] = set()
-    for node in ast.walk(caller):
+    for node in walk(caller):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
             if _taken_from_self(node.iter):
-                names |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+                names |= {n.id for n in walk(node.target) if isinstance(n, ast.Name)}
         elif isinstance(node, ast.Assign) and _taken_from_self(node.value):
             names |= {
-                n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)
+                n.id for t in node.targets for n in walk(t) if isinstance(n, ast.Name)
             }
     return frozenset(names)
 
@@ -812,7 +820,7 @@ def _parameters(function: ast.AST) -> Set[str]:
         return set()
     rebound = {
         node.id
-        for node in ast.walk(function)
+        for node in walk(function)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
     }
     names = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
@@ -844,7 +852,7 @@ def _updates_tensor_in_place(
 
 
 def _holds(outer: ast.stmt, node: ast.AST) -> bool:
-    return outer is not node and any(inner is node for inner in ast.walk(outer))
+    return outer is not node and any(inner is node for inner in walk(outer))
 
 
 def _exception_problem(
@@ -890,10 +898,10 @@ def _tested(test: ast.expr, ctx: FunctionContext) -> FrozenSet[str]:
     first, on every call, as the original did."""
     names = {
         n.id
-        for n in ast.walk(test)
+        for n in walk(test)
         if isinstance(n, ast.Name) and ctx.values.kind(n) is not Kind.STATIC
     }
-    chains = {ast.unparse(n) for n in ast.walk(test) if isinstance(n, ast.Attribute)}
+    chains = {ast.unparse(n) for n in walk(test) if isinstance(n, ast.Attribute)}
     return frozenset(names | {chain for chain in chains if chain.startswith("self.")})
 
 
@@ -996,14 +1004,14 @@ def _state_change_before(
     function = ctx.region.function
     outer = {
         name
-        for sub in ast.walk(function)
+        for sub in walk(function)
         if isinstance(sub, (ast.Global, ast.Nonlocal))
         for name in sub.names
     }
     loops = loops_around(function, node)
     # what runs before the check: earlier lines, a loop around it, and its own test
-    before = {id(inner) for loop in loops for inner in ast.walk(loop)}
-    before |= {id(inner) for inner in ast.walk(getattr(node, "test", node))}
+    before = {id(inner) for loop in loops for inner in walk(loop)}
+    before |= {id(inner) for inner in walk(getattr(node, "test", node))}
     for sub in run_nodes(function):
         # only statements and expressions change state (assignments, calls: `_changes_state`)
         if (
@@ -1111,14 +1119,14 @@ def _uses(name: str, ctx: FunctionContext) -> Optional[List[Tuple[ast.Name, ast.
     parents = parent_map(function)
     nested = {
         id(inner)
-        for node in ast.walk(function)
+        for node in walk(function)
         if node is not function
         and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-        for inner in ast.walk(node)
+        for inner in walk(node)
     }
     uses = [
         (node, parents[id(node)])
-        for node in ast.walk(function)
+        for node in walk(function)
         if isinstance(node, ast.Name) and node.id == name
     ]
     return None if any(id(node) in nested for node, _ in uses) else uses

@@ -17,7 +17,7 @@ import ast
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
-from ..analysis.index import deleted_names, outer_names
+from ..analysis.index import deleted_names, outer_names, walk
 from ..analysis.purity import extrema_taken, impurity
 from ..analysis.values import Kind
 from . import Plan, Planned, declined
@@ -325,7 +325,7 @@ def _selected_in_place_problem(
     selected = {
         node.attr
         for value in (value for pair in pairs for value in pair)
-        for node in ast.walk(value)
+        for node in walk(value)
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)
     }
     for name in sorted(stored | selected):
@@ -357,7 +357,7 @@ def _kept_argument_problem(
 
 def _in_place_write(attribute: str, tree: ast.Module) -> Optional[int]:
     """The line of an in-place method call (``x.attribute.copy_(...)``) on ``attribute``."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             receiver = node.func.value
             method = node.func.attr
@@ -455,7 +455,7 @@ _FRAME_READS = frozenset({
 def _frame_problem(ctx: FunctionContext) -> Optional[str]:
     """Why the fix may show: the function reads its own local names (``locals()``, its frame),
     where the fix may bind names the original did not."""
-    for node in ast.walk(ctx.region.function):
+    for node in walk(ctx.region.function):
         if not isinstance(node, ast.Call) or (node.args and getattr(node.func, "id", "") == "vars"):
             continue
         name = ctx.symbols.qualified_name(node.func) or getattr(node.func, "id", "")
@@ -595,7 +595,7 @@ def _identity_problem(
 
 
 def _names_read(node: ast.AST) -> Set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def _reads_outside(name: str, node: ast.If, ctx: FunctionContext) -> bool:
@@ -605,15 +605,15 @@ def _reads_outside(name: str, node: ast.If, ctx: FunctionContext) -> bool:
     clamp of a block assigns its own ``clamp_value`` first), does not; reads in nested
     functions and lambdas always count.
     """
-    inside = {id(n) for n in ast.walk(node)}
+    inside = {id(n) for n in walk(node)}
     nested = {
         id(n)
-        for scope in ast.walk(ctx.region.function)
+        for scope in walk(ctx.region.function)
         if scope is not ctx.region.function
         and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-        for n in ast.walk(scope)
+        for n in walk(scope)
     }
-    for sub in ast.walk(ctx.region.function):
+    for sub in walk(ctx.region.function):
         if not (isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Load)):
             continue
         if id(sub) in inside:
@@ -632,7 +632,7 @@ def _assigns(statement: ast.stmt, name: str) -> bool:
         return any(
             isinstance(n, ast.Name) and n.id == name
             for t in statement.targets
-            for n in ast.walk(t)
+            for n in walk(t)
         )
     if isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
         return (

@@ -8,7 +8,7 @@ from functools import cached_property
 from typing import AbstractSet, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from ..analysis.index import (
-    FunctionFacts, child_blocks, enclosing_functions, parent_map, scope_names,
+    FunctionFacts, child_blocks, enclosing_functions, parent_map, scope_names, walk,
 )
 from ..analysis.mutation import in_place_mutations
 from ..analysis.regions import Region
@@ -236,7 +236,7 @@ class FunctionContext:
             return True
         return any(
             self_attribute(target) == attribute
-            for node in ast.walk(owner.node)
+            for node in walk(owner.node)
             if isinstance(node, (ast.Assign, ast.AnnAssign))
             for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
         )

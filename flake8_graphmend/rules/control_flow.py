@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional, Sequence, Set
 
+from ..analysis.index import walk
 from ..analysis.values import Kind
 from ..planning import Plan
 from ..planning.conditions import is_elif, split_condition
@@ -27,7 +28,7 @@ ELIF_DECLINE = "an `elif` is rewritten only as a plain `if` (move it into an `el
 def _contains_call_to(node: ast.expr, names: Set[str], ctx: FunctionContext) -> bool:
     return any(
         isinstance(sub, ast.Call) and ctx.symbols.qualified_name(sub.func) in names
-        for sub in ast.walk(node)
+        for sub in walk(node)
     )
 
 

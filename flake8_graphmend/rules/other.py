@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+from ..analysis.index import walk
 from ..analysis.symbols import self_attribute, self_call_assignments
 from ..analysis.values import Kind
 from .base import Finding, FunctionContext
@@ -84,7 +85,7 @@ def _is_submodule(name: str, ctx: FunctionContext) -> bool:
     init = owner.methods.get("__init__") if owner else None
     if init is None:
         return False
-    for attribute, value in self_call_assignments(ast.walk(init)):
+    for attribute, value in self_call_assignments(walk(init)):
         if attribute != name:
             continue
         qualified = ctx.symbols.qualified_name(value.func) or ""
