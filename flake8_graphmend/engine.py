@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .analysis.arguments import argument_kinds
-from .analysis.index import ModuleIndex, child_blocks
+from .analysis.index import ModuleIndex, child_blocks, child_nodes
 from .analysis.regions import Region, RegionFinder
 from .analysis.project import module_name
 from .analysis.symbols import FunctionNode, ModuleSymbols, package_of
@@ -136,7 +136,7 @@ def _walk_expression(node: ast.AST, values: ValueAnalysis) -> Iterator[ast.AST]:
                 continue
         yield current
         if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(current))
+            stack.extend(child_nodes(current))
 
 
 def _check_block(block: List[ast.stmt], ctx: FunctionContext) -> Iterator[Finding]:

@@ -10,7 +10,9 @@ import ast
 import functools
 import weakref
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, TypeVar, Union
+from typing import (
+    Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, TypeVar, Union,
+)
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -104,7 +106,7 @@ class ModuleIndex:
                 scan.calls.append((node, scope))
             elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 scan.call_assignments.append((node.targets, node.value, scope))
-            stack.extend((child, container, scope) for child in ast.iter_child_nodes(node))
+            stack.extend((child, container, scope) for child in child_nodes(node))
         return scan
 
     def facts(self, function: FunctionNode) -> FunctionFacts:
@@ -134,7 +136,7 @@ class ModuleIndex:
                 facts.bindings.append(node)
             elif isinstance(node, ast.comprehension):
                 facts.comprehensions.append(node)
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
         return facts
 
     def all_functions(self) -> Iterator[FunctionNode]:
@@ -215,7 +217,7 @@ def scope_names(function: FunctionNode) -> Set[str]:
             names.update(node.names)
         elif isinstance(node, _MATCH_CAPTURES) and getattr(node, "name", None):
             names.add(node.name)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return names - declared_global
 
 
@@ -224,7 +226,7 @@ def enclosing_functions(tree: ast.Module, function: FunctionNode) -> List[Functi
     path: List[FunctionNode] = []
 
     def search(node: ast.AST, chain: List[FunctionNode]) -> bool:
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if child is function:
                 path.extend(reversed(chain))
                 return True
@@ -286,14 +288,41 @@ def walk(root: ast.AST) -> Iterable[ast.AST]:
 
 @node_memo
 def _walked(root: ast.AST) -> Tuple[ast.AST, ...]:
-    return tuple(ast.walk(root))
+    return tuple(_breadth_first(root))
 
 
 @functools.lru_cache(maxsize=256)
 def parent_map(root: ast.AST) -> Dict[int, ast.AST]:
     """The node that holds each node under ``root``, by the id of the node (computed once per
     ``root``; do not change it)."""
-    return {id(child): node for node in walk(root) for child in ast.iter_child_nodes(node)}
+    parents: Dict[int, ast.AST] = {}
+    _breadth_first(root, parents)
+    return parents
+
+
+def _breadth_first(root: ast.AST, parents: Optional[Dict[int, ast.AST]] = None) -> List[ast.AST]:
+    """``root`` and the nodes under it in ``ast.walk``'s order; with ``parents``, the node
+    that holds each one is recorded there by its id."""
+    nodes = [root]
+    for node in nodes:  # the list grows as it is read: breadth first
+        children = child_nodes(node)
+        nodes.extend(children)
+        if parents is not None:
+            for child in children:
+                parents[id(child)] = node
+    return nodes
+
+
+def child_nodes(node: ast.AST) -> List[ast.AST]:
+    """``ast.iter_child_nodes(node)``, as a list (a few times faster)."""
+    children: List[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            children.append(value)
+        elif isinstance(value, list):
+            children.extend([item for item in value if isinstance(item, ast.AST)])
+    return children
 
 
 def child_blocks(statement: ast.stmt) -> List[List[ast.stmt]]:

@@ -254,7 +254,8 @@ def project_links(paths: Sequence[Path], options: Options) -> Links:
     cached = _read_cache(folder, key) if folder and key else None
     if cached is not None:
         return cached
-    links = Project(paths).links(options)
+    with _collector_paused():  # resumed once the project's trees are freed: cheap then
+        links = Project(paths).links(options)
     if folder and key:
         _write_cache(folder, key, links)
     return links

@@ -17,7 +17,7 @@ from collections import Counter
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from ..analysis.index import (
-    child_blocks, node_memo, parameter_names, parent_map, root_name, walk,
+    child_blocks, child_nodes, node_memo, parameter_names, parent_map, root_name, walk,
 )
 from ..analysis.inplace import builds_in_place_module, short_name, updates_first_argument
 from ..analysis.purity import ALIASING_OPERATIONS
@@ -383,7 +383,8 @@ def _storing_nodes(method: FunctionNode, attribute: str) -> List[Tuple[ast.AST, 
     (``self.add_module(name, m)``, ``self._modules[k] = m``)."""
     index = _index_storing_nodes(method)
     named, anywhere = index.get(attribute, []), index.get("", [])
-    return [(node, place) for _, node, place in sorted(named + anywhere, key=lambda n: n[0])]
+    merged = sorted(named + anywhere, key=lambda n: n[0]) if named and anywhere else None
+    return [(node, place) for _, node, place in merged or named or anywhere]
 
 
 @node_memo
@@ -391,15 +392,20 @@ def _index_storing_nodes(method: FunctionNode) -> Dict[str, List[Tuple[int, ast.
     """``_storing_nodes`` of every attribute: each assignment or call of ``method`` with its
     position, under every ``X`` of ``self.X`` it names ("": it may set any attribute)."""
     index: Dict[str, List[Tuple[int, ast.AST, str]]] = {}
+    if not any(isinstance(node, _STORING) and _attributes_set(node) for node in walk(method)):
+        return index  # most methods (`forward`) store into no attribute: no need to place
     nodes = (
         (node, place)
         for node, place in _method_nodes(method)
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call))
+        if isinstance(node, _STORING)
     )
     for position, (node, place) in enumerate(nodes):
         for attribute in _attributes_set(node):
             index.setdefault(attribute, []).append((position, node, place))
     return index
+
+
+_STORING = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call)
 
 
 def _attributes_set(node: ast.AST) -> Set[str]:
@@ -1083,16 +1089,20 @@ def _statements(block: Sequence[ast.stmt], place: str) -> Iterator[Tuple[ast.stm
             yield from _statements(child, "loop" if place == "loop" else inner)
 
 
-def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
-    """``node`` and what is under it, leaving out nested statements (visited on their own by
-    ``_statements``), functions, classes and lambdas."""
-    yield node
-    for child in ast.iter_child_nodes(node):
-        if isinstance(
-            child, (ast.stmt, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-        ):
-            continue
-        yield from _own_nodes(child)
+def _own_nodes(node: ast.AST) -> List[ast.AST]:
+    """``node`` and what is under it, depth first, leaving out nested statements (visited on
+    their own by ``_statements``), functions, classes and lambdas."""
+    found: List[ast.AST] = []
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        children = [c for c in child_nodes(current) if not isinstance(c, _NESTED)]
+        pending.extend(reversed(children))
+    return found
+
+
+_NESTED = (ast.stmt, ast.Lambda)  # statements include functions and classes
 
 
 def _is_self_attribute(node: ast.AST, attribute: str) -> bool:
