@@ -3488,6 +3488,26 @@ CHANGES_BEFORE_A_GUARD = {
         "        self.norm(torch.stack([x, x]))",
         '        self.add_module("norm", nn.BatchNorm1d(2))', "", "self.norm(",
     ),
+    "a layer whose hook is set in its hook dict": (
+        "        h = self.lin(x)",
+        "        self.lin = nn.Linear(2, 2)\n        self.lin._forward_pre_hooks[0] = count",
+        "COUNTS = {'n': 0}\n\n\ndef count(module, args):\n    COUNTS['n'] += 1\n",
+        "self.lin(x)",
+    ),
+    "a layer given spectral norm by a builder": (
+        "        h = self.lin(x)", "        self.lin = nn.Linear(2, 2)",
+        "from torch.nn.utils import spectral_norm\n\n\ndef build(model):\n"
+        "    model.apply(lambda m: spectral_norm(m) if isinstance(m, nn.Linear) else m)\n"
+        "    return model\n",
+        "self.lin(x)",
+    ),
+    "torch.batch_norm of buffers after the weight and bias": (
+        "        h = torch.stack([x, x])\n"
+        "        h = torch.batch_norm(h, None, None, self.rm, self.rv, True, 0.1, 1e-5, False)",
+        '        self.register_buffer("rm", torch.zeros(2))\n'
+        '        self.register_buffer("rv", torch.ones(2))',
+        "", "torch.batch_norm(",
+    ),
     "a submodule that scales an element of its input": (
         "        self.scale(self.ema)\n",
         '        self.register_buffer("ema", torch.ones(2, 2))\n        self.scale = Scale()',

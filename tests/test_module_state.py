@@ -608,3 +608,64 @@ def test_what_module_level_code_may_change_or_rebind_is_not_known(name: str) -> 
         """
     ) + "\n\n" + module_code
     assert first_call_changes_state(source, "pkg")
+
+
+#: Code that makes every module call run code of the file's choice (module-level code of the
+#: file, or a builder it defines), and code that does not.
+GIVES_MODULES_CODE = {
+    "a hook for all modules": (
+        "from torch.nn.modules.module import register_module_forward_pre_hook\n\n"
+        "register_module_forward_pre_hook(lambda m, a: None)\n",
+        True,
+    ),
+    "a hook put in a module's hook dict": (
+        "def build(model):\n    model.seq[0]._forward_pre_hooks[0] = lambda m, a: None\n",
+        True,
+    ),
+    "a class of torch patched": (
+        "plain = nn.Linear.forward\nnn.Linear.forward = lambda self, x: plain(self, x)\n", True,
+    ),
+    "a class of torch patched by setattr": (
+        "setattr(nn.Linear, 'forward', lambda self, x: x)\n", True,
+    ),
+    "spectral norm applied by a builder": (
+        "from torch.nn.utils import spectral_norm\n\n\ndef build(model):\n"
+        "    model.apply(lambda m: spectral_norm(m) if isinstance(m, nn.Linear) else m)\n",
+        True,
+    ),
+    "weight norm through its parametrization": (
+        "def build(model):\n"
+        "    nn.utils.parametrizations.weight_norm(model.seq[0])\n",
+        True,
+    ),
+    "pruning": (
+        "import torch.nn.utils.prune as prune\n\n\ndef build(model):\n"
+        "    prune.l1_unstructured(model.seq[0], 'weight', 0.5)\n",
+        True,
+    ),
+    "a builder that only builds": (
+        "def build():\n    model = Model()\n    model.eval()\n    return model\n", False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", GIVES_MODULES_CODE)
+def test_a_file_that_gives_modules_code_to_run_makes_every_module_call_count(name: str) -> None:
+    module_code, gives = GIVES_MODULES_CODE[name]
+    source = dedent(
+        """
+        import torch
+        from torch import nn
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.seq = nn.Sequential(nn.Linear(4, 4))
+
+            def forward(self, x):
+                self.seq(x)
+                return x
+        """
+    ) + "\n\n" + module_code
+    assert first_call_changes_state(source, "pkg") is gives

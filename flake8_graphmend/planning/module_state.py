@@ -375,24 +375,47 @@ def class_method(func: ast.expr, owner: ClassInfo) -> Optional[str]:
 
 @functools.lru_cache(maxsize=256)
 def registers_hooks(tree: ast.Module) -> bool:
-    """Whether the file registers a module hook (``self.lin.register_forward_hook(f)``) or a
-    parametrization (``parametrize.register_parametrization(self.lin, "weight", Scaled())``,
-    whose module runs where the parameter is read): a call of any submodule may then run code
-    that changes state."""
-    return any(
-        isinstance(node, ast.Call)
-        and (
-            short_name(node) in _REGISTERS_CODE
-            or isinstance(node.func, ast.Attribute)
-            and node.func.attr.startswith("register_")
-            and node.func.attr.endswith("hook")
-        )
-        for node in walk(tree)
-    )
+    """Whether the file gives modules code of its own to run when they are called or their
+    parameters read: a module hook, registered on a module (``self.lin.register_forward_hook
+    (f)``), for all modules (``register_module_forward_pre_hook(f)``) or through the hook
+    dicts (``m._forward_pre_hooks[k] = f``); a parametrization or a norm that works by a hook
+    (``register_parametrization``, ``spectral_norm(m)``, ``weight_norm``, ``torch.nn.utils
+    .prune``); or a patch of an imported class or module (``nn.Linear.forward = counted``,
+    ``setattr(nn.Linear, ...)``). A call of any submodule may then run code that changes
+    state."""
+    return _registers_code(tree)
 
 
-#: Calls that make a module run code of its caller's choice (the hooks apart).
-_REGISTERS_CODE = frozenset({"register_parametrization"})
+@node_memo
+def _registers_code(tree: ast.Module) -> bool:
+    imports = ModuleSymbols.collect(tree)
+    for node in walk(tree):
+        if isinstance(node, ast.Call):
+            name = short_name(node)
+            if name.startswith("register_") and name.endswith("hook"):
+                return True
+            qualified = imports.qualified_name(node.func) or name
+            if name in _REGISTERS_CODE or qualified.startswith(_CODE_REGISTERING_MODULES):
+                return True
+            if name == "setattr" and node.args and root_name(node.args[0]) in imports.imports:
+                return True
+        elif isinstance(node, ast.Attribute) and (
+            node.attr.endswith("_hooks")
+            or not isinstance(node.ctx, ast.Load) and root_name(node) in imports.imports
+        ):
+            return True
+    return False
+
+
+#: Calls that make a module run code of its caller's choice (the hooks apart), by name, and
+#: the torch modules whose functions do (``torch.nn.utils.spectral_norm`` and the like).
+_REGISTERS_CODE = frozenset({
+    "register_parametrization", "spectral_norm", "weight_norm", "orthogonal",
+})
+_CODE_REGISTERING_MODULES = (
+    "torch.nn.utils.spectral_norm", "torch.nn.utils.weight_norm", "torch.nn.utils.parametriz",
+    "torch.nn.utils.prune.",
+)
 
 
 def _held_method_changes_state(
@@ -725,11 +748,20 @@ def updates_in_place(
     return False
 
 
-#: Functions that update tensors they are given (running statistics), by position and name.
-_UPDATING_ARGUMENTS = {
-    "batch_norm": ((1, "running_mean"), (2, "running_var")),
-    "instance_norm": ((1, "running_mean"), (2, "running_var")),
-}
+def _statistics_arguments(callee: str) -> Tuple[Tuple[int, str], ...]:
+    """Where a norm function (``callee``: its qualified or plain name) takes the running
+    statistics it updates, by position and keyword: second and third for torch.nn.functional's
+    ``batch_norm``/``instance_norm``; for the others, those and the two after (torch's own
+    take them after the weight and the bias: ``torch.batch_norm``, ``torch.native_batch_norm``,
+    ``torch.ops.aten...``; ``torch.batch_norm_update_stats`` second and third)."""
+    if not any("batch_norm" in part or "instance_norm" in part for part in callee.split(".")):
+        return ()
+    functional = (1, "running_mean"), (2, "running_var")
+    if callee in ("torch.nn.functional.batch_norm", "torch.nn.functional.instance_norm"):
+        return functional
+    return functional + ((3, "running_mean"), (4, "running_var"))
+
+
 #: Functions that renorm their weight (argument 1) in place when given ``max_norm`` (at the
 #: position shown, or by keyword) other than None.
 _RENORMING_FUNCTIONS = {"embedding": 3, "embedding_bag": 3}
@@ -742,8 +774,8 @@ def updated_by_call(call: ast.Call, symbols: ModuleSymbols) -> List[ast.expr]:
     what a call is handed along with such a function (``map(torch.Tensor.zero_, ts)``), the
     first argument of an ``inplace=True`` call (``F.relu(x, True)`` too), an ``out=``
     argument, the running statistics handed to ``F.batch_norm``/``F.instance_norm``
-    (``torch.batch_norm`` too), and the weight that ``F.embedding`` renorms when given
-    ``max_norm``."""
+    (``torch.batch_norm`` too: ``_statistics_arguments``), and the weight that
+    ``F.embedding`` renorms when given ``max_norm``."""
     updated: List[ast.expr] = []
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -762,7 +794,7 @@ def updated_by_call(call: ast.Call, symbols: ModuleSymbols) -> List[ast.expr]:
     if updates_first_argument(call):
         updated += call.args[:1]
     updated += updated_arguments(call)
-    for position, keyword_name in _UPDATING_ARGUMENTS.get(name, ()):
+    for position, keyword_name in _statistics_arguments(imported or name):
         updated += call.args[position:position + 1]
         updated += [k.value for k in call.keywords if k.arg == keyword_name]
     if name in _RENORMING_FUNCTIONS:
