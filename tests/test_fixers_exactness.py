@@ -3488,6 +3488,14 @@ CHANGES_BEFORE_A_GUARD = {
         "        self.norm(torch.stack([x, x]))",
         '        self.add_module("norm", nn.BatchNorm1d(2))', "", "self.norm(",
     ),
+    "setattr through the module class": (
+        '        nn.Module.__setattr__(self, "calls", self.calls + 1)', "        self.calls = 0", "",
+        "nn.Module.__setattr__(self",
+    ),
+    "setattr through super()": (
+        '        super().__setattr__("calls", self.calls + 1)', "        self.calls = 0", "",
+        "super().__setattr__(",
+    ),
     "a layer whose hook is set in its hook dict": (
         "        h = self.lin(x)",
         "        self.lin = nn.Linear(2, 2)\n        self.lin._forward_pre_hooks[0] = count",

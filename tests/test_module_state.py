@@ -618,6 +618,12 @@ GIVES_MODULES_CODE = {
         "register_module_forward_pre_hook(lambda m, a: None)\n",
         True,
     ),
+    "a hook for all modules, imported under another name": (
+        "from torch.nn.modules.module import register_module_forward_hook as watch\n\n\n"
+        "def build(debug=True):\n    if debug:\n        watch(lambda m, a, o: None)\n"
+        "    return Model()\n",
+        True,
+    ),
     "a hook put in a module's hook dict": (
         "def build(model):\n    model.seq[0]._forward_pre_hooks[0] = lambda m, a: None\n",
         True,

@@ -391,10 +391,10 @@ def _registers_code(tree: ast.Module) -> bool:
     imports = ModuleSymbols.collect(tree)
     for node in walk(tree):
         if isinstance(node, ast.Call):
-            name = short_name(node)
+            qualified = imports.qualified_name(node.func) or short_name(node)
+            name = qualified.rsplit(".", 1)[-1]  # `register_module_forward_hook as register`
             if name.startswith("register_") and name.endswith("hook"):
                 return True
-            qualified = imports.qualified_name(node.func) or name
             if name in _REGISTERS_CODE or qualified.startswith(_CODE_REGISTERING_MODULES):
                 return True
             if name == "setattr" and node.args and root_name(node.args[0]) in imports.imports:
@@ -824,8 +824,10 @@ def stored_objects(node: ast.AST) -> List[ast.expr]:
     """The objects ``node`` changes in place: one it stores an attribute or item into or
     deletes one of (``self`` of ``self.seen += 1``, ``cache`` of ``cache[k] = v``, ``type(self)``
     of ``type(self).count += 1``), a container whose updating method it calls, also through
-    the type (``self.cache`` of ``self.cache.append(x)`` and ``dict.update(self.cache, ...)``,
-    ``self`` of ``object.__setattr__(self, ...)``), or an iterator it advances
+    the type (``self.cache`` of ``self.cache.append(x)`` and ``dict.update(self.cache, ...)``),
+    one a special method that sets or deletes is called on or through a class for
+    (``self`` of ``object.__setattr__(self, ...)``, ``nn.Module.__setattr__(self, ...)``,
+    ``super().__setattr__(...)``), or an iterator it advances
     (``next(self.steps)``)."""
     targets: List[ast.expr] = []
     if isinstance(node, (ast.Assign, ast.Delete)):
@@ -849,17 +851,24 @@ def stored_objects(node: ast.AST) -> List[ast.expr]:
         if (
             isinstance(func.value, ast.Name)
             and func.value.id in _BUILTIN_TYPES
-            and func.attr in CONTAINER_UPDATES | _SETTING_METHODS
+            and func.attr in CONTAINER_UPDATES
             and node.args
         ):
-            objects.append(node.args[0])  # `dict.update(d, ...)`, `object.__setattr__(o, ...)`
+            objects.append(node.args[0])  # `dict.update(d, ...)`
+        if func.attr in _SETTING_METHODS:  # `self.__setattr__(...)`, `super().__setattr__(...)`
+            receiver = func.value
+            objects.append(
+                ast.Name(id="self", ctx=ast.Load()) if is_super_call(receiver) else receiver
+            )
+            objects.extend(node.args[:1])  # through a class: `nn.Module.__setattr__(self, ...)`
     advanced = advanced_iterator(node) if isinstance(node, ast.Call) else None
     if advanced is not None:
         objects.append(advanced)
     return objects
 
 
-#: Builtin types whose methods, called through the type, change the object they are handed.
+#: Builtin types whose container methods, called through the type, change the object they are
+#: handed.
 _BUILTIN_TYPES = frozenset({"object", "dict", "list", "set", "bytearray"})
 #: Special methods that set or delete an attribute or an item.
 _SETTING_METHODS = frozenset({"__setattr__", "__delattr__", "__setitem__", "__delitem__"})

@@ -27,9 +27,9 @@ from .conditions import split_condition, tensor_condition_problem
 from .foreign import BUILTIN_EXCEPTIONS, foreign_callee, unknown_held_method, unknown_method
 from .items import compared_item, item_of
 from .module_state import (
-    CONTAINER_UPDATES, advanced_iterator, body_changes_state, call_changes_state, class_method,
+    advanced_iterator, body_changes_state, call_changes_state, class_method,
     held_classes, implicit_call_changes_state, iterates_held_iterator, lineage,
-    module_call_targets, module_expression, stored_roots, updated_by_call,
+    module_call_targets, module_expression, stored_objects, stored_roots, updated_by_call,
 )
 from .per_call import changes_between_calls, per_call_problem
 from .submodules import FOREIGN, NAMESPACE_CALLS
@@ -1049,11 +1049,8 @@ def _changes_state(node: ast.AST, outer: Set[str], ctx: FunctionContext) -> bool
     advanced = advanced_iterator(node)
     if advanced is not None and "next" not in ctx.symbols.defined_here():
         return _outlives_the_call(advanced, ctx)
-    return (
-        isinstance(func, ast.Attribute)
-        and func.attr in CONTAINER_UPDATES
-        and _outlives_the_call(func.value, ctx)
-    )
+    # `self.seen.append(x)`, `dict.update(self.cache, ...)`, `nn.Module.__setattr__(self, ...)`
+    return any(_outlives_the_call(o, ctx) for o in stored_objects(node) if o is not advanced)
 
 
 def _stores_state(
