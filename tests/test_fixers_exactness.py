@@ -3496,6 +3496,16 @@ CHANGES_BEFORE_A_GUARD = {
         '        super().__setattr__("calls", self.calls + 1)', "        self.calls = 0", "",
         "super().__setattr__(",
     ),
+    "an in-place relu imported under another name": (
+        "        h = act(x * 1, False) + act(x, True)", "",
+        "from torch.nn.functional import relu as act\n", "act(x, True)",
+    ),
+    "batch norm through a module-level name": (
+        "        h = norm_fn(torch.stack([x, x]), self.rm, self.rv, training=True)",
+        '        self.register_buffer("rm", torch.zeros(2))\n'
+        '        self.register_buffer("rv", torch.ones(2))',
+        "import torch.nn.functional as F\n\nnorm_fn = F.batch_norm\n", "norm_fn(",
+    ),
     "a layer whose hook is set in its hook dict": (
         "        h = self.lin(x)",
         "        self.lin = nn.Linear(2, 2)\n        self.lin._forward_pre_hooks[0] = count",

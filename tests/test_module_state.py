@@ -624,6 +624,11 @@ GIVES_MODULES_CODE = {
         "    return Model()\n",
         True,
     ),
+    "a hook registered through a bound method": (
+        "def build():\n    model = Model()\n    hook = model.seq.register_forward_pre_hook\n"
+        "    hook(lambda m, a: None)\n    return model\n",
+        True,
+    ),
     "a hook put in a module's hook dict": (
         "def build(model):\n    model.seq[0]._forward_pre_hooks[0] = lambda m, a: None\n",
         True,

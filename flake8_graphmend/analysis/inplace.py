@@ -47,9 +47,10 @@ def passes_inplace(call: ast.Call, position: Optional[int]) -> bool:
     return any(not (isinstance(v, ast.Constant) and not v.value) for v in values)
 
 
-def updates_first_argument(call: ast.Call) -> bool:
-    """A ``torch.nn.functional`` call (by its short name) told to work in place."""
-    return passes_inplace(call, FUNCTION_INPLACE.get(short_name(call)))
+def updates_first_argument(call: ast.Call, name: Optional[str] = None) -> bool:
+    """A ``torch.nn.functional`` call (by its short name, or ``name``: what an alias names)
+    told to work in place."""
+    return passes_inplace(call, FUNCTION_INPLACE.get(name or short_name(call)))
 
 
 def builds_in_place_module(call: ast.Call) -> bool:
@@ -65,11 +66,12 @@ _OPERATOR_UPDATES = frozenset({
 })
 
 
-def updated_arguments(call: ast.Call) -> List[ast.expr]:
-    """What ``call`` updates in place by its name alone: the tensors of the list that a
-    ``torch._foreach_*_`` op gets first (each element of a list or tuple display, else the
-    list), the first operand of ``operator.imul(a, b)`` and the like."""
-    name = short_name(call)
+def updated_arguments(call: ast.Call, name: Optional[str] = None) -> List[ast.expr]:
+    """What ``call`` updates in place by its name alone (its short name, or ``name``): the
+    tensors of the list that a ``torch._foreach_*_`` op gets first (each element of a list or
+    tuple display, else the list), the first operand of ``operator.imul(a, b)`` and the
+    like."""
+    name = name or short_name(call)
     first = call.args[0] if call.args else None
     if first is None or isinstance(first, ast.Starred):
         return []

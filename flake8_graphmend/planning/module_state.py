@@ -393,18 +393,27 @@ def _registers_code(tree: ast.Module) -> bool:
         if isinstance(node, ast.Call):
             qualified = imports.qualified_name(node.func) or short_name(node)
             name = qualified.rsplit(".", 1)[-1]  # `register_module_forward_hook as register`
-            if name.startswith("register_") and name.endswith("hook"):
+            if _registers_hook(name):
                 return True
             if name in _REGISTERS_CODE or qualified.startswith(_CODE_REGISTERING_MODULES):
                 return True
             if name == "setattr" and node.args and root_name(node.args[0]) in imports.imports:
                 return True
         elif isinstance(node, ast.Attribute) and (
-            node.attr.endswith("_hooks")
+            _registers_hook(node.attr)  # `hook = m.register_forward_pre_hook`, then `hook(f)`
+            or node.attr.endswith("_hooks")
             or not isinstance(node.ctx, ast.Load) and root_name(node) in imports.imports
         ):
             return True
+        elif isinstance(node, ast.Name) and _registers_hook(
+            (imports.qualified_name(node) or node.id).rsplit(".", 1)[-1]
+        ):
+            return True
     return False
+
+
+def _registers_hook(name: str) -> bool:
+    return name.startswith("register_") and name.endswith("hook")
 
 
 #: Calls that make a module run code of its caller's choice (the hooks apart), by name, and
@@ -779,7 +788,9 @@ def updated_by_call(call: ast.Call, symbols: ModuleSymbols) -> List[ast.expr]:
     updated: List[ast.expr] = []
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    imported = symbols.qualified_name(func) if root_name(func) in symbols.imports else None
+    named = _module_alias(func, symbols)  # `norm_fn(...)` of `norm_fn = F.batch_norm`
+    imported = symbols.qualified_name(named) if root_name(named) in symbols.imports else None
+    name = imported.rsplit(".", 1)[-1] if imported else name  # `act(x, True)`, `relu as act`
     if _in_place_function(imported or ""):
         updated += call.args[:1]
     elif isinstance(func, ast.Attribute) and _in_place_name(name):
@@ -791,9 +802,9 @@ def updated_by_call(call: ast.Call, symbols: ModuleSymbols) -> List[ast.expr]:
     ):  # `map(torch.Tensor.zero_, module.buffers())`
         updated += [a for a in call.args if not isinstance(a, (ast.Name, ast.Attribute))]
     updated += [keyword.value for keyword in call.keywords if keyword.arg == "out"]
-    if updates_first_argument(call):
+    if updates_first_argument(call, name):
         updated += call.args[:1]
-    updated += updated_arguments(call)
+    updated += updated_arguments(call, name)
     for position, keyword_name in _statistics_arguments(imported or name):
         updated += call.args[position:position + 1]
         updated += [k.value for k in call.keywords if k.arg == keyword_name]
@@ -805,6 +816,16 @@ def updated_by_call(call: ast.Call, symbols: ModuleSymbols) -> List[ast.expr]:
         if any(not (isinstance(v, ast.Constant) and v.value is None) for v in norms):
             updated += call.args[1:2] + [k.value for k in call.keywords if k.arg == "weight"]
     return [value for value in updated if not isinstance(value, ast.Starred)]
+
+
+def _module_alias(func: ast.expr, symbols: ModuleSymbols) -> ast.expr:
+    """What a module-level name that ``func`` is bound to (``norm_fn = F.batch_norm``),
+    else ``func``."""
+    if isinstance(func, ast.Name) and func.id not in symbols.imports:
+        value = symbols.assignments.get(func.id)
+        if isinstance(value, (ast.Name, ast.Attribute)):
+            return value
+    return func
 
 
 def _in_place_name(name: str) -> bool:
