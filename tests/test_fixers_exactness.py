@@ -3489,8 +3489,8 @@ CHANGES_BEFORE_A_GUARD = {
         '        self.add_module("norm", nn.BatchNorm1d(2))', "", "self.norm(",
     ),
     "setattr through the module class": (
-        '        nn.Module.__setattr__(self, "calls", self.calls + 1)', "        self.calls = 0", "",
-        "nn.Module.__setattr__(self",
+        '        nn.Module.__setattr__(self, "calls", self.calls + 1)',
+        "        self.calls = 0", "", "nn.Module.__setattr__(self",
     ),
     "setattr through super()": (
         '        super().__setattr__("calls", self.calls + 1)', "        self.calls = 0", "",
