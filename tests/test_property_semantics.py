@@ -489,3 +489,15 @@ def test_a_new_tensor_updated_in_place_keeps_the_fix(tmp_path: Path) -> None:
     assert all(f.fixer for f in analyze_source(source, "model.py"))
     check_example(Program(source, weighted=False, training=True), [torch.tensor([-1.0, 2.0])],
                   tmp_path)
+
+
+@pytest.mark.parametrize("reduction", ["y.abs().max()", "y.min()", "y.std()", "y.argmax()"])
+def test_a_log_record_of_a_reduction_keeps_a_new_tensor(reduction: str, tmp_path: Path) -> None:
+    """A reduction allocates: the record holds a tensor no later update reaches."""
+    source = forward_source(
+        f'y = x * 2\nlogger.warning("peak: %s", {reduction})\ny.add_(1)\nreturn y'
+    )
+    (finding,) = [f for f in analyze_source(source, "model.py") if f.code == "GM102"]
+    assert finding.fixer and not finding.decline, finding.decline
+    check_example(Program(source, weighted=False, training=True), [torch.tensor([-1.0, 2.0])],
+                  tmp_path)

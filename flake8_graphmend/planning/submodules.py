@@ -38,6 +38,8 @@ FRESH_OPERATIONS = frozenset({
     "cos", "sin", "roll", "flip", "repeat", "tile", "logical_not", "logical_and", "logical_or",
     "eq", "ne", "lt", "le", "gt", "ge", "pad", "normalize", "zeros", "ones", "full", "arange",
     "new_zeros", "new_ones", "new_full", "new_empty", "empty_like", "scaled_dot_product_attention",
+    "max", "min", "prod", "std", "var", "argmax", "argmin", "any", "all", "logsumexp",
+    "count_nonzero",
 })
 #: ``nn`` modules whose call returns a new tensor (unless built with ``inplace=True``).
 FRESH_MODULES = frozenset({
