@@ -11,7 +11,7 @@ import functools
 import re
 from dataclasses import dataclass
 from typing import (
-    TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set,
+    TYPE_CHECKING, AbstractSet, Callable, FrozenSet, Iterator, List, Optional, Sequence, Set,
     Tuple, Union,
 )
 
@@ -698,14 +698,13 @@ def _find_call_sites(ctx: FunctionContext) -> List[_CallSite]:
         for sub in walk(caller)
         if isinstance(sub, ast.Call)
     ]
-    targets: Dict[int, Optional[List[FunctionNode]]] = {}  # what a module call runs, by call
     sites: List[_CallSite] = []
     frontier = [(ctx.region.function, ctx.region.owner)]
     reached = {id(ctx.region.function)}
     while frontier:
         callee, callee_owner = frontier.pop()
         for caller, caller_owner, call in calls:
-            if _leads_to(call, caller, caller_owner, callee, callee_owner, symbols, targets):
+            if _leads_to(call, caller, caller_owner, callee, callee_owner, symbols):
                 sites.append(_CallSite(caller, caller_owner, call, callee, callee_owner))
                 if id(caller) not in reached:
                     reached.add(id(caller))
@@ -720,10 +719,8 @@ def _leads_to(
     callee: FunctionNode,
     callee_owner: Optional[ClassInfo],
     symbols: ModuleSymbols,
-    targets: Dict[int, Optional[List[FunctionNode]]],
 ) -> bool:
-    """Whether ``call`` (in ``caller``, a method of ``caller_owner``) runs ``callee``;
-    ``targets`` keeps ``module_call_targets`` of the calls asked already."""
+    """Whether ``call`` (in ``caller``, a method of ``caller_owner``) runs ``callee``."""
     func = call.func
     if callee_owner is None:
         return isinstance(func, ast.Name) and func.id == callee.name
@@ -752,14 +749,12 @@ def _leads_to(
         return True
     if callee.name not in ("forward", "__call__"):
         return False
-    if id(call) not in targets:
-        targets[id(call)] = module_call_targets(func, caller, caller_owner, symbols)
-    reached = targets[id(call)]
-    if reached is None:
+    targets = module_call_targets(func, caller, caller_owner, symbols)  # once per call
+    if targets is None:
         # a module the call reaches in a way not followed (`getattr(self, name)(x)`, a local
         # bound otherwise: `for m in (self.a, self.b)`) may be of the guard's class
         return _unnamed_module_call(func, caller)
-    return any(target is callee for target in reached)
+    return any(target is callee for target in targets)
 
 
 def _unnamed_module_call(func: ast.expr, caller: FunctionNode) -> bool:
