@@ -373,7 +373,7 @@ def class_method(func: ast.expr, owner: ClassInfo) -> Optional[str]:
     return None
 
 
-@functools.lru_cache(maxsize=256)
+@node_memo
 def registers_hooks(tree: ast.Module) -> bool:
     """Whether the file gives modules code of its own to run when they are called or their
     parameters read: a module hook, registered on a module (``self.lin.register_forward_hook
@@ -383,11 +383,6 @@ def registers_hooks(tree: ast.Module) -> bool:
     .prune``); or a patch of an imported class or module (``nn.Linear.forward = counted``,
     ``setattr(nn.Linear, ...)``). A call of any submodule may then run code that changes
     state."""
-    return _registers_code(tree)
-
-
-@node_memo
-def _registers_code(tree: ast.Module) -> bool:
     imports = ModuleSymbols.collect(tree)
     for node in walk(tree):
         if isinstance(node, ast.Call):
@@ -1034,11 +1029,12 @@ def module_call_targets(
     return kept[2]
 
 
-@functools.lru_cache(maxsize=8)
+@node_memo
 def _targets_by_call(
     tree: ast.Module,
 ) -> Dict[int, Tuple[ast.expr, FunctionNode, Optional[List[FunctionNode]]]]:
-    """``module_call_targets`` of the calls of ``tree`` asked so far, by the callee's id."""
+    """``module_call_targets`` of the calls of ``tree`` asked so far, by the callee's id
+    (filled by it)."""
     return {}
 
 
@@ -1121,22 +1117,20 @@ def held_classes(
     whose modules are being found already (their own modules add nothing new)."""
     attribute = _attribute_of(module) or ""
     element = isinstance(module, ast.Subscript)
-    key = (id(symbols.tree), owner.node.name, attribute, element)
-    cached = _HELD.get(key) if not resolving else None
-    if cached is not None and cached[0] is symbols.tree:
-        return cached[1]
+    key = (owner.node.name, attribute, element)
+    answers = _held_by_tree(symbols.tree)
+    if not resolving and key in answers:
+        return answers[key]
     held = _held(attribute, element, owner, symbols, resolving | {(owner.node.name, attribute)})
     if not resolving:
-        if len(_HELD) > _HELD_LIMIT:
-            _HELD.clear()
-        _HELD[key] = (symbols.tree, held)
+        answers[key] = held
     return held
 
 
-#: ``held_classes`` answers by (module tree, class, attribute, element); the tree is kept with
-#: the answer, so an id that a later tree reuses does not match.
-_HELD: Dict[Tuple[int, str, str, bool], Tuple[ast.Module, Optional[List[str]]]] = {}
-_HELD_LIMIT = 10_000
+@node_memo
+def _held_by_tree(tree: ast.Module) -> Dict[Tuple[str, str, bool], Optional[List[str]]]:
+    """``held_classes`` answers of ``tree`` by (class, attribute, element), filled by it."""
+    return {}
 
 
 def _held(
@@ -1168,7 +1162,7 @@ def _held(
     return sorted(held)
 
 
-@functools.lru_cache(maxsize=8)
+@node_memo
 def _stored_from_outside(
     tree: ast.Module,
 ) -> Dict[str, List[Tuple[ast.ClassDef, FunctionNode, ast.expr]]]:

@@ -12,7 +12,6 @@ place cannot be told apart. Forward hooks that hand back another tensor are not 
 from __future__ import annotations
 
 import ast
-import functools
 from collections import Counter
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
@@ -184,7 +183,7 @@ def changed_after_built(attribute: str, tree: ast.Module) -> bool:
     return _sets_walked_modules(tree) or attribute in _changed_attributes(tree)
 
 
-@functools.lru_cache(maxsize=8)
+@node_memo
 def _changed_attributes(tree: ast.Module) -> FrozenSet[str]:
     """The attribute names whose modules ``changed_after_built`` finds changed or handed on."""
     parents = parent_map(tree)
@@ -210,7 +209,7 @@ def _changed_attributes(tree: ast.Module) -> FrozenSet[str]:
 _WALKS = frozenset({"modules", "children", "named_modules", "named_children"})
 
 
-@functools.lru_cache(maxsize=8)
+@node_memo
 def _sets_walked_modules(tree: ast.Module) -> bool:
     """Whether code of ``tree`` sets an attribute of each module it walks, whichever module
     that is (``for m in self.modules(): m.inplace = True``, ``self.apply(fn)`` with a ``fn``
@@ -922,7 +921,7 @@ _FOLLOWED_CALLS = frozenset({"ModuleList", "Sequential", "append", "deepcopy", "
 _TYPE_TESTS = frozenset({"isinstance", "issubclass", "super"})
 
 
-@functools.lru_cache(maxsize=8)
+@node_memo
 def loosely_built(tree: ast.Module) -> FrozenSet[str]:
     """The classes of ``tree`` whose objects may sit in a module attribute that
     ``held_classes`` cannot name: a class handed on as a value (``CLASSES = {"eager":
@@ -1047,7 +1046,7 @@ def _rebound(name: str, symbols: ModuleSymbols) -> bool:
     return name in _rebound_names(symbols.tree)
 
 
-@functools.lru_cache(maxsize=8)
+@node_memo
 def _rebound_names(tree: ast.Module) -> FrozenSet[str]:
     """The names ``tree`` binds more than once, or by anything but a ``class``/``def``."""
     definitions: Counter[str] = Counter()

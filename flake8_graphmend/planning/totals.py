@@ -6,10 +6,9 @@ and arguments of an ``if`` deferred as a whole, the message of a check).
 from __future__ import annotations
 
 import ast
-import functools
 from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set
 
-from ..analysis.index import walk
+from ..analysis.index import node_memo, walk
 from ..analysis.symbols import is_self, self_attribute
 from ..analysis.values import Kind, registered_name
 from . import formatted_values
@@ -137,7 +136,7 @@ def initialised_attribute(node: ast.expr, ctx: FunctionContext) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=8)
+@node_memo
 def _deleted_attributes(tree: ast.Module) -> FrozenSet[str]:
     """Attribute names that the file may delete from an object: ``del obj.X``,
     ``delattr(obj, "X")`` (a parent may delete its layers' ``layer_idx``)."""
