@@ -486,6 +486,10 @@ def _unread_code(
             if function is ctx.region.function
             else None
         )
+    if callee is not None and _bound_by_module(callee, ctx.symbols):  # `step()`, not `a.b()`
+        return (
+            f" calls `{callee}`, which this module binds to code the analysis does not follow: it"
+        )
     if callee is not None:
         return f" runs code of another module (`{callee}`), which the analysis does not read: it"
     if method is not None:
@@ -493,6 +497,23 @@ def _unread_code(
             f" calls `{method}`, a method of an object whose class the analysis does not know: it"
         )
     return ""
+
+
+def _bound_by_module(name: str, symbols: ModuleSymbols) -> bool:
+    """Whether this module itself binds ``name``, not imported: at its top level
+    (``step, total = make_counter()``) or in a function that declares it ``global``."""
+    if name in symbols.imports or name in symbols.functions or name in symbols.classes:
+        return False
+    top_level = (
+        node
+        for statement in symbols.tree.body
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for node in walk(statement)
+    )
+    return any(
+        isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+        for node in top_level
+    ) or any(isinstance(node, ast.Global) and name in node.names for node in walk(symbols.tree))
 
 
 #: Decorators that run the function inside a context manager (grad mode, autocast).
