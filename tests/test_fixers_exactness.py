@@ -4410,3 +4410,36 @@ def test_a_guard_after_a_callable_the_module_binds_names_it(name: str) -> None:
     guard = next(f for f in analyze_source(source, "model.py") if f.code == "GM301")
     assert guard.fixer is None
     assert f"calls `{called}`, which this module binds to code" in (guard.decline or "")
+
+
+def test_a_guard_after_a_module_call_in_a_hooked_file_names_the_hook() -> None:
+    """The module call is of a torch class that changes nothing; what makes it count is the
+    hook the file registers, and the decline points there."""
+    source = HEADER + dedent(
+        """
+        SEEN = []
+
+
+        def hook(module, args):
+            SEEN.append(1)
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.qkv = nn.Linear(4, 4)
+                self.qkv.register_forward_pre_hook(hook)
+
+            def forward(self, x):
+                y = self.qkv(x)
+                if (y < 0).any():
+                    raise ValueError("negative")
+                return y
+        """
+    )
+    guard = next(f for f in analyze_source(source, "model.py") if f.code == "GM301")
+    assert guard.fixer is None
+    assert (
+        "`self.qkv(x)` (line 23), a call of a module in a file that gives modules code to run "
+        "(line 20: `self.qkv.register_forward_pre_hook(hook)`), may change"
+    ) in (guard.decline or ""), guard.decline

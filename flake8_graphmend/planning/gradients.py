@@ -32,7 +32,7 @@ from ..analysis.index import walk
 from ..analysis.purity import is_slice_index
 from ..analysis.values import Kind
 from .aliasing import hands_on_caller_tensor, updated_in_place
-from .module_state import registers_hooks
+from .module_state import code_given_to_modules
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -117,7 +117,7 @@ def shown_problem(names: Iterable[str], ctx: FunctionContext) -> Optional[str]:
     from ..rules.side_effects import classify_call  # the rules import the planners
 
     wanted = set(names)
-    hooked = registers_hooks(ctx.symbols.tree)
+    hooked = code_given_to_modules(ctx.symbols.tree) is not None
     for node in walk(ctx.region.function):
         how = "shows"
         if isinstance(node, ast.Attribute) and node.attr in _HISTORY_ATTRIBUTES:

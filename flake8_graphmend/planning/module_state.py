@@ -218,7 +218,7 @@ def _module_call_changes_state(
         or _set_in_class_body(_attribute_of(module) or "", owner, symbols)
     ):
         return True  # `self.get_head_mask(...)` of a base of another file; `fn = partial(f)`
-    return classes is None or registers_hooks(symbols.tree) or any(
+    return classes is None or code_given_to_modules(symbols.tree) is not None or any(
         _class_changes_state(name, symbols, depth + 1) for name in classes
     )
 
@@ -374,11 +374,12 @@ def class_method(func: ast.expr, owner: ClassInfo) -> Optional[str]:
 
 
 @node_memo
-def registers_hooks(tree: ast.Module) -> bool:
-    """Whether the file gives modules code of its own to run when they are called or their
-    parameters read: a module hook, registered on a module (``self.lin.register_forward_hook
-    (f)``), for all modules (``register_module_forward_pre_hook(f)``) or through the hook
-    dicts (``m._forward_pre_hooks[k] = f``); a parametrization or a norm that works by a hook
+def code_given_to_modules(tree: ast.Module) -> Optional[ast.expr]:
+    """A place where the file gives modules code of its own to run when they are called or
+    their parameters read (None: there is none): a module hook, registered on a module
+    (``self.lin.register_forward_hook(f)``), for all modules
+    (``register_module_forward_pre_hook(f)``) or through the hook dicts
+    (``m._forward_pre_hooks[k] = f``); a parametrization or a norm that works by a hook
     (``register_parametrization``, ``spectral_norm(m)``, ``weight_norm``, ``torch.nn.utils
     .prune``); or a patch of an imported class or module (``nn.Linear.forward = counted``,
     ``setattr(nn.Linear, ...)``). A call of any submodule may then run code that changes
@@ -389,22 +390,22 @@ def registers_hooks(tree: ast.Module) -> bool:
             qualified = imports.qualified_name(node.func) or short_name(node)
             name = qualified.rsplit(".", 1)[-1]  # `register_module_forward_hook as register`
             if _registers_hook(name):
-                return True
+                return node
             if name in _REGISTERS_CODE or qualified.startswith(_CODE_REGISTERING_MODULES):
-                return True
+                return node
             if name == "setattr" and node.args and root_name(node.args[0]) in imports.imports:
-                return True
+                return node
         elif isinstance(node, ast.Attribute) and (
             _registers_hook(node.attr)  # `hook = m.register_forward_pre_hook`, then `hook(f)`
             or node.attr.endswith("_hooks")
             or not isinstance(node.ctx, ast.Load) and root_name(node) in imports.imports
         ):
-            return True
+            return node
         elif isinstance(node, ast.Name) and _registers_hook(
             (imports.qualified_name(node) or node.id).rsplit(".", 1)[-1]
         ):
-            return True
-    return False
+            return node
+    return None
 
 
 def _registers_hook(name: str) -> bool:

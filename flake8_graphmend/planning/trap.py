@@ -27,7 +27,7 @@ from .conditions import split_condition, tensor_condition_problem
 from .foreign import BUILTIN_EXCEPTIONS, foreign_callee, unknown_held_method, unknown_method
 from .items import compared_item, item_of
 from .module_state import (
-    advanced_iterator, body_changes_state, call_changes_state, class_method,
+    advanced_iterator, body_changes_state, call_changes_state, class_method, code_given_to_modules,
     held_classes, implicit_call_changes_state, iterates_held_iterator, lineage,
     module_call_targets, module_expression, stored_objects, stored_roots, updated_by_call,
 )
@@ -460,8 +460,9 @@ def _unread_code(
     ctx: FunctionContext,
 ) -> str:
     """Why the analysis cannot tell what ``change``, a call made by a function of ``chain``,
-    runs, where that is why it may change state: code of another module (``foreign``), or a
-    method of an object of a class it does not know; "" otherwise."""
+    runs, where that is why it may change state: code of another module (``foreign``) or one
+    that this module binds, a method of an object of a class it does not know, or a module
+    call in a file that gives modules code to run (a hook); "" otherwise."""
     if not isinstance(change, ast.Call):
         return ""
     function, owner = next(
@@ -495,6 +496,12 @@ def _unread_code(
     if method is not None:
         return (
             f" calls `{method}`, a method of an object whose class the analysis does not know: it"
+        )
+    given = code_given_to_modules(ctx.symbols.tree) if module is not None else None
+    if given is not None:
+        return (
+            ", a call of a module in a file that gives modules code to run (line "
+            f"{given.lineno}: `{ast.unparse(given)}`),"
         )
     return ""
 
