@@ -715,29 +715,53 @@ def _call_sites(ctx: FunctionContext) -> List[_CallSite]:
 
 
 def _find_call_sites(ctx: FunctionContext) -> List[_CallSite]:
-    symbols = ctx.symbols
-    functions: List[Tuple[FunctionNode, Optional[ClassInfo]]] = [
-        *((function, None) for function in symbols.functions.values()),
-        *((m, info) for info in symbols.classes.values() for m in info.methods.values()),
-    ]
-    calls = [
-        (caller, owner, sub)
-        for caller, owner in functions
-        for sub in walk(caller)
-        if isinstance(sub, ast.Call)
-    ]
     sites: List[_CallSite] = []
     frontier = [(ctx.region.function, ctx.region.owner)]
     reached = {id(ctx.region.function)}
     while frontier:
         callee, callee_owner = frontier.pop()
-        for caller, caller_owner, call in calls:
-            if _leads_to(call, caller, caller_owner, callee, callee_owner, symbols):
-                sites.append(_CallSite(caller, caller_owner, call, callee, callee_owner))
-                if id(caller) not in reached:
-                    reached.add(id(caller))
-                    frontier.append((caller, caller_owner))
+        for site in _sites_calling(callee, callee_owner, ctx.symbols):
+            sites.append(site)
+            if id(site.caller) not in reached:
+                reached.add(id(site.caller))
+                frontier.append((site.caller, site.caller_owner))
     return sites
+
+
+def _sites_calling(
+    callee: FunctionNode, callee_owner: Optional[ClassInfo], symbols: ModuleSymbols
+) -> List[_CallSite]:
+    """The calls of the module that run ``callee`` (``_leads_to``), in the order of
+    ``_module_calls``; answered once per callee of a module (the searches up the chains of
+    callers of a file's guards and log calls meet the same callees)."""
+    answers = vars(symbols).setdefault("_sites_by_callee", {})  # like a cached_property's
+    key = (id(callee), id(callee_owner))
+    if key not in answers:
+        answers[key] = (callee, callee_owner, [  # both kept alive: their ids stay theirs
+            _CallSite(caller, caller_owner, call, callee, callee_owner)
+            for caller, caller_owner, call in _module_calls(symbols)
+            if _leads_to(call, caller, caller_owner, callee, callee_owner, symbols)
+        ])
+    return answers[key][2]
+
+
+def _module_calls(
+    symbols: ModuleSymbols,
+) -> List[Tuple[FunctionNode, Optional[ClassInfo], ast.Call]]:
+    """Every call in the module's functions and methods, each with its function and class."""
+    kept = vars(symbols).get("_module_calls")
+    if kept is None:
+        functions: List[Tuple[FunctionNode, Optional[ClassInfo]]] = [
+            *((function, None) for function in symbols.functions.values()),
+            *((m, info) for info in symbols.classes.values() for m in info.methods.values()),
+        ]
+        kept = vars(symbols)["_module_calls"] = [
+            (caller, owner, sub)
+            for caller, owner in functions
+            for sub in walk(caller)
+            if isinstance(sub, ast.Call)
+        ]
+    return kept
 
 
 def _leads_to(
