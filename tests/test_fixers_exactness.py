@@ -1880,6 +1880,35 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(1, 4),),
         "a tensor the caller can hold",
     ),
+    # `+x` is `x` itself (`Tensor.__pos__`), and so is a side of `x if flag else ...`: the
+    # twenty-first sweep found both fixed, and the caller's update in place of the result no
+    # longer reached the input under compile
+    "a branch that keeps its input through unary plus": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if (x > 0).all():
+                    y = +x
+                else:
+                    y = x * 2
+                return y
+        """,
+        (torch.ones(2, 3),),
+        "one path keeps `x`, a tensor the caller can hold",
+    ),
+    "a branch that keeps its input on one side of a conditional expression": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if (x > 0).all():
+                    y = x * 3 if self.training else x
+                else:
+                    y = x * 2
+                return y
+        """,
+        (torch.ones(2, 3),),
+        "one path keeps `x`, a tensor the caller can hold",
+    ),
     "batch norm built by a factory before a guard": (
         """
         class Model(nn.Module):

@@ -121,7 +121,7 @@ def aliasing_problem(
             (line for other in aliases if (line := escape_after(other, node, ctx))),
             default=None,
         )
-        for value in kept:
+        for value in (inner for each in kept for inner in _kept_tensors(each)):
             root = root_name(value)
             if root in ctx.mutations and may_alias(value, ctx):
                 line = ctx.mutations[root][0]
@@ -150,6 +150,16 @@ def aliasing_problem(
                     "torch.where returns a new tensor"
                 )
     return None
+
+
+def _kept_tensors(value: ast.expr) -> List[ast.expr]:
+    """The tensors that ``value`` may be as they are: ``x`` of ``+x`` (``Tensor.__pos__``
+    returns its tensor itself) and of each side of ``x if flag else y``; else ``value``."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.UAdd):
+        return _kept_tensors(value.operand)
+    if isinstance(value, ast.IfExp):
+        return [*_kept_tensors(value.body), *_kept_tensors(value.orelse)]
+    return [value]
 
 
 def _changing_call_after(node: ast.If, ctx: FunctionContext) -> Optional[ast.Call]:
