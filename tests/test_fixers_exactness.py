@@ -1909,6 +1909,48 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2, 3),),
         "one path keeps `x`, a tensor the caller can hold",
     ),
+    # operations that fail on some values of an argument, speculated by the twenty-first
+    # sweep's fixes on the path that did not run them
+    "a branch that fills integers with a tensor's value": (
+        """
+        class Model(nn.Module):
+            def forward(self, ids, scores):
+                total = scores.sum()
+                if torch.isfinite(total):
+                    out = ids.masked_fill(ids == 0, total)
+                else:
+                    out = ids + 1
+                return out
+        """,
+        (torch.tensor([0, 1, 2]), torch.tensor([1.0, float("inf")])),
+        "fills with `total`, which fails where its value does not fit",
+    ),
+    "a branch that makes a full tensor of a tensor's value": (
+        """
+        class Model(nn.Module):
+            def forward(self, ids, w):
+                if (ids >= 0).all():
+                    y = torch.full_like(ids, w.sum())
+                else:
+                    y = ids.clamp(min=0)
+                return y
+        """,
+        (torch.tensor([-1, 1, 2]), torch.tensor([float("inf")])),
+        "fills with `w.sum()`",
+    ),
+    "a branch that takes a nuclear norm": (
+        """
+        class Model(nn.Module):
+            def forward(self, h):
+                if torch.isfinite(h).all():
+                    scale = torch.norm(h, p="nuc")
+                else:
+                    scale = h.abs().sum()
+                return h / scale
+        """,
+        (torch.tensor([[1.0, float("nan")], [2.0, 3.0]]),),
+        "takes an order that may need an SVD",
+    ),
     "batch norm built by a factory before a guard": (
         """
         class Model(nn.Module):

@@ -17,7 +17,8 @@ from .symbols import ModuleSymbols
 from .values import Kind, ValueAnalysis
 
 #: Operations that have no effects and whose only failures come from shapes, dtypes or devices,
-#: never from the values: what may run on a path where the original did not run it. A
+#: never from the values (but for the arguments of ``_VALUED_ARGUMENTS``, weighed apart): what
+#: may run on a path where the original did not run it. A
 #: positive list: an operation that is not here is not speculated. Not here on purpose: ops
 #: that take sizes or indices (view, reshape, expand, narrow, split, gather, index_select,
 #: embedding, indexing), that fail on values (linalg decompositions and solvers, integer
@@ -191,6 +192,48 @@ def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
     return receiver != "self"  # `self.norm(x)` calls a submodule, not Tensor.norm
 
 
+#: Arguments of ``SAFE_OPERATIONS`` that may fail on some values: (operation, its keyword, its
+#: position in a method call, in a torch function call). A fill value is converted to the
+#: tensor's dtype, which fails where it does not fit (`inf` into int64, `1e10` into float16);
+#: a norm's order `"nuc"` takes an SVD, which fails to converge on NaN.
+_VALUED_ARGUMENTS = {
+    "masked_fill": ("value", 1, 2), "full_like": ("fill_value", 1, 1),
+    "full": ("fill_value", 1, 1), "norm": ("p", 0, 1),
+}
+
+
+def _value_failure(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols) -> Optional[str]:
+    """Why ``call``, an operation of ``SAFE_OPERATIONS``, may fail on some values of an
+    argument (``_VALUED_ARGUMENTS``): a fill value not known while tracing (a tensor), a norm
+    of an order other than a number or ``"fro"``."""
+    func = call.func
+    assert isinstance(func, ast.Attribute)
+    if func.attr not in _VALUED_ARGUMENTS:
+        return None
+    keyword, in_method, in_function = _VALUED_ARGUMENTS[func.attr]
+    position = in_function if symbols.qualified_name(func.value) in _TORCH_NAMESPACES else in_method
+    given = [k.value for k in call.keywords if k.arg == keyword]
+    value = given[0] if given else call.args[position] if len(call.args) > position else None
+    if value is None:
+        return None
+    if func.attr == "norm":
+        if _number_literal(value) or isinstance(value, ast.Constant) and value.value == "fro":
+            return None
+        return f"`{ast.unparse(call)}` takes an order that may need an SVD, which fails on NaN"
+    literal_tensor = (
+        isinstance(value, ast.Call)
+        and symbols.qualified_name(value.func) == "torch.tensor"
+        and len(value.args) == 1
+        and _number_literal(value.args[0])
+    )
+    if values.kind(value) is Kind.STATIC or literal_tensor:
+        return None
+    return (
+        f"`{ast.unparse(call)}` fills with `{ast.unparse(value)}`, which fails where its value "
+        "does not fit the tensor's dtype (`inf` into integers)"
+    )
+
+
 def _number_literal(node: ast.expr) -> bool:
     """``2``, ``-1.5``, ``True``: a literal number, maybe negated."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -264,7 +307,7 @@ def _call_impurity(
                     f"it calls `{ast.unparse(func)}()` on a Python object, "
                     "which would run on both paths"
                 )
-        return None
+        return None if again else _value_failure(call, values, symbols)
     if (
         isinstance(func, ast.Name)
         and func.id in ("min", "max", "abs", "len")
