@@ -4514,3 +4514,51 @@ def test_a_guard_after_a_module_call_in_a_hooked_file_names_the_hook() -> None:
         "`self.qkv(x)` (line 23), a call of a module in a file that gives modules code to run "
         "(line 20: `self.qkv.register_forward_pre_hook(hook)`), may change"
     ) in (guard.decline or ""), guard.decline
+
+
+#: Code of the file that printing, logging or warnings run with each call: (module-level
+#: code, the call in forward, whether it is declined). The twenty-first sweep found a filter
+#: that reads a buffer updated before the call: under aot_eager the deferred call ran inside
+#: the graph, before the update was written back, and the record said "step 0", not 1.
+OUTPUT_CODE = {
+    "a filter class of the file": (
+        "class StepFilter(logging.Filter):\n    def filter(self, record):\n"
+        "        return True\n\n\nlog.addFilter(StepFilter())",
+        "log.info('forward')", True,
+    ),
+    "a lambda handed to addFilter": (
+        "log.addFilter(lambda record: True)", "log.info('forward')", True,
+    ),
+    "a stream of the file that replaces stdout": (
+        "class Tee:\n    def write(self, text):\n        return len(text)\n\n\n"
+        "sys.stdout = Tee()",
+        "print('forward')", True,
+    ),
+    "a warnings hook replaced by setattr": (
+        "def show(*args):\n    pass\n\n\nsetattr(warnings, 'showwarning', show)",
+        "warnings.warn('forward')", True,
+    ),
+    "a handler of the logging module": (
+        "log.addHandler(logging.StreamHandler())", "log.info('forward')", False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", OUTPUT_CODE)
+def test_a_file_that_gives_output_code_of_its_own_is_not_deferred(name: str) -> None:
+    prelude, call, declined = OUTPUT_CODE[name]
+    source = HEADER + "import sys\n\nlog = logging.getLogger(__name__)\n" + prelude + dedent(
+        f"""
+
+
+        class Model(nn.Module):
+            def forward(self, x):
+                self.calls = getattr(self, "calls", 0) + 1
+                {call}
+                return x * 2
+        """
+    )
+    finding = next(f for f in analyze_source(source, "model.py") if f.code.startswith("GM1"))
+    assert (finding.fixer is None) is declined, finding.decline
+    if declined:
+        assert "gives code of this file to what prints, logs or warns" in (finding.decline or "")

@@ -19,11 +19,11 @@ import itertools
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
-from ..analysis.index import parent_map, root_name, run_nodes, walk
+from ..analysis.index import node_memo, parent_map, root_name, run_nodes, walk
 from ..analysis.purity import impurity
-from ..analysis.symbols import ClassInfo, self_attribute
+from ..analysis.symbols import ClassInfo, ModuleSymbols, self_attribute
 from ..analysis.values import Kind, is_size
 from . import Plan, Planned, Position, declined, formatted_values, position
 from .aliasing import escape_after, hands_on_caller_tensor, may_alias
@@ -109,6 +109,7 @@ def defer_plan(
     problem = (
         _call_form_problem(code, node, statement, ctx)
         or _read_state_problem(node, ctx)
+        or _output_code_problem(ctx)
         or _keywords_problem(code, node, ctx)
         or _logger_problem(code, node, ctx)
         or (state_change_problem(statement, ctx, _RAISING_WARNING) if code == "GM103" else None)
@@ -440,6 +441,79 @@ def _read_state_changed(
                     if found is not None:
                         return found
     return _changed_object(node)
+
+
+def _output_code_problem(ctx: FunctionContext) -> Optional[str]:
+    """The file gives code of its own to what prints, logs or warns (``_code_given_to_output``):
+    under compile that code runs inside the graph, where changes that the compiled code made
+    before the call are not applied yet (Dynamo applies them after the graph: a counter, a
+    buffer updated in place), and where a change it makes comes after Dynamo read the state
+    it changes while tracing."""
+    given = _code_given_to_output(ctx.symbols.tree)
+    if given is None:
+        return None
+    return (
+        f"line {given.lineno} gives code of this file to what prints, logs or warns "
+        f"(`{ast.unparse(given).splitlines()[0]}`): under compile it would run inside the "
+        "graph, before the changes the compiled code made first are applied"
+    )
+
+
+#: Calls that hand logging code to run with each record (a filter, a handler, a formatter, a
+#: record factory, a logger class).
+_LOGGING_INSTALLERS = frozenset({
+    "addFilter", "addHandler", "setFormatter", "setLogRecordFactory", "setLoggerClass",
+    "basicConfig",
+})
+#: What printing and warnings call, replaced by assigning to it.
+_OUTPUT_HOOKS = frozenset({
+    "sys.stdout", "sys.stderr", "sys.displayhook", "builtins.print", "warnings.showwarning",
+    "warnings.formatwarning",
+})
+
+
+@node_memo
+def _code_given_to_output(tree: ast.Module) -> Optional[Union[ast.stmt, ast.expr]]:
+    """A place where the file gives code of its own to what prints, logs or warns: a class
+    based on one of the ``logging`` module (a ``Filter``, ``Handler``, ``Formatter``), a
+    function, lambda or class of the file handed to a logger (``_LOGGING_INSTALLERS``:
+    ``logger.addFilter(lambda r: ...)``), or a replaced stream or warnings hook
+    (``_OUTPUT_HOOKS``: ``sys.stdout = Tee()``, ``warnings.showwarning = show``). None where
+    there is none: what other files install is not seen."""
+    symbols = ModuleSymbols.collect(tree)
+    own = set(symbols.functions) | set(symbols.classes)
+    for node in walk(tree):
+        if isinstance(node, ast.ClassDef) and any(
+            (symbols.qualified_name(base) or "").startswith("logging.") for base in node.bases
+        ):
+            return node
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _LOGGING_INSTALLERS
+            and any(
+                isinstance(sub, ast.Lambda) or isinstance(sub, ast.Name) and sub.id in own
+                for argument in [*node.args, *(k.value for k in node.keywords)]
+                for sub in walk(argument)
+            )
+        ):
+            return node
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
+            symbols.qualified_name(target) in _OUTPUT_HOOKS
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        ):
+            return node
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+            and len(node.args) > 1
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+            and f"{symbols.qualified_name(node.args[0])}.{node.args[1].value}" in _OUTPUT_HOOKS
+        ):
+            return node
+    return None
 
 
 def _loop_spans(node: ast.Call, ctx: FunctionContext) -> List[Tuple[int, int]]:
