@@ -1951,6 +1951,24 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([[1.0, float("nan")], [2.0, 3.0]]),),
         "takes an order that may need an SVD",
     ),
+    # computed in the graph and passed, `h.sum()` showed the graph's `grad_fn`
+    # (CompiledFunctionBackward under aot_eager) where the original showed SumBackward0
+    "a guard message that formats a tensor that the test computes too": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.ones(3))
+
+            def forward(self, x):
+                h = x * self.w
+                if (h.sum() < 0).any():
+                    raise ValueError(f"total {h.sum()!s}, any {(h > 0).any()!r}")
+                return h
+        """,
+        (-torch.ones(2, 3) * 5,),
+        None,
+    ),
     "batch norm built by a factory before a guard": (
         """
         class Model(nn.Module):

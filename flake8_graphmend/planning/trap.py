@@ -169,10 +169,10 @@ def _evaluated_pieces(
     evaluated: Set[int] = set()
     carried: Set[str] = set()
     for index, piece in enumerate(formatted_values(message)):
+        # a tensor is formatted by the helper, from what it is computed of: computed in the
+        # graph, one that requires grad would show the graph's `grad_fn`, not its own
         tensor = ctx.values.kind(piece.value) in (Kind.TENSOR, Kind.DATA)
-        passed = _always_computed(piece.value, ctx, tested) and not (
-            tensor and piece.format_spec is not None  # a tensor is formatted by the helper
-        )
+        passed = _always_computed(piece.value, ctx, tested) and not tensor
         if passed and not impurity(piece, ctx.values, ctx.symbols, static_indexing=False):
             continue
         names = _evaluable(piece.value, at, ctx)
