@@ -97,6 +97,23 @@ CASES: Dict[str, Tuple[str, Optional[str]]] = {
         """,
         None,
     ),
+    "a reduction over a tuple of dims": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = nn.Parameter(torch.full((4,), 2.0))
+
+            def forward(self, x):
+                h = (x * self.scale).view(2, 2)
+                if h.mean() > 1:
+                    y = h.sum(dim=(0, 1), keepdim=True) + h
+                else:
+                    y = h.mean((0,), keepdim=True) - h
+                return y
+        """,
+        None,
+    ),
     "returns of slices and reductions": (
         """
         class Model(nn.Module):

@@ -173,6 +173,8 @@ def _expression_problem(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
         return _expression_problem(value.value, ctx)
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
         return _expression_problem(value.operand, ctx)
+    if isinstance(value, (ast.Tuple, ast.List)):  # `dim=(0, 1)`: its elements' backward
+        return next(filter(None, (_expression_problem(e, ctx) for e in value.elts)), None)
     if isinstance(value, ast.BinOp):
         return _binary_problem(value, ctx)
     if isinstance(value, ast.Call):
