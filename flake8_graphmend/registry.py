@@ -250,8 +250,10 @@ RULES: Tuple[Rule, ...] = (
             "`logging.getLogger` (or transformers' and diffusers' `logging.get_logger`, which "
             "return one) and on the `logging` module: another object with an `info` method "
             "(loguru, an adapter with its own `log`) may treat `stacklevel` otherwise, so it "
-            "is declined. `logger.exception`, `exc_info=`, loggers that are not module-level "
-            "names and calls whose value is used are declined. "
+            "is declined. `logger.exception`, `exc_info=`, the deprecated `.warn` (its "
+            "`DeprecationWarning` names the line that calls it, which would be the helper's), "
+            "loggers that are not module-level names and calls whose value is used are "
+            "declined. "
         ) + _DEFER_NOTE,
         failing=_example(
             """

@@ -380,6 +380,11 @@ def _call_form_problem(
         return "its result is used to decide what runs"
     if func.attr == "exception" or any(k.arg in ("exc_info", "stack_info") for k in node.keywords):
         return "exception and stack information are not available inside the compiled graph"
+    if func.attr == "warn":
+        return (
+            "`.warn` is deprecated: it warns (`DeprecationWarning`) from the line that calls "
+            "it, which would be the helper's"
+        )
     return None
 
 
