@@ -1949,7 +1949,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return h / scale
         """,
         (torch.tensor([[1.0, float("nan")], [2.0, 3.0]]),),
-        "takes an order that may need an SVD",
+        "takes an order that fails on some values",
     ),
     # computed in the graph and passed, `h.sum()` showed the graph's `grad_fn`
     # (CompiledFunctionBackward under aot_eager) where the original showed SumBackward0
@@ -1968,6 +1968,19 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         """,
         (-torch.ones(2, 3) * 5,),
         None,
+    ),
+    "a branch that takes a norm of negative order": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if (x > 0).all():
+                    y = x.sum()
+                else:
+                    y = x.norm(p=-1)
+                return y
+        """,
+        (torch.empty(0, 3),),
+        "a negative or infinite one on an empty tensor",
     ),
     "batch norm built by a factory before a guard": (
         """

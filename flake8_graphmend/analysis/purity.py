@@ -9,6 +9,7 @@ names the culprit when one does not.
 from __future__ import annotations
 
 import ast
+import math
 from typing import AbstractSet, Optional, Set
 
 from .index import walk
@@ -195,7 +196,8 @@ def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
 #: Arguments of ``SAFE_OPERATIONS`` that may fail on some values: (operation, its keyword, its
 #: position in a method call, in a torch function call). A fill value is converted to the
 #: tensor's dtype, which fails where it does not fit (`inf` into int64, `1e10` into float16);
-#: a norm's order `"nuc"` takes an SVD, which fails to converge on NaN.
+#: a norm's order `"nuc"` takes an SVD, which fails to converge on NaN, and a negative or
+#: infinite one has no value for an empty tensor, where it raises.
 _VALUED_ARGUMENTS = {
     "masked_fill": ("value", 1, 2), "full_like": ("fill_value", 1, 1),
     "full": ("fill_value", 1, 1), "norm": ("p", 0, 1),
@@ -205,7 +207,7 @@ _VALUED_ARGUMENTS = {
 def _value_failure(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols) -> Optional[str]:
     """Why ``call``, an operation of ``SAFE_OPERATIONS``, may fail on some values of an
     argument (``_VALUED_ARGUMENTS``): a fill value not known while tracing (a tensor), a norm
-    of an order other than a number or ``"fro"``."""
+    of an order other than ``"fro"`` or a finite number literal, not negative."""
     func = call.func
     assert isinstance(func, ast.Attribute)
     if func.attr not in _VALUED_ARGUMENTS:
@@ -217,9 +219,13 @@ def _value_failure(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols
     if value is None:
         return None
     if func.attr == "norm":
-        if _number_literal(value) or isinstance(value, ast.Constant) and value.value == "fro":
+        order = value.value if isinstance(value, ast.Constant) else None
+        if order == "fro" or type(order) in (int, float) and 0 <= order < math.inf:
             return None
-        return f"`{ast.unparse(call)}` takes an order that may need an SVD, which fails on NaN"
+        return (
+            f"`{ast.unparse(call)}` takes an order that fails on some values: `\"nuc\"` (an "
+            "SVD) on NaN, a negative or infinite one on an empty tensor"
+        )
     literal_tensor = (
         isinstance(value, ast.Call)
         and symbols.qualified_name(value.func) == "torch.tensor"
