@@ -220,7 +220,9 @@ def _value_failure(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols
         return None
     if func.attr == "norm":
         order = value.value if isinstance(value, ast.Constant) else None
-        if order == "fro" or type(order) in (int, float) and 0 <= order < math.inf:
+        if order == "fro" or (
+            isinstance(order, (int, float)) and not isinstance(order, bool) and 0 <= order < math.inf
+        ):
             return None
         return (
             f"`{ast.unparse(call)}` takes an order that fails on some values: `\"nuc\"` (an "
