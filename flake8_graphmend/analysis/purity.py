@@ -219,10 +219,7 @@ def _value_failure(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols
     if value is None:
         return None
     if func.attr == "norm":
-        order = value.value if isinstance(value, ast.Constant) else None
-        if order == "fro" or (
-            isinstance(order, (int, float)) and not isinstance(order, bool) and 0 <= order < math.inf
-        ):
+        if _plain_order(value):
             return None
         return (
             f"`{ast.unparse(call)}` takes an order that fails on some values: `\"nuc\"` (an "
@@ -240,6 +237,15 @@ def _value_failure(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols
         f"`{ast.unparse(call)}` fills with `{ast.unparse(value)}`, which fails where its value "
         "does not fit the tensor's dtype (`inf` into integers)"
     )
+
+
+def _plain_order(value: ast.expr) -> bool:
+    """A norm's order that computes on every value: ``"fro"``, or a finite number literal that
+    is not negative."""
+    order = value.value if isinstance(value, ast.Constant) else None
+    if isinstance(order, bool) or not isinstance(order, (int, float)):
+        return order == "fro"
+    return 0 <= order < math.inf
 
 
 def _number_literal(node: ast.expr) -> bool:
