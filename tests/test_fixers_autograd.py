@@ -584,32 +584,80 @@ def test_a_printed_tensor_that_requires_grad_is_printed_as_written(tmp_path: Pat
 LAYERDROP = Path(__file__).parent / "fixtures" / "fix" / "PredicateControlFlow"
 
 
-@pytest.mark.parametrize("layerdrop", [0.0, 0.5])
+def _layerdrop_outcomes(model: Any, call: Callable[[Any], Any]) -> List[Any]:
+    torch.manual_seed(3)
+    runs = [_run(model, call, INPUTS[key]) for key in ("positive", "mixed", "negative")]
+    return runs + [torch.random.get_rng_state()]
+
+
 @pytest.mark.parametrize("name", ["Encoder", "Decoder"])
-def test_layerdrop_guard_keeps_the_draws_and_the_skips(
-    name: str, layerdrop: float, tmp_path: Path
+def test_layerdrop_guard_is_declined_where_the_draw_would_go_unused(
+    name: str, tmp_path: Path
 ) -> None:
-    """``p > 0 and draw < p``: the same draws, the same layers skipped, the same gradients, eager
-    and compiled; one graph in training when ``layerdrop`` is 0, the break kept otherwise."""
+    """``p > 0 and draw < p`` skips the comparison with ``p`` at 0, and the draw is then used
+    nowhere in the graph: AOTAutograd drops it, and the numbers drawn after it change (the
+    original's comparison, a graph output at its break, keeps it). The twenty-first sweep
+    found that; the fix is declined, and the rewrite made by hand shows the difference."""
     source = (LAYERDROP / "layerdrop_static_guard.py").read_text()
-    code, _ = _fixed(source)
-    original, fixed = load(source, tmp_path / "original"), load(code, tmp_path / "fixed")
-    before = getattr(original, name)(layerdrop).train()
-    after = getattr(fixed, name)(layerdrop).train()
+    findings = [f for f in analyze_source(source, "model.py") if f.code == "GM201"]
+    assert len(findings) == 2 and all(
+        f.fixer is None and "unused in the graph" in (f.decline or "") for f in findings
+    ), findings
+    guarded = source.replace(
+        "if dropout_probability < self.layerdrop:",
+        "if self.layerdrop > 0 and dropout_probability < self.layerdrop:",
+    ).replace(
+        "if self.training and (dropout_probability < self.layerdrop):",
+        "if self.training and self.layerdrop > 0 and (dropout_probability < self.layerdrop):",
+    )
+    original, forced = load(source, tmp_path / "original"), load(guarded, tmp_path / "forced")
+    before, after = getattr(original, name)(0.0).train(), getattr(forced, name)(0.0).train()
     after.load_state_dict(before.state_dict())
-    torch._dynamo.reset()
-    compiled_after = torch.compile(after, backend="eager")
+    states = []
+    for model in (before, after):
+        torch._dynamo.reset()
+        states.append(_layerdrop_outcomes(model, torch.compile(model, backend="aot_eager"))[-1])
+    assert not torch.equal(*states), "the forced rewrite drops the draws under aot_eager"
 
-    def outcomes(model: Any, call: Callable[[Any], Any]) -> List[Any]:
-        torch.manual_seed(3)
-        runs = [_run(model, call, INPUTS[key]) for key in ("positive", "mixed", "negative")]
-        return runs + [torch.random.get_rng_state()]
 
-    expected = outcomes(before, before)
-    for call in (after, compiled_after):
-        got = outcomes(after, call)
-        assert all(_same_outcome(e, g) for e, g in zip(expected[:-1], got[:-1]))
-        assert torch.equal(expected[-1], got[-1]), "the same numbers are drawn"
+LAYERDROP_READ_AGAIN = """
+class Encoder(nn.Module):
+    def __init__(self, layerdrop=0.0):
+        super().__init__()
+        self.layerdrop = layerdrop
+        self.layers = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])
+
+    def forward(self, hidden_states):
+        for layer in self.layers:
+            dropout_probability = torch.rand([])
+            if dropout_probability < self.layerdrop:
+                continue
+            hidden_states = layer(hidden_states) + 0.0 * dropout_probability
+        return hidden_states
+"""
+
+
+@pytest.mark.parametrize("layerdrop", [0.0, 0.5])
+def test_layerdrop_guard_keeps_the_draws_and_the_skips(layerdrop: float, tmp_path: Path) -> None:
+    """Where the draw is read again, it stays in the graph: ``p > 0 and draw < p`` draws the
+    same numbers and skips the same layers, with the same gradients, eager and compiled (the
+    ``eager`` backend and ``aot_eager``); one graph in training when ``layerdrop`` is 0, the
+    break kept otherwise."""
+    source = HEADER + LAYERDROP_READ_AGAIN
+    code, _ = _fixed(source)
+    assert "self.layerdrop > 0 and dropout_probability < self.layerdrop" in code
+    original, fixed = load(source, tmp_path / "original"), load(code, tmp_path / "fixed")
+    before = original.Encoder(layerdrop).train()
+    after = fixed.Encoder(layerdrop).train()
+    after.load_state_dict(before.state_dict())
+    for backend in ("eager", "aot_eager"):
+        torch._dynamo.reset()
+        expected = _layerdrop_outcomes(before, torch.compile(before, backend=backend))
+        torch._dynamo.reset()
+        for call in (after, torch.compile(after, backend=backend)):
+            got = _layerdrop_outcomes(after, call)
+            assert all(_same_outcome(e, g) for e, g in zip(expected[:-1], got[:-1]))
+            assert torch.equal(expected[-1], got[-1]), "the same numbers are drawn"
     report = probe(after, torch.tensor(INPUTS["mixed"], requires_grad=True))
     if layerdrop == 0.0:
         assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]

@@ -7,9 +7,14 @@ the layer. The comparison is a tensor, so Dynamo breaks the graph at every layer
 ``layerdrop = 0``, the default. The branch cannot be predicated (it skips a layer, or
 ``continue``s). What can be done exactly is to test ``p > 0`` first: ``torch.rand`` draws from
 [0, 1), so ``r < p`` is false whenever ``p <= 0`` (and when ``p`` is NaN), and the draw itself
-still happens, so the random stream is unchanged. Dynamo reads ``p`` (a Python number) as a
-constant: with ``p <= 0`` the graph no longer breaks there; with ``p > 0`` the break stays, since
-a random draw decides.
+still happens. Dynamo reads ``p`` (a Python number) as a constant: with ``p <= 0`` the graph no
+longer breaks there; with ``p > 0`` the break stays, since a random draw decides.
+
+The random stream stays the same only where the function reads the draw again outside the
+``if``: else, with ``p <= 0``, the draw is used nowhere in the graph, AOTAutograd and Inductor
+drop it, and every number drawn after it changes (the original's comparison, an output of the
+graph at its break, keeps it). transformers' LayerDrop reads its draw only in the test, so it
+is declined.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
+from ..analysis.index import walk
 from ..analysis.values import Kind
 from . import Plan, Planned, declined
 from .aliasing import reaching_bindings
@@ -71,7 +77,27 @@ def draw_guard_plan(
             f"it is guarded by `{shown} > 0`; the break stays while `{shown}` > 0, where a "
             "random draw decides"
         )
+    if not _read_elsewhere(draw, node, ctx):
+        return declined(
+            f"with `{shown}` at 0 the fix would leave `{ast.unparse(draw)}` unused in the "
+            "graph, where AOTAutograd and Inductor drop an unused draw: the random numbers "
+            "drawn after it would change (the original's test keeps it)"
+        )
     return DrawGuard(len(static), shown), None
+
+
+def _read_elsewhere(draw: ast.expr, node: ast.If, ctx: FunctionContext) -> bool:
+    """Whether the function reads the draw ``draw`` (a name) outside ``node``,
+    which keeps it in the graph where the fix skips its comparison."""
+    tested = {id(sub) for sub in walk(node)}
+    return any(
+        isinstance(sub, ast.Name)
+        and isinstance(draw, ast.Name)
+        and sub.id == draw.id
+        and isinstance(sub.ctx, ast.Load)
+        and id(sub) not in tested
+        for sub in walk(ctx.region.function)
+    )
 
 
 def _guard(probability: ast.expr) -> ast.expr:
