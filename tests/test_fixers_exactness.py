@@ -1982,6 +1982,25 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.empty(0, 3),),
         "a negative or infinite one on an empty tensor",
     ),
+    # the loop binds `i` on each pass before the guard (it was declined as "may be unbound")
+    "a guard in a loop whose message reads the loop's index": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.ones(3))
+
+            def forward(self, x):
+                total = x[0] * 0
+                for i, row in enumerate(x):
+                    total = total + row * self.w
+                    if torch.isnan(total).any():
+                        raise FloatingPointError(f"NaN after row {i}")
+                return total
+        """,
+        (torch.tensor([[1.0, 2.0, 3.0], [float("nan"), 0.0, 1.0], [1.0, 1.0, 1.0]]),),
+        None,
+    ),
     "batch norm built by a factory before a guard": (
         """
         class Model(nn.Module):

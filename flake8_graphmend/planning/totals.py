@@ -6,7 +6,7 @@ and arguments of an ``if`` deferred as a whole, the message of a check).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set
+from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set, Union
 
 from ..analysis.index import node_memo, walk
 from ..analysis.symbols import is_self, self_attribute
@@ -203,9 +203,30 @@ def maybe_unbound(name: str, at: ast.AST, ctx: FunctionContext) -> bool:
     that runs no time binds nothing) or an ``except ... as`` (unbound after the handler)."""
     if name not in ctx.local_names or ctx.values.is_parameter(name):
         return False
+    loops = [
+        node for node in walk(ctx.region.function)
+        if isinstance(node, (ast.For, ast.AsyncFor)) and name in names_read(node.target)
+    ]
+    if loops and _bound_by_loop_around(name, at, loops, ctx):
+        return False
+    if loops:
+        return True
     for node in walk(ctx.region.function):
-        if isinstance(node, (ast.For, ast.AsyncFor)) and name in names_read(node.target):
-            return True
         if isinstance(node, ast.ExceptHandler) and node.name == name:
             return True
     return reaching_bindings(name, at, ctx)[1]
+
+
+def _bound_by_loop_around(
+    name: str, at: ast.AST, loops: List[Union[ast.For, ast.AsyncFor]], ctx: FunctionContext
+) -> bool:
+    """Whether ``at`` lies in the body of one of ``loops`` (which bind ``name`` at each pass),
+    and nothing of the function unbinds the name (``del``, an ``except ... as`` of it)."""
+    unbinding = any(
+        isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Del)
+        or isinstance(node, ast.ExceptHandler) and node.name == name
+        for node in walk(ctx.region.function)
+    )
+    return not unbinding and any(
+        sub is at for loop in loops for statement in loop.body for sub in walk(statement)
+    )
