@@ -87,15 +87,15 @@ def draw_guard_plan(
 
 
 def _read_elsewhere(draw: ast.expr, node: ast.If, ctx: FunctionContext) -> bool:
-    """Whether the function reads the draw ``draw`` (a name) outside ``node``,
-    which keeps it in the graph where the fix skips its comparison."""
-    tested = {id(sub) for sub in walk(node)}
+    """Whether the function reads the draw ``draw`` (a name) outside the ``if`` statement
+    ``node``: such a read keeps it in the graph where the fix skips its comparison."""
+    inside = {id(sub) for sub in walk(node)}
     return any(
         isinstance(sub, ast.Name)
         and isinstance(draw, ast.Name)
         and sub.id == draw.id
         and isinstance(sub.ctx, ast.Load)
-        and id(sub) not in tested
+        and id(sub) not in inside
         for sub in walk(ctx.region.function)
     )
 
