@@ -2001,6 +2001,24 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([[1.0, 2.0, 3.0], [float("nan"), 0.0, 1.0], [1.0, 1.0, 1.0]]),),
         None,
     ),
+    # `enumerate(self.layers)` iterated over hands the layers on no more than `self.layers`
+    # does (the warning was declined as after a call that may change state)
+    "a warning in a loop over enumerated stateless layers": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Tanh() for _ in range(2)])
+
+            def forward(self, x):
+                for i, layer in enumerate(self.layers):
+                    warnings.warn("layer uses a legacy init", UserWarning)
+                    x = layer(x)
+                return x
+        """,
+        (torch.ones(1, 2),),
+        None,
+    ),
     "batch norm built by a factory before a guard": (
         """
         class Model(nn.Module):
@@ -3388,7 +3406,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         class Model(nn.Module):
             def __init__(self):
                 super().__init__()
-                self.layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(2)])
+                self.layers = nn.ModuleList([nn.Tanh() for _ in range(2)])
 
             def forward(self, x):
                 h = x

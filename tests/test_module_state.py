@@ -298,6 +298,23 @@ CASES = {
         "self.lin(x)",
         False,
     ),
+    "layers iterated through enumerate": (
+        "self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])",
+        "for i, layer in enumerate(self.layers):\n            x = layer(x)",
+        False,
+    ),
+    "layers iterated through zip with norms": (
+        "self.layers = nn.ModuleList([nn.Linear(4, 4)])\n"
+        "        self.norms = nn.ModuleList([nn.LayerNorm(4)])",
+        "for layer, norm in zip(self.layers, self.norms):\n            x = norm(layer(x))",
+        False,
+    ),
+    "layers whose enumeration is handed on": (
+        "self.layers = nn.ModuleList([nn.Linear(4, 4)])\n"
+        "        pairs = enumerate(self.layers)\n        self.pairs = list(pairs)",
+        "for i, layer in enumerate(self.layers):\n            x = layer(x)",
+        True,
+    ),
     "a sequential read, not changed": (
         "self.seq = nn.Sequential(nn.Linear(4, 4))\n        n = len(self.seq)\n"
         "        w = self.seq[0].weight",

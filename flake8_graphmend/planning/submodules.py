@@ -268,6 +268,8 @@ def _changes_or_hands_on(node: ast.expr, parents: Dict[int, ast.AST]) -> bool:
     if isinstance(parent, ast.Call):
         if parent.func is node:
             return False  # called
+        if _iterated_through(parent, parents):
+            return False  # `for i, m in enumerate(self.X)`: as `for m in self.X`
         return not (isinstance(parent.func, ast.Name) and parent.func.id in _INSPECTING)
     if isinstance(parent, ast.Attribute):
         call = parents.get(id(parent))
@@ -275,6 +277,23 @@ def _changes_or_hands_on(node: ast.expr, parents: Dict[int, ast.AST]) -> bool:
             return parent.attr not in _READING_METHODS and parent.attr != "forward"
         return isinstance(parent.ctx, (ast.Store, ast.Del))  # `self.act.inplace = True`
     return not isinstance(parent, (ast.For, ast.comprehension, ast.Compare, ast.Expr))
+
+
+#: Calls that hand on the elements of what they are given, one by one, when iterated over.
+_ITERATING = frozenset({"enumerate", "zip", "reversed"})
+
+
+def _iterated_through(call: ast.Call, parents: Dict[int, ast.AST]) -> bool:
+    """Whether ``call`` is ``enumerate(...)``, ``zip(...)`` or ``reversed(...)`` iterated over
+    by a ``for`` or a comprehension, which binds its target to the elements."""
+    loop = parents.get(id(call))
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id in _ITERATING
+        and not call.keywords
+        and isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension))
+        and loop.iter is call
+    )
 
 
 @node_memo
