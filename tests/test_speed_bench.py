@@ -235,12 +235,19 @@ def test_speed_one_row_end_to_end(tmp_path: Path) -> None:
     assert original["graphs"] > fixed["graphs"] >= 1  # the fixed arm ran the rewritten copies
     for arm in (original, fixed):
         sample = arm["samples"][0]
-        assert sample["compile_s"] > sample["cold_s"] > 0 and len(sample["warm_s"]) == 2
-        assert sample["second_s"] > 0
-        assert 0 < sample["torch_compile_s"] < sample["compile_s"]
+        assert sample["compile_s"] > 0 and len(sample["warm_s"]) == 2
+        assert sample["second_s"] > 0 and sample["torch_compile_s"] > 0
+        # the cold call is the first call less torch's own compile time, clipped at 0: on a
+        # loaded machine torch's counters have come out above the call's wall time (CI at
+        # 61d59a7), and the ratio is then left out (None), not made up
+        assert sample["cold_s"] == max(sample["compile_s"] - sample["torch_compile_s"], 0.0)
     for name in ("compile", "cold", "warm"):
-        assert row["ratios"][name]["estimate"] > 0
-        assert row["ratios"][name]["low"] is None  # one repetition: no interval
+        ratio = row["ratios"][name]
+        if name == "cold" and ratio is None:
+            assert min(a["samples"][0]["cold_s"] for a in (original, fixed)) == 0
+            continue
+        assert ratio["estimate"] > 0
+        assert ratio["low"] is None  # one repetition: no interval
     assert row["verdict"] == "n/a"
     assert row["outputs"]["eager_equal"], row["outputs"]  # the fix is exact
     assert "t5 (fp32)" in done.stdout and "Summary: compile time original/fixed" in done.stdout
