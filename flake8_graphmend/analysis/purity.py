@@ -173,9 +173,7 @@ def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
     or ``torch.tensor`` of a number literal."""
     func = call.func
     if symbols.qualified_name(func) == "torch.tensor":
-        return len(call.args) == 1 and _number_literal(call.args[0]) and all(
-            k.arg in ("dtype", "device") for k in call.keywords
-        )
+        return _literal_tensor(call, symbols)
     if not isinstance(func, ast.Attribute) or func.attr not in SAFE_OPERATIONS:
         return False
     if any(k.arg in ("out", "rounding_mode", "inplace") for k in call.keywords):
@@ -225,17 +223,23 @@ def _value_failure(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols
             f"`{ast.unparse(call)}` takes an order that fails on some values: `\"nuc\"` (an "
             "SVD) on NaN, a negative or infinite one on an empty tensor"
         )
-    literal_tensor = (
-        isinstance(value, ast.Call)
-        and symbols.qualified_name(value.func) == "torch.tensor"
-        and len(value.args) == 1
-        and _number_literal(value.args[0])
-    )
-    if values.kind(value) is Kind.STATIC or literal_tensor:
+    if values.kind(value) is Kind.STATIC or _literal_tensor(value, symbols):
         return None
     return (
         f"`{ast.unparse(call)}` fills with `{ast.unparse(value)}`, which fails where its value "
         "does not fit the tensor's dtype (`inf` into integers)"
+    )
+
+
+def _literal_tensor(value: ast.expr, symbols: ModuleSymbols) -> bool:
+    """``torch.tensor`` of a number literal (``torch.tensor(-1e4)``), with a dtype or device
+    at most: a value known while tracing, which fails for no data."""
+    return (
+        isinstance(value, ast.Call)
+        and symbols.qualified_name(value.func) == "torch.tensor"
+        and len(value.args) == 1
+        and _number_literal(value.args[0])
+        and all(k.arg in ("dtype", "device") for k in value.keywords)
     )
 
 
