@@ -3672,6 +3672,26 @@ CHANGES_BEFORE_A_GUARD = {
         "        first.mul_(2)\n        return h\n",
         "self.scale(self.ema)",
     ),
+    # callables the module binds itself to code the analysis does not follow: the decline
+    # names them so, not "code of another module"
+    "a closure that a call of this file returns": (
+        "        x = counted(x)", "",
+        "def make_counter():\n    calls = [0]\n\n    def count(x):\n        calls[0] += 1\n"
+        "        return x\n    return count\n\n\ncounted = make_counter()\n",
+        "calls `counted`, which this module binds to code the analysis does not follow",
+    ),
+    "one of the functions a call returns, unpacked": (
+        "        x = counted(x)", "",
+        "def make_counter():\n    n = [0]\n\n    def bump(x):\n        n[0] += 1\n"
+        "        return x\n    return bump, n\n\n\ncounted, seen = make_counter()\n",
+        "calls `counted`, which this module binds to code the analysis does not follow",
+    ),
+    "a name a function rebinds with `global`": (
+        "        x = counted(x)", "",
+        "def scale(x):\n    return x\n\n\ncounted = scale\n\n\ndef enable_counting():\n"
+        "    global counted\n    counted = print\n",
+        "calls `counted`, which this module binds to code the analysis does not follow",
+    ),
 }
 #: Guard messages whose values fail for some inputs: the check's helper computes them only
 #: when the check fails, as the original did (the failing inputs raise what the message
@@ -4508,47 +4528,6 @@ def test_a_guard_after_what_another_module_defines_reached_so(name: str) -> None
     )
     guard = next(f for f in analyze_source(source, "model.py") if f.code == "GM301")
     assert (guard.fixer is None) is declined, guard.decline
-
-
-#: Callables that the module binds itself to code the analysis does not follow, called before
-#: a guard: (module-level code, the call); the decline says so, not "another module".
-BOUND_BY_THE_MODULE = {
-    "a closure that a call of this file returns": (
-        "def make_counter():\n    calls = [0]\n\n    def count(x):\n        calls[0] += 1\n"
-        "        return x\n    return count\n\n\ncounted = make_counter()",
-        "counted",
-    ),
-    "one of the functions a call returns, unpacked": (
-        "def make_counter():\n    n = [0]\n\n    def bump(x):\n        n[0] += 1\n"
-        "        return x\n    return bump, n\n\n\ncounted, seen = make_counter()",
-        "counted",
-    ),
-    "a name a function rebinds with `global`": (
-        "def scale(x):\n    return x\n\n\ncounted = scale\n\n\ndef enable_counting():\n"
-        "    global counted\n    counted = print",
-        "counted",
-    ),
-}
-
-
-@pytest.mark.parametrize("name", BOUND_BY_THE_MODULE)
-def test_a_guard_after_a_callable_the_module_binds_names_it(name: str) -> None:
-    prelude, called = BOUND_BY_THE_MODULE[name]
-    source = HEADER + prelude + dedent(
-        f"""
-
-
-        class Model(nn.Module):
-            def forward(self, x):
-                x = {called}(x)
-                if (x < 0).any():
-                    raise ValueError("negative input")
-                return x * 2
-        """
-    )
-    guard = next(f for f in analyze_source(source, "model.py") if f.code == "GM301")
-    assert guard.fixer is None
-    assert f"calls `{called}`, which this module binds to code" in (guard.decline or "")
 
 
 def test_a_guard_after_a_module_call_in_a_hooked_file_names_the_hook() -> None:
