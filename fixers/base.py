@@ -519,21 +519,28 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
     def indentation(self, node: cst.CSTNode) -> str:
         """The whitespace before ``node`` (an original statement) on its first line."""
         position = self.position(node).start
-        return self._lines[position.line - 1][: position.column]
+        return self.line(position.line)[: position.column]
+
+    def line(self, number: int) -> str:
+        """The file's line ``number`` (from 1), without its line break."""
+        return self._lines[number - 1]
 
     @property
     def line_length(self) -> int:
         """The longest line the rewrites write: the file's own longest, within bounds."""
         return self._line_length
 
-    def call_text(self, prefix: str, function: str, arguments: Sequence[str], indent: str) -> str:
-        """``prefix + function(arguments)`` at ``indent``; one argument a line when too long.
+    def call_text(
+        self, prefix: str, function: str, arguments: Sequence[str], indent: str, suffix: str = ""
+    ) -> str:
+        """``prefix + function(arguments)`` at ``indent`` (and with ``suffix`` after it on the
+        line); one argument a line when too long.
 
         Continuation lines are indented relative to the statement: libcst adds the block's own
         indentation when it renders the statement in place.
         """
         one_line = f"{prefix}{function}({', '.join(arguments)})"
-        if len(indent) + len(one_line) <= self.line_length and "\n" not in one_line:
+        if len(indent) + len(one_line) + len(suffix) <= self.line_length and "\n" not in one_line:
             return one_line
         unit = self.module.default_indent
         lines = [f"{prefix}{function}("]

@@ -26,6 +26,8 @@ RAISE = f"{PREFIX}raise"
 DIFFER = f"{PREFIX}differ"
 ITEM = f"{PREFIX}item"
 ASSERT = f"{PREFIX}assert"
+KEEP = f"{PREFIX}keep"
+DRAW_BELOW = f"{PREFIX}draw_below"
 
 #: The longest line of the emitted helpers (they fit any file's line length).
 HELPER_LINE_LENGTH = 79
@@ -311,10 +313,42 @@ def {KEEPS_BRANCH}(*inputs):
     return len(inputs) == 0
 '''
 
+_KEEP_SOURCE = f'''\
+@{DEFERRED}
+def {KEEP}(value):
+    """Nothing, at this point of the compiled graph (graphmend [Where]).
+
+    Compiled, the call is an ordered op (see {DEFERRED}) that takes
+    `value`: AOTAutograd and Inductor keep computing `value` where nothing
+    else reads it, as they keep a value that a graph break returns. Without
+    the op (an older torch), the graph breaks here, which keeps it too.
+    """
+    if torch.compiler.is_compiling():
+        torch._dynamo.graph_break()
+'''
+
+_DRAW_BELOW_SOURCE = f'''\
+@{INLINE_ONLY}
+def {DRAW_BELOW}(draw, probability):
+    """`draw < probability`, for a draw of `torch.rand` (graphmend [Where]).
+
+    The draw lies in [0, 1): with `probability` at 0 or below (or NaN) the
+    answer is False, a Python bool, and Dynamo does not break the graph to
+    test it. The draw still goes into the graph ({KEEP}), where the
+    comparison took it, so the numbers drawn after it stay the same.
+    """
+    if probability > 0:
+        return draw < probability
+    {KEEP}(draw)
+    return False
+'''
+
 #: Fixed helpers that call, or are decorated by, other fixed helpers.
 _NEEDS: Dict[str, str] = {
     CHECK: DEFERRED,
     ASSERT: DEFERRED,
+    KEEP: DEFERRED,
+    DRAW_BELOW: KEEP,
     **{name: INLINE_ONLY for name in (DEFERRED, DIFFER, ITEM, WHERE, WHERE_GRAD, KEEPS_BRANCH)},
 }
 
@@ -329,6 +363,8 @@ FIXED_HELPERS: Dict[str, str] = {
     WHERE: _WHERE_SOURCE,
     WHERE_GRAD: _WHERE_GRAD_SOURCE,
     KEEPS_BRANCH: _KEEPS_BRANCH_SOURCE,
+    KEEP: _KEEP_SOURCE,
+    DRAW_BELOW: _DRAW_BELOW_SOURCE,
 }
 
 

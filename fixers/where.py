@@ -30,7 +30,7 @@ from .base import (
     tensor_condition,
     with_static_prefix,
 )
-from .helpers import KEEPS_BRANCH, WHERE, WHERE_GRAD
+from .helpers import DRAW_BELOW, KEEPS_BRANCH, WHERE, WHERE_GRAD
 
 Lines = List[Optional[cst.SimpleStatementLine]]
 Rewritten = Tuple[List[cst.BaseStatement], bool]
@@ -166,18 +166,29 @@ def rewrite_draw_guard(
     plan: DrawGuard,
     following: Optional[cst.BaseStatement],
 ) -> Rewritten:
-    """``p > 0 and`` in front of the comparison ``draw < p`` (the last conjunct)."""
-    operands = conjuncts(updated.test)
+    """``_graphmend_draw_below(draw, p)`` in place of the comparison ``draw < p`` (the last
+    conjunct); one argument a line where the header would get longer than the file's lines."""
+    operands, written = conjuncts(updated.test), conjuncts(original.test)
     if len(operands) != plan.static_conjuncts + 1:
         raise PlanMismatch("the comparison with the random draw")
-    guard = cst.parse_expression(f"{plan.probability} > 0")
-    guarded = cst.BooleanOperation(left=guard, operator=cst.And(), right=operands[-1])
+    span = command.position(written[-1])
+    line = command.line(span.start.line)
+    end = span.end.column if span.end.line == span.start.line else len(line)
+    call = command.call_text(
+        "",
+        command.helper(DRAW_BELOW),
+        [plan.draw, plan.probability],
+        line[: span.start.column],
+        suffix=line[end:],
+    )
+    header = command.statement(f"if {call}:\n    pass")
+    assert isinstance(header, cst.If)
     if not plan.static_conjuncts:
-        return [updated.with_changes(test=guarded)], False
-    chain = updated.test  # `s and draw < p`: the `and` chain gets one more operand
+        return [updated.with_changes(test=header.test)], False
+    chain = updated.test  # `s and draw < p`: the last operand of the `and` chain is replaced
     if not (isinstance(chain, cst.BooleanOperation) and chain.right is operands[-1]):
         raise PlanMismatch("the `and` chain of the test")
-    return [updated.with_changes(test=chain.with_changes(right=guarded))], False
+    return [updated.with_changes(test=chain.with_changes(right=header.test))], False
 
 
 def _kept(plan: Selection) -> bool:

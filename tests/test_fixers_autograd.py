@@ -590,34 +590,15 @@ def _layerdrop_outcomes(model: Any, call: Callable[[Any], Any]) -> List[Any]:
     return runs + [torch.random.get_rng_state()]
 
 
-@pytest.mark.parametrize("name", ["Encoder", "Decoder"])
-def test_layerdrop_guard_is_declined_where_the_draw_would_go_unused(
-    name: str, tmp_path: Path
-) -> None:
-    """``p > 0 and draw < p`` skips the comparison with ``p`` at 0, and the draw is then used
-    nowhere in the graph: AOTAutograd drops it, and the numbers drawn after it change (the
-    original's comparison, a graph output at its break, keeps it). The twenty-first sweep
-    found that; the fix is declined, and the rewrite made by hand shows the difference."""
-    source = (LAYERDROP / "layerdrop_static_guard.py").read_text()
-    findings = [f for f in analyze_source(source, "model.py") if f.code == "GM201"]
-    assert len(findings) == 2 and all(
-        f.fixer is None and "unused in the graph" in (f.decline or "") for f in findings
-    ), findings
-    guarded = source.replace(
-        "if dropout_probability < self.layerdrop:",
-        "if self.layerdrop > 0 and dropout_probability < self.layerdrop:",
-    ).replace(
-        "if self.training and (dropout_probability < self.layerdrop):",
-        "if self.training and self.layerdrop > 0 and (dropout_probability < self.layerdrop):",
-    )
-    original, forced = load(source, tmp_path / "original"), load(guarded, tmp_path / "forced")
-    before, after = getattr(original, name)(0.0).train(), getattr(forced, name)(0.0).train()
-    after.load_state_dict(before.state_dict())
-    states = []
-    for model in (before, after):
-        torch._dynamo.reset()
-        states.append(_layerdrop_outcomes(model, torch.compile(model, backend="aot_eager"))[-1])
-    assert not torch.equal(*states), "the forced rewrite drops the draws under aot_eager"
+def _same_layerdrop(before: Any, after: Any, backend: str) -> None:
+    """``after`` (eager, then compiled) gives ``before``'s compiled outcomes and random stream."""
+    torch._dynamo.reset()
+    expected = _layerdrop_outcomes(before, torch.compile(before, backend=backend))
+    torch._dynamo.reset()
+    for call in (after, torch.compile(after, backend=backend)):
+        got = _layerdrop_outcomes(after, call)
+        assert all(_same_outcome(e, g) for e, g in zip(expected[:-1], got[:-1]))
+        assert torch.equal(expected[-1], got[-1]), "the same numbers are drawn"
 
 
 LAYERDROP_READ_AGAIN = """
@@ -638,32 +619,60 @@ class Encoder(nn.Module):
 
 
 @pytest.mark.parametrize("layerdrop", [0.0, 0.5])
-def test_layerdrop_guard_keeps_the_draws_and_the_skips(layerdrop: float, tmp_path: Path) -> None:
-    """Where the draw is read again, it stays in the graph: ``p > 0 and draw < p`` draws the
-    same numbers and skips the same layers, with the same gradients, eager and compiled (the
-    ``eager`` backend and ``aot_eager``); one graph in training when ``layerdrop`` is 0, the
-    break kept otherwise."""
-    source = HEADER + LAYERDROP_READ_AGAIN
-    code, _ = _fixed(source)
-    assert "self.layerdrop > 0 and dropout_probability < self.layerdrop" in code
-    original, fixed = load(source, tmp_path / "original"), load(code, tmp_path / "fixed")
-    before = original.Encoder(layerdrop).train()
-    after = fixed.Encoder(layerdrop).train()
+@pytest.mark.parametrize("source, name", [
+    ("static_guard", "Encoder"), ("static_guard", "Decoder"), ("read_again", "Encoder"),
+])
+def test_layerdrop_guard_keeps_the_draws_and_the_skips(
+    source: str, name: str, layerdrop: float, tmp_path: Path
+) -> None:
+    """``_graphmend_draw_below(draw, p)`` draws the same numbers and skips the same layers, with
+    the same gradients, eager and compiled (the ``eager`` backend and ``aot_eager``), whether
+    the function reads the draw again or only in the test; one graph in training when
+    ``layerdrop`` is 0, the break kept otherwise."""
+    text = (
+        (LAYERDROP / "layerdrop_static_guard.py").read_text()
+        if source == "static_guard"
+        else HEADER + LAYERDROP_READ_AGAIN
+    )
+    code, _ = _fixed(text)
+    assert code.count("_graphmend_draw_below(dropout_probability, self.layerdrop)") == (
+        2 if source == "static_guard" else 1
+    )
+    original, fixed = load(text, tmp_path / "original"), load(code, tmp_path / "fixed")
+    before = getattr(original, name)(layerdrop).train()
+    after = getattr(fixed, name)(layerdrop).train()
     after.load_state_dict(before.state_dict())
     for backend in ("eager", "aot_eager"):
-        torch._dynamo.reset()
-        expected = _layerdrop_outcomes(before, torch.compile(before, backend=backend))
-        torch._dynamo.reset()
-        for call in (after, torch.compile(after, backend=backend)):
-            got = _layerdrop_outcomes(after, call)
-            assert all(_same_outcome(e, g) for e, g in zip(expected[:-1], got[:-1]))
-            assert torch.equal(expected[-1], got[-1]), "the same numbers are drawn"
+        _same_layerdrop(before, after, backend)
     report = probe(after, torch.tensor(INPUTS["mixed"], requires_grad=True))
     if layerdrop == 0.0:
         assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
     else:
         assert report.breaks > 0
     assert probe(before, torch.tensor(INPUTS["mixed"])).breaks > 0
+
+
+@pytest.mark.parametrize("name", ["Encoder", "Decoder"])
+def test_layerdrop_guard_without_the_kept_draw_changes_the_random_stream(
+    name: str, tmp_path: Path
+) -> None:
+    """Why the helper hands the draw to ``_graphmend_keep``: ``p > 0 and draw < p`` skips the
+    comparison with ``p`` at 0, the draw is then used nowhere in the graph, AOTAutograd drops
+    it, and the numbers drawn after it change (the original's comparison, a graph output at its
+    break, keeps it). The twenty-first sweep found that in an earlier form of the fix."""
+    source = (LAYERDROP / "layerdrop_static_guard.py").read_text()
+    guarded = source.replace(
+        "if dropout_probability < self.layerdrop:",
+        "if self.layerdrop > 0 and dropout_probability < self.layerdrop:",
+    ).replace(
+        "if self.training and (dropout_probability < self.layerdrop):",
+        "if self.training and self.layerdrop > 0 and (dropout_probability < self.layerdrop):",
+    )
+    original, forced = load(source, tmp_path / "original"), load(guarded, tmp_path / "forced")
+    before, after = getattr(original, name)(0.0).train(), getattr(forced, name)(0.0).train()
+    after.load_state_dict(before.state_dict())
+    with pytest.raises(AssertionError, match="the same numbers are drawn"):
+        _same_layerdrop(before, after, "aot_eager")
 
 
 IN_PLACE_AFTER = """

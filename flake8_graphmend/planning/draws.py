@@ -5,16 +5,16 @@ LayerDrop is written so in training code (transformers' BART family, Whisper, wa
 ``dropout_probability = torch.rand([])`` then ``if dropout_probability < self.layerdrop:`` skip
 the layer. The comparison is a tensor, so Dynamo breaks the graph at every layer, also with
 ``layerdrop = 0``, the default. The branch cannot be predicated (it skips a layer, or
-``continue``s). What can be done exactly is to test ``p > 0`` first: ``torch.rand`` draws from
-[0, 1), so ``r < p`` is false whenever ``p <= 0`` (and when ``p`` is NaN), and the draw itself
-still happens. Dynamo reads ``p`` (a Python number) as a constant: with ``p <= 0`` the graph no
-longer breaks there; with ``p > 0`` the break stays, since a random draw decides.
+``continue``s). What can be done exactly is to compare only when ``p > 0``:
+``_graphmend_draw_below(r, p)`` is ``r < p`` then, and ``False`` otherwise (``torch.rand`` draws
+from [0, 1), so ``r < p`` cannot hold when ``p <= 0``, nor when ``p`` is NaN). Dynamo reads ``p``
+(a Python number) as a constant: with ``p <= 0`` the graph no longer breaks there; with ``p > 0``
+the break stays, since a random draw decides.
 
-The random stream stays the same only where the function reads the draw again outside the
-``if``: else, with ``p <= 0``, the draw is used nowhere in the graph, AOTAutograd and Inductor
-drop it, and every number drawn after it changes (the original's comparison, an output of the
-graph at its break, keeps it). transformers' LayerDrop reads its draw only in the test, so it
-is declined.
+With ``p <= 0`` the draw is then used by no comparison, and AOTAutograd and Inductor would drop
+it from the graph, changing every number drawn after it (the original's comparison, an output of
+the graph at its break, keeps it). The helper hands it to ``_graphmend_keep``, an ordered op that
+does nothing with it, at the point where the comparison took it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
-from ..analysis.index import walk
 from ..analysis.values import Kind
 from . import Plan, Planned, declined
 from .aliasing import reaching_bindings
@@ -39,10 +38,13 @@ _DRAW_KEYWORDS = frozenset({"device", "generator", "dtype"})
 
 @dataclass(frozen=True)
 class DrawGuard(Plan):
-    """``if <static conjuncts> and p > 0 and r < p:`` in place of ``if ... and r < p:``."""
+    """``if <static conjuncts> and _graphmend_draw_below(r, p):`` in place of
+    ``if ... and r < p:``."""
 
     #: Conjuncts before the comparison, kept in place.
     static_conjuncts: int
+    #: The source of ``r``, a name.
+    draw: str
     #: The source of ``p``.
     probability: str
 
@@ -77,31 +79,11 @@ def draw_guard_plan(
             f"it is guarded by `{shown} > 0`; the break stays while `{shown}` > 0, where a "
             "random draw decides"
         )
-    if not _read_elsewhere(draw, node, ctx):
-        return declined(
-            f"with `{shown}` at 0 the fix would leave `{ast.unparse(draw)}` unused in the "
-            "graph, where AOTAutograd and Inductor drop an unused draw: the random numbers "
-            "drawn after it would change (the original's test keeps it)"
-        )
-    return DrawGuard(len(static), shown), None
-
-
-def _read_elsewhere(draw: ast.expr, node: ast.If, ctx: FunctionContext) -> bool:
-    """Whether the function reads the draw ``draw`` (a name) outside the ``if`` statement
-    ``node``: such a read keeps it in the graph where the fix skips its comparison."""
-    inside = {id(sub) for sub in walk(node)}
-    return any(
-        isinstance(sub, ast.Name)
-        and isinstance(draw, ast.Name)
-        and sub.id == draw.id
-        and isinstance(sub.ctx, ast.Load)
-        and id(sub) not in inside
-        for sub in walk(ctx.region.function)
-    )
+    return DrawGuard(len(static), ast.unparse(draw), shown), None
 
 
 def _guard(probability: ast.expr) -> ast.expr:
-    """``p > 0``, as the fix writes it."""
+    """``p > 0``, a conjunct that already keeps the comparison from being made at 0."""
     return ast.Compare(left=probability, ops=[ast.Gt()], comparators=[ast.Constant(0)])
 
 
@@ -149,7 +131,8 @@ def _is_uniform_draw(value: ast.expr, ctx: FunctionContext) -> bool:
 
 
 def _probability_problem(probability: ast.expr, ctx: FunctionContext) -> Optional[str]:
-    """``p`` is read twice now: it must be a plain number, name or attribute, not a tensor."""
+    """``p`` must be a number, or a name or attribute that Dynamo reads as a constant, not a
+    tensor."""
     shown = ast.unparse(probability)
     if ctx.values.kind(probability) in (Kind.TENSOR, Kind.DATA):
         return f"`{shown}` is a tensor value: testing it would break the graph too"
@@ -163,6 +146,4 @@ def _probability_problem(probability: ast.expr, ctx: FunctionContext) -> Optiona
         node = node.value
     if not isinstance(node, ast.Name):
         return f"`{shown}` is not a plain name or attribute"
-    if ctx.symbols.may_run_code(probability):
-        return f"`{shown}` may be a property, which would run twice"
     return None
