@@ -108,6 +108,9 @@ def fix_file(
     except RecursionError:
         outcome.error = TOO_DEEP
         return outcome
+    except Exception as error:  # an analysis bug must not stop the other files
+        outcome.error = _internal_error(error)
+        return outcome
     lines = source.splitlines()
     live = [
         finding
@@ -126,7 +129,7 @@ def fix_file(
     result = transform_module(command, source)
     outcome.declined = list(result.warning_messages)
     if isinstance(result, TransformFailure):
-        outcome.error = f"internal error: {type(result.error).__name__}: {result.error}"
+        outcome.error = _internal_error(result.error)
         return outcome
     if not isinstance(result, TransformSuccess) or result.code == source:
         return outcome
@@ -144,3 +147,7 @@ def fix_file(
             outcome.changed, outcome.fixed = False, 0
             outcome.error = f"cannot write: {error.strerror or error}"
     return outcome
+
+
+def _internal_error(error: BaseException) -> str:
+    return f"internal error: {type(error).__name__}: {error}"

@@ -153,3 +153,23 @@ def test_helpers_command_prints_or_writes_the_module(tmp_path, graphmend):
     target = tmp_path / "h.py"
     assert graphmend("helpers", "--write", target)[0] == 0
     assert target.read_text() == helpers_module_source()
+
+
+def test_an_analysis_crash_is_one_line_and_leaves_the_file(project, graphmend, monkeypatch):
+    """An analysis bug on one file is reported as `check` reports it, without a traceback, and
+    the other files are still fixed."""
+    import fixers.apply
+
+    def explode(source, filename, *args, **kwargs):
+        if filename.endswith("model.py"):
+            raise NameError("name 'oops' is not defined")
+        return analyze_source(source, filename, *args, **kwargs)
+
+    (project / "other.py").write_text(MODEL)
+    monkeypatch.setattr(fixers.apply, "analyze_source", explode)
+    code, _, err = graphmend("fix", ".")
+    assert code != 0
+    assert "model.py: internal error: NameError: name 'oops' is not defined" in err
+    assert "Traceback" not in err
+    assert (project / "model.py").read_text() == MODEL
+    assert (project / "other.py").read_text() != MODEL
