@@ -1439,6 +1439,34 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2), torch.tensor([1, 7])),
         None,
     ),
+    "guard message naming the class, failing": (
+        """
+        class Block(nn.Module):
+            def forward(self, x):
+                if (x > 1e4).any():
+                    raise ValueError(
+                        f"{type(self).__name__} overflows ({self.__class__.__qualname__})"
+                    )
+                return x * 2
+
+
+        class Model(Block):
+            pass
+        """,
+        (torch.tensor([1.0, 2e4]),),
+        None,
+    ),
+    "guard message naming a class through a local `type`": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, type=str):
+                if (x > 1e4).any():
+                    raise ValueError(f"{type(self).__name__} overflows")
+                return x * 2
+        """,
+        (torch.tensor([1.0, 2e4]),),
+        "it calls `type()`",
+    ),
     "guard message reading an attribute set only under an if": (
         """
         class Model(nn.Module):

@@ -18,7 +18,7 @@ from typing import (
 from ..analysis.index import loops_around, parent_map, root_name, run_nodes, walk
 from ..analysis.purity import impurity
 from ..analysis.symbols import (
-    ClassInfo, FunctionNode, ModuleSymbols, is_super_call, self_attribute,
+    ClassInfo, FunctionNode, ModuleSymbols, is_self, is_super_call, self_attribute,
 )
 from ..analysis.values import Kind, is_size, parameter_defaults
 from . import Plan, Planned, Position, declined, formatted_values, position
@@ -980,7 +980,11 @@ def _message_problem(
                     f"the message formats tensor data `{ast.unparse(piece.value)}` with a "
                     "format spec, which fails for a tensor of several elements"
                 )
-        problem = impurity(piece.value, ctx.values, ctx.symbols, static_indexing=False)
+        problem = (
+            None
+            if _class_name_of_self(piece.value, ctx)
+            else impurity(piece.value, ctx.values, ctx.symbols, static_indexing=False)
+        )
         if problem is None and not _always_computed(piece.value, ctx, tested):
             problem = (
                 f"`{ast.unparse(piece.value)}` may fail for some shapes, dtypes or values, "
@@ -1010,7 +1014,26 @@ def _always_computed(value: ast.expr, ctx: FunctionContext, tested: AbstractSet[
         return receiver.id in tested
     if isinstance(value, (ast.Tuple, ast.List)):
         return all(_always_computed(element, ctx, tested) for element in value.elts)
-    return self_chain(value) and ast.unparse(value) in tested
+    return (self_chain(value) and ast.unparse(value) in tested) or _class_name_of_self(value, ctx)
+
+
+def _class_name_of_self(value: ast.expr, ctx: FunctionContext) -> bool:
+    """``type(self).__name__`` or ``self.__class__.__name__`` (or ``__qualname__``): every
+    class has them, whatever ``self`` holds."""
+    if not (isinstance(value, ast.Attribute) and value.attr in ("__name__", "__qualname__")):
+        return False
+    owner = value.value
+    if isinstance(owner, ast.Attribute):
+        return owner.attr == "__class__" and is_self(owner.value)
+    return (
+        isinstance(owner, ast.Call)
+        and isinstance(owner.func, ast.Name)
+        and owner.func.id == "type"
+        and "type" not in ctx.local_names | ctx.symbols.defined_here()
+        and len(owner.args) == 1
+        and not owner.keywords
+        and is_self(owner.args[0])
+    )
 
 
 def _equal_plan(
