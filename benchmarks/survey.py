@@ -128,6 +128,7 @@ def totals(records: List[Dict[str, Any]]) -> Dict[str, Any]:
             if compiles_less(
                 r["measured"].get("compiled_calls_before"),
                 r["measured"].get("compiled_calls_after"),
+                r["measured"]["events_after"],
             )
         ),
     }
@@ -175,7 +176,7 @@ def markdown_table(records: List[Dict[str, Any]]) -> str:
             behaviour = f"**{behaviour}**"
         remaining = _sites(m["sites_after"]) if m["breaks_after"] is not None else "—"
         remaining += compiles_less_note(
-            m.get("compiled_calls_before"), m.get("compiled_calls_after")
+            m.get("compiled_calls_before"), m.get("compiled_calls_after"), m["events_after"]
         )
         if m["error"]:
             remaining += f"<br>error: {m['error']}"

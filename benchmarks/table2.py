@@ -470,7 +470,9 @@ def markdown_table(results: List[RowResult]) -> str:
         rate = "—" if r.fix_rate is None else f"{r.fix_rate:.0f} %"
         identical = {True: "yes", False: "**no**", None: "—"}[r.identical]
         remaining = _sites_text(r.sites_after) if r.graphs_after is not None else "—"
-        remaining += compiles_less_note(r.compiled_calls_before, r.compiled_calls_after)
+        remaining += compiles_less_note(
+            r.compiled_calls_before, r.compiled_calls_after, r.events_after
+        )
         if r.error:
             remaining += f"<br>error: {r.error}"
         if grad:
@@ -485,15 +487,17 @@ def markdown_table(results: List[RowResult]) -> str:
     return "\n".join(lines)
 
 
-def compiles_less(before: Optional[int], after: Optional[int]) -> bool:
-    """Whether the fixed code's graphs make fewer of the program's calls: code that compiled
-    runs eagerly (``verify.report.compiles_less``)."""
-    return before is not None and after is not None and after < before
+def compiles_less(before: Optional[int], after: Optional[int], events_after: Optional[int]) -> bool:
+    """Whether the fixed code's graphs make fewer of the program's calls while it still breaks
+    (``events_after``): code that compiled runs eagerly (``verify.report.compiles_less``)."""
+    return before is not None and after is not None and after < before and events_after != 0
 
 
-def compiles_less_note(before: Optional[int], after: Optional[int]) -> str:
+def compiles_less_note(
+    before: Optional[int], after: Optional[int], events_after: Optional[int]
+) -> str:
     """What the remaining-sites cell adds for a row whose fixed code compiles less."""
-    if not compiles_less(before, after):
+    if not compiles_less(before, after, events_after):
         return ""
     return f"<br>**calls in graphs {before} -> {after}: code that compiled runs eagerly**"
 
@@ -519,7 +523,9 @@ def totals(results: List[RowResult]) -> Dict[str, Any]:
         "rows_identical": sum(1 for r in measured if r.identical),
         "rows_behaviour_equal": sum(1 for r in measured if r.behaviour_equal),
         "rows_compiling_less": sum(
-            1 for r in measured if compiles_less(r.compiled_calls_before, r.compiled_calls_after)
+            1
+            for r in measured
+            if compiles_less(r.compiled_calls_before, r.compiled_calls_after, r.events_after)
         ),
         **(
             {"rows_gradients_equal": sum(1 for r in measured if r.gradients_equal)}

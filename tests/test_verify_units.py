@@ -611,12 +611,17 @@ def test_problems_name_what_failed(tmp_path):
     assert problems(_verification(tmp_path, fixed_graphs=2), max_breaks=0) == [
         "the fixed code has 1 break events, more than --max-breaks 0"
     ]
-    eager_again = _verification(tmp_path)
+    eager_again = _verification(tmp_path, fixed_graphs=2)
     eager_again.original.compiled_calls, eager_again.fixed.compiled_calls = 13, 10
     assert problems(eager_again) == [
         "the fixed code's graphs make fewer of the program's calls (10) than the original's "
         "(13): some code that compiled runs eagerly"
     ]
+    # without a break the fixed code is traced whole: fewer calls are another path it takes
+    # when traced (transformers' `is_torchdynamo_compiling()` shortcuts), nothing eager
+    whole = _verification(tmp_path)
+    whole.original.compiled_calls, whole.fixed.compiled_calls = 73, 61
+    assert whole.fixed.breaks == 0 and problems(whole) == []
     eager_again.fixed.compiled_calls = 14  # a selection computes both sides: more calls
     assert problems(eager_again) == []
     failed = _verification(tmp_path)

@@ -78,8 +78,10 @@ def problems(verification: Verification, max_breaks: Optional[int] = None) -> Li
 def compiles_less(original: ArmResult, fixed: ArmResult) -> Optional[str]:
     """Why the fixed arm compiles less of the program than the original, or None: its graphs
     make fewer of the program's calls, so code that compiled runs eagerly (a frame whose first
-    break is now one in a loop, which Dynamo skips)."""
-    if original.compiled_calls is None or fixed.compiled_calls is None:
+    break is now one in a loop, which Dynamo skips). A fixed arm without breaks runs nothing
+    eagerly: fewer calls there come from paths that the program takes only when traced whole
+    (transformers builds no causal mask under `is_torchdynamo_compiling()` in training)."""
+    if original.compiled_calls is None or fixed.compiled_calls is None or not fixed.breaks:
         return None
     if fixed.compiled_calls >= original.compiled_calls:
         return None
