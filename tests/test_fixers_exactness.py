@@ -1439,6 +1439,63 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2), torch.tensor([1, 7])),
         None,
     ),
+    "guard whose later test compares with an attribute holding a number, failing": (
+        """
+        class Model(nn.Module):
+            steps = 10
+
+            def __init__(self):
+                super().__init__()
+                self.num_train_timesteps = 1000
+
+            def forward(self, x, timesteps):
+                if (timesteps < 0).any() or (timesteps >= self.num_train_timesteps).any():
+                    raise ValueError(f"timesteps out of [0, {self.num_train_timesteps})")
+                if (timesteps > 2000).any() or (timesteps < -self.steps).any():
+                    raise ValueError("far out")
+                return x * 2
+        """,
+        (torch.ones(2), torch.tensor([-1, 5])),
+        None,
+    ),
+    "guard whose later test compares with an attribute the file sets to None": (
+        """
+        class Model(nn.Module):
+            def __init__(self, limited=True):
+                super().__init__()
+                self.num_train_timesteps = 1000
+                if not limited:
+                    self.num_train_timesteps = None
+
+            def forward(self, x, timesteps):
+                if (timesteps < 0).any() or (timesteps >= self.num_train_timesteps).any():
+                    raise ValueError("timesteps out of range")
+                return x * 2
+        """,
+        (torch.ones(2), torch.tensor([-1, 5])),
+        "`self.num_train_timesteps`, which the first operand does not compute with, may be None",
+    ),
+    "log calls keeping a size of a parameter and a class number": (
+        """
+        def helper(h):
+            logger.warning("helper sees %d elements in %s dims", h.numel(), h.dim())
+            return h * 2
+
+
+        class Model(nn.Module):
+            SCALE = 2.0
+
+            @classmethod
+            def scale(cls, t):
+                logger.info("scaling by %s", cls.SCALE)
+                return t * cls.SCALE
+
+            def forward(self, x):
+                return self.scale(helper(x))
+        """,
+        (torch.ones(3),),
+        None,
+    ),
     "guard message naming the class, failing": (
         """
         class Block(nn.Module):

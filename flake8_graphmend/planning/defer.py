@@ -35,6 +35,7 @@ from .totals import (
     maybe_unbound,
     metadata_receiver,
     names_read,
+    number_attribute,
     plain_argument,
     self_configuration,
     tensor_metadata,
@@ -299,7 +300,12 @@ def _kept_in_record_problem(arg: ast.expr, node: ast.Call, ctx: FunctionContext)
     code. A handler that formats records later (a ``MemoryHandler``, pytest's ``caplog``)
     shows the update, and under torch.compile the graph hands the op the tensor as it was at
     the call."""
-    if ctx.values.kind(arg) is Kind.STATIC or not may_alias(arg, ctx):
+    if (
+        ctx.values.kind(arg) is Kind.STATIC
+        or is_size(arg)  # `h.numel()` of a parameter `h` not known to be a tensor
+        or number_attribute(arg, ctx)
+        or not may_alias(arg, ctx)
+    ):
         return None  # a number or a string, or a new tensor only the record holds
     shown = ast.unparse(arg)
     later = "a handler that formats records later would show an update made after the call"

@@ -6,7 +6,7 @@ and arguments of an ``if`` deferred as a whole, the message of a check).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set, Union
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Union
 
 from ..analysis.index import node_memo, walk
 from ..analysis.symbols import is_self, self_attribute
@@ -56,12 +56,17 @@ def _total_reduction(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
 
 def _total_value(node: ast.expr, ctx: FunctionContext) -> bool:
     """A tensor that is there on every path and whose making cannot fail: a name, an
-    ``isnan``/``isinf``/``isfinite`` of one, a name compared with a number (an ordering of a
-    complex tensor fails: a known problem)."""
+    ``isnan``/``isinf``/``isfinite`` of one, a name compared with a constant or an attribute
+    that holds a number (an ordering of a complex tensor fails: a known problem)."""
     if isinstance(node, ast.Name):  # a tensor, unless the analysis knows it is not one
         return ctx.values.kind(node) is not Kind.STATIC
     if isinstance(node, ast.Compare) and len(node.ops) == 1:  # known problem: complex `<`
-        return _total_value(node.left, ctx) and isinstance(node.comparators[0], ast.Constant)
+        bound = node.comparators[0]
+        if isinstance(bound, ast.UnaryOp) and isinstance(bound.op, (ast.USub, ast.UAdd)):
+            bound = bound.operand
+        return _total_value(node.left, ctx) and (
+            isinstance(bound, ast.Constant) or number_attribute(bound, ctx)
+        )
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
         name = ctx.symbols.qualified_name(node.func) or ""
         return name[len("torch."):] in _TOTAL_TESTS and _total_value(node.args[0], ctx)
@@ -136,6 +141,82 @@ def initialised_attribute(node: ast.expr, ctx: FunctionContext) -> bool:
     return False
 
 
+def number_attribute(node: ast.expr, ctx: FunctionContext) -> bool:
+    """``self.X`` (``cls.X`` in a classmethod) that holds a number on every instance: the class
+    sets it up (in its body, ``SCALE = 2.0``, or in ``__init__``: ``initialised_attribute``),
+    and every store of the file into an attribute ``X`` of any object stores a number literal
+    (``self.num_train_timesteps = 1000``). Comparing a tensor with it, or keeping it, cannot
+    fail or show a later update."""
+    owner = ctx.region.owner
+    if not (
+        isinstance(node, ast.Attribute)
+        and owner is not None
+        and _own_receiver(node.value, ctx)
+        and node.attr in _number_attributes(ctx.symbols.tree)
+        and not ctx.symbols.may_run_code(node)
+    ):
+        return False
+    in_body = any(
+        isinstance(statement, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == node.attr for t in statement.targets)
+        for statement in owner.node.body
+    )
+    mirrored = ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=node.attr)
+    return in_body or initialised_attribute(mirrored, ctx)
+
+
+def _own_receiver(node: ast.expr, ctx: FunctionContext) -> bool:
+    """``self``, or the first parameter of the function where it is a classmethod."""
+    if is_self(node):
+        return True
+    function = ctx.region.function
+    arguments = function.args.posonlyargs + function.args.args
+    return (
+        isinstance(node, ast.Name)
+        and bool(arguments)
+        and node.id == arguments[0].arg
+        and any(getattr(d, "id", None) == "classmethod" for d in function.decorator_list)
+    )
+
+
+@node_memo
+def _number_attributes(tree: ast.Module) -> FrozenSet[str]:
+    """The attribute names that ``tree`` binds only to number literals: class-level names and
+    ``obj.X = <number>`` stores (``+=`` too), where no other store, ``del`` or ``setattr`` of
+    ``X`` is made."""
+    literal: Dict[int, bool] = {}  # attribute targets of assignments: a number literal?
+    numbers: Set[str] = set()
+    others: Set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            number = node.value is not None and _number_literal(node.value)
+            literal.update((id(t), number) for t in targets if isinstance(t, ast.Attribute))
+        if isinstance(node, ast.ClassDef):
+            for statement in node.body:
+                if isinstance(statement, ast.Assign):
+                    names = {t.id for t in statement.targets if isinstance(t, ast.Name)}
+                    (numbers if _number_literal(statement.value) else others).update(names)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in _SETTERS:
+            name = node.args[1] if len(node.args) > 1 else None
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+                return frozenset()  # a computed name: any attribute
+            others.add(name.value)
+    for node in walk(tree):  # every store, `del`, `for obj.X in ...`, `with ... as obj.X`
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            (numbers if literal.get(id(node), False) else others).add(node.attr)
+    return frozenset(numbers - others)
+
+
+_SETTERS = ("setattr", "delattr")
+
+
+def _number_literal(value: ast.expr) -> bool:
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        value = value.operand
+    return isinstance(value, ast.Constant) and isinstance(value.value, (int, float))
+
+
 @node_memo
 def _deleted_attributes(tree: ast.Module) -> FrozenSet[str]:
     """Attribute names that the file may delete from an object: ``del obj.X``,
@@ -179,13 +260,32 @@ def unsure_names(
     with and that are not bound to a tensor on every path to ``at`` (Python values, such as a
     bound `hi: float` compared with, aside)."""
     unseen = sorted(names_read(operand) - names_read(first))
-    return [
-        name
+    shown = [
+        _unsure_read(name, operand, ctx)
         for name in unseen
         if name in ctx.local_names
         and ctx.values.kind(ast.Name(id=name, ctx=ast.Load())) is not Kind.STATIC
         and not _surely_tensor(name, at, ctx)
     ]
+    return [text for text in shown if text is not None]
+
+
+def _unsure_read(name: str, operand: ast.expr, ctx: FunctionContext) -> Optional[str]:
+    """How ``operand`` reads ``name``, where that may not give a tensor or number: the name,
+    or, for ``self`` read only through attributes, the first attribute that may not hold a
+    number (``number_attribute``: ``(t >= self.num_train_timesteps).any()`` reads none)."""
+    reads = [n for n in walk(operand) if isinstance(n, ast.Name) and n.id == name]
+    attributes = {
+        id(node.value): node
+        for node in walk(operand)
+        if isinstance(node, ast.Attribute) and _own_receiver(node.value, ctx)
+    }
+    if not all(id(read) in attributes for read in reads):
+        return name
+    unsure = [attributes[id(read)] for read in reads if not number_attribute(
+        attributes[id(read)], ctx
+    )]
+    return ast.unparse(unsure[0]) if unsure else None
 
 
 def _surely_tensor(name: str, at: ast.AST, ctx: FunctionContext) -> bool:
