@@ -1496,6 +1496,18 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(3),),
         None,
     ),
+    "prints naming the class through type() and __class__": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                print(f"-> {type(self).__name__}", self.__class__.__qualname__)
+                h = x * 2
+                print(f"<- {type(self).__qualname__} {h.shape}")
+                return h
+        """,
+        (torch.ones(2),),
+        None,
+    ),
     "guard message naming the class, failing": (
         """
         class Block(nn.Module):

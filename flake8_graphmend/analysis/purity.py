@@ -333,6 +333,8 @@ def _call_impurity(
     ):
         if all(values.kind(a) is Kind.STATIC for a in call.args):
             return None
+    if type_call(call, values, symbols):
+        return None
     if _empty_raising_reduction(call, symbols):
         # it succeeded on these values the first time, or reduces (along a dim, say) a name
         # whose whole extremum was taken before: `h.amax(-1)` after `if h.max() > 50:`
@@ -345,4 +347,19 @@ def _call_impurity(
     return (
         f"it calls `{ast.unparse(func)}()`, which is not known to be free of effects and errors "
         "on the path that did not run it"
+    )
+
+
+def type_call(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols) -> bool:
+    """``type(x)``: the builtin reads the object's type, runs none of its code, cannot fail."""
+    func = call.func
+    return (
+        isinstance(func, ast.Name)
+        and func.id == "type"
+        and func.id not in symbols.defined_here()
+        and not values.assignments_of("type")
+        and not values.is_parameter("type")
+        and len(call.args) == 1
+        and not isinstance(call.args[0], ast.Starred)
+        and not call.keywords
     )

@@ -16,7 +16,7 @@ from typing import (
 )
 
 from ..analysis.index import loops_around, parent_map, root_name, run_nodes, walk
-from ..analysis.purity import impurity
+from ..analysis.purity import impurity, type_call
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, is_self, is_super_call, self_attribute,
 )
@@ -980,11 +980,7 @@ def _message_problem(
                     f"the message formats tensor data `{ast.unparse(piece.value)}` with a "
                     "format spec, which fails for a tensor of several elements"
                 )
-        problem = (
-            None
-            if _class_name_of_self(piece.value, ctx)
-            else impurity(piece.value, ctx.values, ctx.symbols, static_indexing=False)
-        )
+        problem = impurity(piece.value, ctx.values, ctx.symbols, static_indexing=False)
         if problem is None and not _always_computed(piece.value, ctx, tested):
             problem = (
                 f"`{ast.unparse(piece.value)}` may fail for some shapes, dtypes or values, "
@@ -1027,11 +1023,7 @@ def _class_name_of_self(value: ast.expr, ctx: FunctionContext) -> bool:
         return owner.attr == "__class__" and is_self(owner.value)
     return (
         isinstance(owner, ast.Call)
-        and isinstance(owner.func, ast.Name)
-        and owner.func.id == "type"
-        and "type" not in ctx.local_names | ctx.symbols.defined_here()
-        and len(owner.args) == 1
-        and not owner.keywords
+        and type_call(owner, ctx.values, ctx.symbols)
         and is_self(owner.args[0])
     )
 
