@@ -2006,6 +2006,34 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2, 3),),
         "one path keeps `x`, a tensor the caller can hold",
     ),
+    # a cast or view of a new tensor is new (the twenty-second sweep's over-decline); of the
+    # input it may be the input itself (`x.float()` of a float `x`)
+    "a branch that keeps a cast of a new tensor": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, y):
+                if (y > 0).all():
+                    q = +x.float().div(y.float()).long()
+                else:
+                    q = torch.zeros_like(x)
+                return q
+        """,
+        (torch.tensor([4, 9, 7]), torch.tensor([2, 0, -1])),
+        None,
+    ),
+    "a branch that keeps a cast of its input": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, y):
+                if (y > 0).all():
+                    q = +x.float()
+                else:
+                    q = x * 2
+                return q
+        """,
+        (torch.tensor([4.0, 9.0]), torch.tensor([2, 1])),
+        "a tensor the caller can hold",
+    ),
     # operations that fail on some values of an argument, speculated by the twenty-first
     # sweep's fixes on the path that did not run them
     "a branch that fills integers with a tensor's value": (

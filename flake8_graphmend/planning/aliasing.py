@@ -38,15 +38,20 @@ def may_alias(value: ast.expr, ctx: FunctionContext) -> bool:
     """Whether ``value`` may be an existing tensor or a view of one (not a new tensor).
 
     Arithmetic and the operations known to allocate (``FRESH_OPERATIONS``, ``FRESH_MODULES``)
-    give new tensors; any other call may hand back what it was given (``nn.Dropout`` in eval
-    mode, ``x.contiguous()``, a helper that returns its argument).
+    give new tensors; a view or cast, or a call that may hand back one of its arguments
+    (``nn.Dropout`` in eval mode, ``x.contiguous()``), is what those are
+    (``x.float().div(y).long()`` is new); any other call may hand back anything (a helper
+    that returns ``self``'s state).
     """
     if isinstance(value, (ast.BinOp, ast.Compare, ast.Constant)):
         return False
     if isinstance(value, ast.UnaryOp):
-        return isinstance(value.op, ast.UAdd)
+        return isinstance(value.op, ast.UAdd) and may_alias(value.operand, ctx)
     if isinstance(value, ast.Call):
-        return _call_kind(value, ctx) != "fresh"
+        kind = _call_kind(value, ctx)
+        if kind == "unknown":
+            return True
+        return any(may_alias(source, ctx) for source in call_sources(value, kind))
     return True
 
 
