@@ -1508,6 +1508,21 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2),),
         None,
     ),
+    "guard in a closure called twice": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                def check(t):
+                    if (t.abs() > 10).any():
+                        raise ValueError("too large")
+                    return t
+
+                h = check(x * 2)
+                return check(h * 4)
+        """,
+        (torch.ones(2),),
+        "calls `check`, which forward() binds to code the analysis does not follow",
+    ),
     "guard message naming the class, failing": (
         """
         class Block(nn.Module):

@@ -491,6 +491,15 @@ def _unread_code(
         return (
             f" calls `{callee}`, which this module binds to code the analysis does not follow: it"
         )
+    if isinstance(func, ast.Name) and any(  # a closure
+        isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name == func.id
+        for sub in walk(function)
+        if sub is not function
+    ):
+        return (
+            f" calls `{func.id}`, which {function.name}() binds to code the analysis does not "
+            "follow: it"
+        )
     if callee is not None:
         return f" runs code of another module (`{callee}`), which the analysis does not read: it"
     if method is not None:
