@@ -1523,6 +1523,22 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2),),
         "calls `check`, which forward() binds to code the analysis does not follow",
     ),
+    "a deferred if that prints sizes of what its test computes with": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = nn.ReLU()
+
+            def forward(self, x):
+                h = self.act(x - 1)
+                if (h > 0).any():
+                    print("positive", (h > 0).sum(), "of", h.numel(), "in", h.dim(), "dims")
+                return h
+        """,
+        (torch.tensor([[1.0, 2.0], [3.0, 0.0]]),),
+        None,
+    ),
     "guard message naming the class, failing": (
         """
         class Block(nn.Module):
