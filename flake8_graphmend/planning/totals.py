@@ -189,14 +189,14 @@ def _number_attributes(tree: ast.Module) -> FrozenSet[str]:
     others: Set[str] = set()
     for node in walk(tree):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             number = node.value is not None and _number_literal(node.value)
-            literal.update((id(t), number) for t in targets if isinstance(t, ast.Attribute))
+            literal.update((id(t), number) for t in _targets(node) if isinstance(t, ast.Attribute))
         if isinstance(node, ast.ClassDef):
             for statement in node.body:
-                if isinstance(statement, ast.Assign):
-                    names = {t.id for t in statement.targets if isinstance(t, ast.Name)}
-                    (numbers if _number_literal(statement.value) else others).update(names)
+                if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                    names = {t.id for t in _targets(statement) if isinstance(t, ast.Name)}
+                    number = statement.value is not None and _number_literal(statement.value)
+                    (numbers if number else others).update(names)
         elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in _SETTERS:
             name = node.args[1] if len(node.args) > 1 else None
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
@@ -209,6 +209,10 @@ def _number_attributes(tree: ast.Module) -> FrozenSet[str]:
 
 
 _SETTERS = ("setattr", "delattr")
+
+
+def _targets(node: Union[ast.Assign, ast.AugAssign, ast.AnnAssign]) -> List[ast.expr]:
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 
 def _number_literal(value: ast.expr) -> bool:
@@ -282,9 +286,8 @@ def _unsure_read(name: str, operand: ast.expr, ctx: FunctionContext) -> Optional
     }
     if not all(id(read) in attributes for read in reads):
         return name
-    unsure = [attributes[id(read)] for read in reads if not number_attribute(
-        attributes[id(read)], ctx
-    )]
+    read = [attributes[id(read)] for read in reads]
+    unsure = [attribute for attribute in read if not number_attribute(attribute, ctx)]
     return ast.unparse(unsure[0]) if unsure else None
 
 
