@@ -1475,6 +1475,23 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2), torch.tensor([-1, 5])),
         "`self.num_train_timesteps`, which the first operand does not compute with, may be None",
     ),
+    "guard whose later test compares with a class attribute a subclass annotates None": (
+        """
+        class Base(nn.Module):
+            steps = 10
+
+            def forward(self, x, timesteps):
+                if (timesteps < 0).any() or (timesteps > self.steps).any():
+                    raise ValueError("timesteps out of range")
+                return x * 2
+
+
+        class Model(Base):
+            steps: int = None
+        """,
+        (torch.ones(2), torch.tensor([-1, 5])),
+        "`self.steps`, which the first operand does not compute with, may be None",
+    ),
     "log calls keeping a size of a parameter and a class number": (
         """
         def helper(h):
