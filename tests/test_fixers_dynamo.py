@@ -943,7 +943,6 @@ def test_helpers_module_is_imported_and_exact(tmp_path: Path) -> None:
 
 
 WARNINGS_AS_ERRORS = """
-import operator
 import warnings
 
 import torch
@@ -954,13 +953,12 @@ class Model(nn.Module):
     def __init__(self):
         super().__init__()
         self.lin = nn.Linear(2, 2)
-        self.seen = {}
 
     def forward(self, x):
         h = self.lin(x)
-        operator.setitem(self.seen, "calls", 1)
+        sizes = x.sum(-1).tolist()
         {after}
-        return h * 2
+        return h * len(sizes)
 """
 
 
@@ -968,10 +966,10 @@ class Model(nn.Module):
 def test_warnings_as_errors_fail_dynamo_in_a_resumed_frame(after: str, tmp_path: Path) -> None:
     """A known problem of torch 2.13, not of the fixes (GM101-103's fix notes): with every
     warning an error, Dynamo fails where it traces a frame resumed after a break (here
-    `operator.setitem` on a module's dict) and meets a non-leaf tensor that requires grad: it
-    reads `.grad`, which warns. The original raises its own warning only because its resumed
-    frame breaks again at once, at the `warnings.warn` that [Defer] puts into the graph; plain
-    code there (`h = h + 1`) fails the same way. If torch fixes this, the notes can go."""
+    `.tolist()`) and meets a non-leaf tensor that requires grad: it reads `.grad`, which
+    warns. The original raises its own warning only because its resumed frame breaks again at
+    once, at the `warnings.warn` that [Defer] puts into the graph; plain code there
+    (`h = h + 1`) fails the same way. If torch fixes this, the notes can go."""
     source = WARNINGS_AS_ERRORS.replace("{after}", after)
     result = transform_module(FixAll(CodemodContext(filename="model.py")), source)
     fixed = result.code if isinstance(result, TransformSuccess) else source

@@ -3695,6 +3695,22 @@ CHANGES_BEFORE_A_GUARD = {
         '        self.register_buffer("ema", torch.ones(2))', "import operator\n",
         "operator.imul(",
     ),
+    # the twenty-second sweep's: where Dynamo traces these (a plain function, `map`), the
+    # change was lost when the check failed inside the graph
+    "an item set through operator.setitem in a function of the file": (
+        "        bump(CACHE)", "",
+        "import operator\n\nCACHE = {}\n\n\ndef bump(cache):\n"
+        "    operator.setitem(cache, 'n', cache.get('n', 0) + 1)\n",
+        "bump(CACHE)",
+    ),
+    "a list's append handed to map": (
+        "        any(map(self.hist.append, [x.shape[0]]))", "        self.hist = []", "",
+        "map(self.hist.append",
+    ),
+    "a list extended through its special method": (
+        "        self.hist.__iadd__([x.shape[0]])", "        self.hist = []", "",
+        "self.hist.__iadd__(",
+    ),
     "a method of an object made here, of a class that records": (
         "        note = Note()\n        note.keep(x.shape[0])", "",
         "SEEN = []\n\n\nclass Note:\n    def keep(self, n):\n        SEEN.append(n)\n",

@@ -59,10 +59,10 @@ def builds_in_place_module(call: ast.Call) -> bool:
 
 
 #: ``operator``'s in-place functions: ``operator.imul(a, b)`` updates a tensor ``a`` as
-#: ``a *= b`` does.
+#: ``a *= b`` does, ``operator.setitem(a, k, v)`` as ``a[k] = v``.
 _OPERATOR_UPDATES = frozenset({
     "iadd", "iand", "iconcat", "ifloordiv", "ilshift", "imatmul", "imod", "imul", "ior", "ipow",
-    "irshift", "isub", "itruediv", "ixor",
+    "irshift", "isub", "itruediv", "ixor", "setitem", "delitem",
 })
 
 

@@ -49,6 +49,7 @@ CONTAINER_UPDATES = frozenset({
     "discard", "popitem", "sort", "reverse", "popleft", "appendleft", "extendleft", "rotate",
     "__next__", "send", "__setitem__", "__delitem__", "move_to_end", "subtract",
     "intersection_update", "difference_update", "symmetric_difference_update",
+    "__iadd__", "__isub__", "__imul__", "__ior__", "__iand__", "__ixor__",
 })
 #: Calls that make an iterator, which iterating, or ``next()``, advances.
 _ITERATOR_MAKERS = frozenset({"iter", "map", "filter", "zip", "enumerate", "reversed"})
@@ -844,8 +845,8 @@ def stored_objects(node: ast.AST) -> List[ast.expr]:
     the type (``self.cache`` of ``self.cache.append(x)`` and ``dict.update(self.cache, ...)``),
     one a special method that sets or deletes is called on or through a class for
     (``self`` of ``object.__setattr__(self, ...)``, ``nn.Module.__setattr__(self, ...)``,
-    ``super().__setattr__(...)``), or an iterator it advances
-    (``next(self.steps)``)."""
+    ``super().__setattr__(...)``), an iterator it advances (``next(self.steps)``), or one whose
+    updating method it hands on (``self.seen`` of ``map(self.seen.add, xs)``)."""
     targets: List[ast.expr] = []
     if isinstance(node, (ast.Assign, ast.Delete)):
         targets = list(node.targets)
@@ -881,6 +882,12 @@ def stored_objects(node: ast.AST) -> List[ast.expr]:
     advanced = advanced_iterator(node) if isinstance(node, ast.Call) else None
     if advanced is not None:
         objects.append(advanced)
+    if isinstance(node, ast.Call):  # `map(self.seen.add, xs)`: an updating method handed on
+        objects.extend(
+            argument.value
+            for argument in [*node.args, *(keyword.value for keyword in node.keywords)]
+            if isinstance(argument, ast.Attribute) and argument.attr in CONTAINER_UPDATES
+        )
     return objects
 
 
