@@ -530,22 +530,33 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         """The longest line the rewrites write: the file's own longest, within bounds."""
         return self._line_length
 
-    def call_text(
-        self, prefix: str, function: str, arguments: Sequence[str], indent: str, suffix: str = ""
-    ) -> str:
-        """``prefix + function(arguments)`` at ``indent`` (and with ``suffix`` after it on the
-        line); one argument a line when too long.
+    def call_text(self, prefix: str, function: str, arguments: Sequence[str], indent: str) -> str:
+        """``prefix + function(arguments)`` at ``indent``; one argument a line when too long
+        (``split_call_text``)."""
+        one_line = f"{prefix}{function}({', '.join(arguments)})"
+        if len(indent) + len(one_line) <= self.line_length and "\n" not in one_line:
+            return one_line
+        return self.split_call_text(prefix, function, arguments)
+
+    def split_call_text(self, prefix: str, function: str, arguments: Sequence[str]) -> str:
+        """``prefix + function(`` then one argument a line, then ``)``.
 
         Continuation lines are indented relative to the statement: libcst adds the block's own
         indentation when it renders the statement in place.
         """
-        one_line = f"{prefix}{function}({', '.join(arguments)})"
-        if len(indent) + len(one_line) + len(suffix) <= self.line_length and "\n" not in one_line:
-            return one_line
         unit = self.module.default_indent
         lines = [f"{prefix}{function}("]
         lines += [f"{unit}{_shifted(argument, unit)}," for argument in arguments]
         return self.module.default_newline.join([*lines, ")"])
+
+    def fits(self, statement: cst.CSTNode, original: cst.CSTNode) -> bool:
+        """Whether ``statement``, written in place of the statement ``original``, has no line
+        longer than ``line_length``."""
+        indent = self.indentation(original)
+        return all(
+            len(indent) + len(line) <= self.line_length
+            for line in self.code(statement).splitlines()
+        )
 
     def condition_text(self, condition: cst.BaseExpression, prefix: str, indent: str) -> str:
         """``prefix + condition``, an outermost ``torch.logical_*`` call split when too long."""

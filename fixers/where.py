@@ -168,27 +168,26 @@ def rewrite_draw_guard(
 ) -> Rewritten:
     """``_graphmend_draw_below(draw, p)`` in place of the comparison ``draw < p`` (the last
     conjunct); one argument a line where the header would get longer than the file's lines."""
-    operands, written = conjuncts(updated.test), conjuncts(original.test)
+    operands = conjuncts(updated.test)
     if len(operands) != plan.static_conjuncts + 1:
         raise PlanMismatch("the comparison with the random draw")
-    span = command.position(written[-1])
-    line = command.line(span.start.line)
-    end = span.end.column if span.end.line == span.start.line else len(line)
-    call = command.call_text(
-        "",
-        command.helper(DRAW_BELOW),
-        [plan.draw, plan.probability],
-        line[: span.start.column],
-        suffix=line[end:],
-    )
-    header = command.statement(f"if {call}:\n    pass")
-    assert isinstance(header, cst.If)
-    if not plan.static_conjuncts:
-        return [updated.with_changes(test=header.test)], False
     chain = updated.test  # `s and draw < p`: the last operand of the `and` chain is replaced
-    if not (isinstance(chain, cst.BooleanOperation) and chain.right is operands[-1]):
+    if plan.static_conjuncts and not (
+        isinstance(chain, cst.BooleanOperation) and chain.right is operands[-1]
+    ):
         raise PlanMismatch("the `and` chain of the test")
-    return [updated.with_changes(test=chain.with_changes(right=header.test))], False
+    helper, arguments = command.helper(DRAW_BELOW), [plan.draw, plan.probability]
+    for text in (
+        command.call_text("", helper, arguments, ""),
+        command.split_call_text("", helper, arguments),
+    ):
+        header = command.statement(f"if {text}:\n    pass")
+        assert isinstance(header, cst.If)
+        test = chain.with_changes(right=header.test) if plan.static_conjuncts else header.test
+        statement = updated.with_changes(test=test)
+        if command.fits(statement, original):
+            break
+    return [statement], False
 
 
 def _kept(plan: Selection) -> bool:
