@@ -519,11 +519,7 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
     def indentation(self, node: cst.CSTNode) -> str:
         """The whitespace before ``node`` (an original statement) on its first line."""
         position = self.position(node).start
-        return self.line(position.line)[: position.column]
-
-    def line(self, number: int) -> str:
-        """The file's line ``number`` (from 1), without its line break."""
-        return self._lines[number - 1]
+        return self._lines[position.line - 1][: position.column]
 
     @property
     def line_length(self) -> int:
