@@ -332,12 +332,14 @@ _DRAW_BELOW_SOURCE = f'''\
 def {DRAW_BELOW}(draw, probability):
     """`draw < probability`, for a draw of `torch.rand` (graphmend [Where]).
 
-    The draw lies in [0, 1): with `probability` at 0 or below (or NaN) the
-    answer is False, a Python bool, and Dynamo does not break the graph to
-    test it. The draw still goes into the graph ({KEEP}), where the
-    comparison took it, so the numbers drawn after it stay the same.
+    The draw lies in [0, 1): with `probability` a number at 0 or below (or
+    NaN) the answer is False, a Python bool, and Dynamo does not break the
+    graph to test it. The draw still goes into the graph
+    ({KEEP}), where the comparison took it, so the numbers drawn
+    after it stay the same. Anything else (None, an array, a tensor) is
+    compared as written.
     """
-    if probability > 0:
+    if not isinstance(probability, (int, float)) or probability > 0:
         return draw < probability
     {KEEP}(draw)
     return False

@@ -30,7 +30,9 @@ from libcst.codemod import CodemodContext, TransformSuccess, transform_module  #
 from test_fixers_dynamo import load, same  # noqa: E402
 
 from fixers.fix_all import FixAll  # noqa: E402
-from fixers.helpers import KEEPS_BRANCH  # noqa: E402
+from fixers.helpers import (  # noqa: E402
+    DEFERRED, DRAW_BELOW, FIXED_HELPERS, INLINE_ONLY, KEEP, KEEPS_BRANCH,
+)
 from flake8_graphmend.engine import analyze_source  # noqa: E402
 from flake8_graphmend.planning import where as where_planning  # noqa: E402
 from flake8_graphmend.planning.where import Selection  # noqa: E402
@@ -717,3 +719,19 @@ def test_a_tensor_updated_in_place_later_is_not_saved_by_the_path_not_taken(
         compiled = torch.compile(after, backend=backend)
         assert _same_outcome(expected, _run(after, after, values))
         assert _same_outcome(expected, _run(after, compiled, values))
+
+
+@pytest.mark.parametrize("probability", [None, "0.1", [0.0]])
+def test_layerdrop_helper_compares_what_is_not_a_number_as_written(probability: Any) -> None:
+    """A probability that is not a Python number (None, a string, a list; a numpy array, a
+    tensor) is compared with the draw as the original did: the same result or the same
+    error (the twenty-third sweep found `p > 0` failing first with another message)."""
+    namespace: Dict[str, Any] = {"torch": torch}
+    for name in (INLINE_ONLY, DEFERRED, KEEP, DRAW_BELOW):
+        exec(FIXED_HELPERS[name], namespace)
+    draw = torch.rand([])
+    with pytest.raises(TypeError) as expected:
+        draw < probability
+    with pytest.raises(TypeError) as got:
+        namespace[DRAW_BELOW](draw, probability)
+    assert str(got.value) == str(expected.value)

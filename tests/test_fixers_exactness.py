@@ -1556,6 +1556,103 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([[1.0, 2.0], [3.0, 0.0]]),),
         None,
     ),
+    # LayerDrop where the fix could not be exact (the twenty-third sweep's findings)
+    "layerdrop over a draw moved out of [0, 1) in place": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layerdrop = 0.0
+
+            def forward(self, x):
+                for _ in range(2):
+                    dropout_probability = torch.rand([])
+                    dropout_probability.sub_(2.0)
+                    if self.training and (dropout_probability < self.layerdrop):
+                        continue
+                    x = x * 2
+                return x
+        """,
+        (torch.ones(2),),
+        'is updated in place',
+    ),
+    "layerdrop over a complex draw": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layerdrop = 0.0
+
+            def forward(self, x):
+                for _ in range(2):
+                    dropout_probability = torch.rand([], dtype=torch.complex64)
+                    if self.training and (dropout_probability < self.layerdrop):
+                        continue
+                    x = x * 2
+                return x
+        """,
+        (torch.ones(2),),
+        'of a real floating dtype',
+    ),
+    "layerdrop over a draw on the meta device": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layerdrop = 0.0
+
+            def forward(self, x):
+                for _ in range(2):
+                    dropout_probability = torch.rand([], device="meta")
+                    if self.training and (dropout_probability < self.layerdrop):
+                        continue
+                    x = x * 2
+                return x
+        """,
+        (torch.ones(2),),
+        'on the default device',
+    ),
+    "layerdrop over a draw handed on before the test": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layerdrop = 0.0
+
+            def forward(self, x):
+                for _ in range(2):
+                    dropout_probability = torch.rand([])
+                    noise = dropout_probability
+                    noise.mul_(-1)
+                    if self.training and (dropout_probability < self.layerdrop):
+                        continue
+                    x = x * 2
+                return x
+        """,
+        (torch.ones(2),),
+        '`dropout_probability` is',
+    ),
+    "layerdrop with a probability in a numpy array": (
+        """
+        import numpy as np
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layerdrop = np.array(0.0)
+
+            def forward(self, x):
+                for _ in range(2):
+                    dropout_probability = torch.rand([])
+                    if self.training and (dropout_probability < self.layerdrop):
+                        continue
+                    x = x * 2
+                return x
+        """,
+        (torch.ones(2),),
+        None,
+    ),
     "guard message naming the class, failing": (
         """
         class Block(nn.Module):

@@ -23,17 +23,23 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
+from ..analysis.index import walk
 from ..analysis.values import Kind
 from . import Plan, Planned, declined
-from .aliasing import reaching_bindings
+from .aliasing import reaching_bindings, updated_in_place
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
 
 #: Sizes of a draw with one element (a comparison with more raises in ``if``).
 _ONE_ELEMENT = ("[]", "()", "1", "[1]", "(1,)")
-#: Keyword arguments of ``torch.rand`` that keep the draw in [0, 1).
-_DRAW_KEYWORDS = frozenset({"device", "generator", "dtype"})
+#: The dtypes a draw may be made in: real floating point, where ``<`` is defined (a complex
+#: draw raises there); the device is left to the default (a ``meta`` draw raises at the
+#: test, which the fix would skip).
+_DRAW_DTYPES = frozenset({
+    "torch.float", "torch.float32", "torch.float16", "torch.half", "torch.bfloat16",
+    "torch.float64", "torch.double",
+})
 
 
 @dataclass(frozen=True)
@@ -115,18 +121,44 @@ def _draw_problem(draw: ast.expr, node: ast.If, ctx: FunctionContext) -> Optiona
     for binding in bindings:
         value = binding.value if isinstance(binding, ast.Assign) else None
         if value is None or not _is_uniform_draw(value, ctx):
-            return f"`{draw.id}` is not always `torch.rand` of one element"
+            return (
+                f"`{draw.id}` is not always `torch.rand` of one element, of a real floating "
+                "dtype, on the default device"
+            )
+    updated = updated_in_place(draw.id, ctx)
+    if updated is not None:
+        return f"`{draw.id}` is updated in place (line {updated}): it may leave [0, 1)"
+    first = min(getattr(binding, "lineno", node.lineno) for binding in bindings)
+    handed = next(
+        (
+            sub for sub in walk(ctx.region.function)
+            if isinstance(sub, ast.Name) and sub.id == draw.id and isinstance(sub.ctx, ast.Load)
+            and first <= sub.lineno < node.lineno
+        ),
+        None,
+    )
+    if handed is not None:
+        return (
+            f"`{draw.id}` is read before the test (line {handed.lineno}), where it may be "
+            "changed or handed on"
+        )
     return None
 
 
 def _is_uniform_draw(value: ast.expr, ctx: FunctionContext) -> bool:
-    """``torch.rand(size)`` with one element: a value in [0, 1)."""
+    """``torch.rand(size)`` with one element, of a real floating dtype, on the default device
+    (a ``generator`` keyword too): a value in [0, 1)."""
     return (
         isinstance(value, ast.Call)
         and ctx.symbols.qualified_name(value.func) == "torch.rand"
         and len(value.args) == 1
         and ast.unparse(value.args[0]) in _ONE_ELEMENT
-        and all(keyword.arg in _DRAW_KEYWORDS for keyword in value.keywords)
+        and all(
+            keyword.arg == "generator"
+            or keyword.arg == "dtype"
+            and (ctx.symbols.qualified_name(keyword.value) or "") in _DRAW_DTYPES
+            for keyword in value.keywords
+        )
     )
 
 
