@@ -1556,103 +1556,6 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([[1.0, 2.0], [3.0, 0.0]]),),
         None,
     ),
-    # LayerDrop where the fix could not be exact (the twenty-third sweep's findings)
-    "layerdrop over a draw moved out of [0, 1) in place": (
-        """
-        class Model(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.layerdrop = 0.0
-
-            def forward(self, x):
-                for _ in range(2):
-                    dropout_probability = torch.rand([])
-                    dropout_probability.sub_(2.0)
-                    if self.training and (dropout_probability < self.layerdrop):
-                        continue
-                    x = x * 2
-                return x
-        """,
-        (torch.ones(2),),
-        'is updated in place',
-    ),
-    "layerdrop over a complex draw": (
-        """
-        class Model(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.layerdrop = 0.0
-
-            def forward(self, x):
-                for _ in range(2):
-                    dropout_probability = torch.rand([], dtype=torch.complex64)
-                    if self.training and (dropout_probability < self.layerdrop):
-                        continue
-                    x = x * 2
-                return x
-        """,
-        (torch.ones(2),),
-        'of a real floating dtype',
-    ),
-    "layerdrop over a draw on the meta device": (
-        """
-        class Model(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.layerdrop = 0.0
-
-            def forward(self, x):
-                for _ in range(2):
-                    dropout_probability = torch.rand([], device="meta")
-                    if self.training and (dropout_probability < self.layerdrop):
-                        continue
-                    x = x * 2
-                return x
-        """,
-        (torch.ones(2),),
-        'on the default device',
-    ),
-    "layerdrop over a draw handed on before the test": (
-        """
-        class Model(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.layerdrop = 0.0
-
-            def forward(self, x):
-                for _ in range(2):
-                    dropout_probability = torch.rand([])
-                    noise = dropout_probability
-                    noise.mul_(-1)
-                    if self.training and (dropout_probability < self.layerdrop):
-                        continue
-                    x = x * 2
-                return x
-        """,
-        (torch.ones(2),),
-        '`dropout_probability` is',
-    ),
-    "layerdrop with a probability in a numpy array": (
-        """
-        import numpy as np
-
-
-        class Model(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.layerdrop = np.array(0.0)
-
-            def forward(self, x):
-                for _ in range(2):
-                    dropout_probability = torch.rand([])
-                    if self.training and (dropout_probability < self.layerdrop):
-                        continue
-                    x = x * 2
-                return x
-        """,
-        (torch.ones(2),),
-        None,
-    ),
     "guard message naming the class, failing": (
         """
         class Block(nn.Module):
@@ -4048,6 +3951,56 @@ class Model(nn.Module):
     )
     for name, (test, message, inputs) in MESSAGES_THAT_FAIL.items()
 )
+
+
+def layerdrop_after(probability: str, draw: str, before: str = "", prelude: str = "") -> str:
+    """A module whose ``forward`` skips a step when ``draw`` falls below ``probability``
+    (LayerDrop), after ``before`` (its lines)."""
+    return f"""
+{prelude}
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layerdrop = {probability}
+
+    def forward(self, x):
+        for _ in range(2):
+            dropout_probability = {draw}
+{before}            if self.training and (dropout_probability < self.layerdrop):
+                continue
+            x = x * 2
+        return x
+"""
+
+
+#: LayerDrop where the fix could not be exact (the twenty-third sweep's): (probability, draw,
+#: lines before the test, code before the class, the expected decline or None).
+LAYERDROP_DRAWS = {
+    "a draw moved out of [0, 1) in place": (
+        "0.0", "torch.rand([])", "            dropout_probability.sub_(2.0)\n", "",
+        "is updated in place",
+    ),
+    "a complex draw": (
+        "0.0", "torch.rand([], dtype=torch.complex64)", "", "", "of a real floating dtype",
+    ),
+    "a draw on the meta device": (
+        "0.0", 'torch.rand([], device="meta")', "", "", "on the default device",
+    ),
+    "a draw handed on before the test": (
+        "0.0", "torch.rand([])",
+        "            noise = dropout_probability\n            noise.mul_(-1)\n", "",
+        "`dropout_probability` is",
+    ),
+    "a probability in a numpy array": (
+        "np.array(0.0)", "torch.rand([])", "", "import numpy as np\n", None,
+    ),
+}
+CASES.update(
+    (f"layerdrop over {name}", (layerdrop_after(*parts[:4]), (torch.ones(2),), parts[4]))
+    for name, parts in LAYERDROP_DRAWS.items()
+)
+
+
 CASES.update(
     (f"a guard after {name}", (guard_after(*parts[:3]), (torch.tensor([1.0, -2.0]),), parts[3]))
     for name, parts in CHANGES_BEFORE_A_GUARD.items()
