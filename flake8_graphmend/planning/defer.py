@@ -1223,21 +1223,14 @@ def _arguments_problem(
     """Why the call's passed arguments cannot be computed on every call (the helper's own
     arguments, module-level names and literals, are evaluated only when the test holds).
 
-    Only plain arguments are passed (``totals.plain_argument``, or metadata of a name that the
-    test's first operand, passed before them, computes with: ``h.numel()`` after ``(h >
-    0).any()``): another operation may fail for some dtypes or shapes (``ids.mean()`` on
-    integers, ``h.sum(2)`` on a matrix, ``x.mT`` on a vector), or an attribute be missing
-    (``self.missing``, ``x.grad.sum()``), where the original never ran it."""
+    Only plain arguments are passed (``totals.plain_argument``): another operation may fail for
+    some dtypes or shapes (``ids.mean()`` on integers, ``h.sum(2)`` on a matrix, ``x.mT`` on a
+    vector), or an attribute be missing (``self.missing``, ``x.grad.sum()``, ``h.numel()`` of
+    an ``h`` that passed the test but is a numpy array), where the original never ran it."""
     if plan is None:
         return None
-    first = head.test.values[0] if isinstance(head.test, ast.BoolOp) else head.test
-    tested = {  # passed first: tensors once it has computed, as in the `if`
-        name for name in names_read(first)
-        if name != "self" and ctx.values.kind(ast.Name(id=name, ctx=ast.Load())) is not Kind.STATIC
-    }
     for argument in passed_arguments(call, plan, ctx):
-        receiver = metadata_receiver(argument)
-        if not (plain_argument(argument, ctx) or (receiver is not None and receiver.id in tested)):
+        if not plain_argument(argument, ctx):
             return (
                 f"`{ast.unparse(argument)}` would be computed on every call, not only when the "
                 "test holds, and a tensor operation may fail for some dtypes or shapes"
