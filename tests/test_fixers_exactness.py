@@ -2084,6 +2084,34 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([4.0, 9.0]), torch.tensor([2, 1])),
         "a tensor the caller can hold",
     ),
+    # the twenty-third sweep's: a cast of a conditional expression kept the input itself (its
+    # root is no name), and `a and b` of tensors was speculated (`bool()` of several elements)
+    "a branch that keeps a cast of a conditional expression of its input": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    out = (x.div(1) if self.training else x).float()
+                else:
+                    out = x * 2
+                return out
+        """,
+        (torch.ones(2, 3),),
+        "one path keeps `x`, a tensor the caller can hold",
+    ),
+    "a branch that takes the truth of a tensor": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    out = (x.div(1) and x).float()
+                else:
+                    out = x * 2
+                return out
+        """,
+        (-torch.ones(2, 3),),
+        "takes the truth of a value that may be a tensor",
+    ),
     # operations that fail on some values of an argument, speculated by the twenty-first
     # sweep's fixes on the path that did not run them
     "a branch that fills integers with a tensor's value": (

@@ -138,6 +138,17 @@ def _failure(sub: ast.AST, values: ValueAnalysis, static_indexing: bool) -> Opti
     if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod)):
         if values.kind(sub) is not Kind.STATIC:
             return f"`{ast.unparse(sub)}` fails on integer zeros, which the other path may hold"
+    truths = (  # what Python takes the truth of: `bool()` of a tensor of several elements fails
+        sub.values[:-1] if isinstance(sub, ast.BoolOp)
+        else [sub.test] if isinstance(sub, ast.IfExp)
+        else [sub.operand] if isinstance(sub, ast.UnaryOp) and isinstance(sub.op, ast.Not)
+        else []
+    )
+    if any(values.kind(truth) is not Kind.STATIC for truth in truths):
+        return (
+            f"`{ast.unparse(sub)}` takes the truth of a value that may be a tensor, which fails "
+            "for several elements"
+        )
     return None
 
 

@@ -126,7 +126,7 @@ def aliasing_problem(
             (line for other in aliases if (line := escape_after(other, node, ctx))),
             default=None,
         )
-        for value in (inner for each in kept for inner in _kept_tensors(each)):
+        for value in (inner for each in kept for inner in _kept_tensors(each, ctx)):
             root = root_name(value)
             if root in ctx.mutations and may_alias(value, ctx):
                 line = ctx.mutations[root][0]
@@ -157,13 +157,23 @@ def aliasing_problem(
     return None
 
 
-def _kept_tensors(value: ast.expr) -> List[ast.expr]:
-    """The tensors that ``value`` may be as they are: ``x`` of ``+x`` (``Tensor.__pos__``
-    returns its tensor itself) and of each side of ``x if flag else y``; else ``value``."""
+def _kept_tensors(value: ast.expr, ctx: FunctionContext) -> List[ast.expr]:
+    """The tensors that ``value`` may be as they are, or views of: ``x`` of ``+x``
+    (``Tensor.__pos__`` returns its tensor itself), of each side of ``x if flag else y`` and
+    each operand of ``a and b`` (which give back one of them), and, for a view, a cast or a
+    call that may hand back an argument, ``value`` and what it may be of (``x`` of
+    ``(x if flag else y).float()``, whose own root is no name); else ``value``."""
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.UAdd):
-        return _kept_tensors(value.operand)
+        return _kept_tensors(value.operand, ctx)
     if isinstance(value, ast.IfExp):
-        return [*_kept_tensors(value.body), *_kept_tensors(value.orelse)]
+        return [*_kept_tensors(value.body, ctx), *_kept_tensors(value.orelse, ctx)]
+    if isinstance(value, ast.BoolOp):
+        return [kept for operand in value.values for kept in _kept_tensors(operand, ctx)]
+    if isinstance(value, ast.Call):
+        kind = _call_kind(value, ctx)
+        if kind in ("view", "through"):
+            sources = call_sources(value, kind)
+            return [value, *(kept for source in sources for kept in _kept_tensors(source, ctx))]
     return [value]
 
 
