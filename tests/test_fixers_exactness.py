@@ -1492,6 +1492,24 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2), torch.tensor([-1, 5])),
         "`self.steps`, which the first operand does not compute with, may be None",
     ),
+    "guard whose later test compares with an attribute a method sets through vars()": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.num_train_timesteps = 1000
+
+            def configure(self, **settings):
+                vars(self).update(settings)
+
+            def forward(self, x, timesteps):
+                if (timesteps < 0).any() or (timesteps >= self.num_train_timesteps).any():
+                    raise ValueError("timesteps out of range")
+                return x * 2
+        """,
+        (torch.ones(2), torch.tensor([-1, 5])),
+        "`self.num_train_timesteps`, which the first operand does not compute with, may be None",
+    ),
     "log calls keeping a size of a parameter and a class number": (
         """
         def helper(h):

@@ -187,7 +187,22 @@ def _number_attributes(tree: ast.Module) -> FrozenSet[str]:
     literal: Dict[int, bool] = {}  # attribute targets of assignments: a number literal?
     numbers: Set[str] = set()
     others: Set[str] = set()
+    named_setters = {  # `setattr(obj, "X", v)`: its `setattr` is weighed with "X"
+        id(node.func): node.args[1].value
+        for node in walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) in _SETTERS
+        and len(node.args) > 1
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    }
     for node in walk(tree):
+        if (
+            isinstance(node, ast.Attribute) and node.attr in _GENERIC_STORES
+            or isinstance(node, ast.Name) and node.id == "vars"
+            or isinstance(node, ast.Name) and node.id in _SETTERS and id(node) not in named_setters
+        ):
+            return frozenset()  # `vars(self).update(kw)`, `map(setattr, ...)`: any attribute
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             number = node.value is not None and _number_literal(node.value)
             literal.update((id(t), number) for t in _targets(node) if isinstance(t, ast.Attribute))
@@ -197,11 +212,8 @@ def _number_attributes(tree: ast.Module) -> FrozenSet[str]:
                     names = {t.id for t in _targets(statement) if isinstance(t, ast.Name)}
                     number = statement.value is not None and _number_literal(statement.value)
                     (numbers if number else others).update(names)
-        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in _SETTERS:
-            name = node.args[1] if len(node.args) > 1 else None
-            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-                return frozenset()  # a computed name: any attribute
-            others.add(name.value)
+        elif isinstance(node, ast.Call) and id(node.func) in named_setters:
+            others.add(named_setters[id(node.func)])
     for node in walk(tree):  # every store, `del`, `for obj.X in ...`, `with ... as obj.X`
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
             (numbers if literal.get(id(node), False) else others).add(node.attr)
@@ -209,6 +221,8 @@ def _number_attributes(tree: ast.Module) -> FrozenSet[str]:
 
 
 _SETTERS = ("setattr", "delattr")
+#: Attributes through which code stores into any attribute of an object.
+_GENERIC_STORES = frozenset({"__dict__", "__setattr__", "__delattr__", "__setstate__"})
 
 
 def _targets(node: Union[ast.Assign, ast.AugAssign, ast.AnnAssign]) -> List[ast.expr]:
