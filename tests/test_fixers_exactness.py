@@ -1576,6 +1576,27 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([[1.0, 2.0], [3.0, 0.0]]),),
         "`h.numel()` would be computed on every call",
     ),
+    "a deferred if that prints a sum of what a submodule returned, the test not reading it": (
+        """
+        class Pair(nn.Module):
+            def forward(self, x):
+                return (x, x * 2)
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.pair = Pair()
+
+            def forward(self, x):
+                h = self.pair(x)
+                if (x > 5).any():
+                    print("big", (h > 0).sum())
+                return x + 1
+        """,
+        (torch.ones(2),),
+        "`h`, which the test does not compute with, may not be a tensor",
+    ),
     "guard message naming the class, failing": (
         """
         class Block(nn.Module):

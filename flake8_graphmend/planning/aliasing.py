@@ -160,8 +160,8 @@ def aliasing_problem(
 def _kept_tensors(value: ast.expr, ctx: FunctionContext) -> List[ast.expr]:
     """The tensors that ``value`` may be as they are, or views of: ``x`` of ``+x``
     (``Tensor.__pos__`` returns its tensor itself), of each side of ``x if flag else y`` and
-    each operand of ``a and b`` (which give back one of them), and, for a view, a cast or a
-    call that may hand back an argument, ``value`` and what it may be of (``x`` of
+    each operand of ``a and b`` (which give back one of them), and, for a call that may not
+    make a new tensor, ``value`` and what it may be of (``x`` of
     ``(x if flag else y).float()``, whose own root is no name); else ``value``."""
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.UAdd):
         return _kept_tensors(value.operand, ctx)
@@ -171,7 +171,7 @@ def _kept_tensors(value: ast.expr, ctx: FunctionContext) -> List[ast.expr]:
         return [kept for operand in value.values for kept in _kept_tensors(operand, ctx)]
     if isinstance(value, ast.Call):
         kind = _call_kind(value, ctx)
-        if kind in ("view", "through"):
+        if kind != "fresh":
             sources = call_sources(value, kind)
             return [value, *(kept for source in sources for kept in _kept_tensors(source, ctx))]
     return [value]

@@ -1235,6 +1235,18 @@ def _arguments_problem(
                 f"`{ast.unparse(argument)}` would be computed on every call, not only when the "
                 "test holds, and a tensor operation may fail for some dtypes or shapes"
             )
+        unknown = sorted(  # `h.sum()` of a submodule's `h`: a tuple there fails on every call
+            name for name in names_read(argument) - names_read(head.test)
+            if name != "self" and ctx.values.value_kind(ast.Name(id=name, ctx=ast.Load()))
+            not in (Kind.TENSOR, Kind.STATIC)
+            and not isinstance(argument, ast.Name)
+        )
+        if unknown:
+            return (
+                f"`{ast.unparse(argument)}` would be computed on every call, not only when the "
+                f"test holds, and `{unknown[0]}`, which the test does not compute with, may not "
+                "be a tensor"
+            )
         unbound = sorted(n for n in names_read(argument) if maybe_unbound(n, head, ctx))
         if unbound:
             return (
