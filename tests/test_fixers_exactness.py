@@ -3776,6 +3776,18 @@ CHANGES_BEFORE_A_GUARD = {
         "        any(map(self.hist.append, [x.shape[0]]))", "        self.hist = []", "",
         "map(self.hist.append",
     ),
+    "operator.iadd handed to map": (
+        "        list(map(operator.iadd, [self.hist], [[x.shape[0]]]))", "        self.hist = []",
+        "import operator\n", "map(operator.iadd",
+    ),
+    "setattr handed to starmap": (
+        '        list(itertools.starmap(setattr, [(self, "n_seen", 1)]))',
+        "        self.n_seen = 0", "import itertools\n", "starmap(setattr",
+    ),
+    "an in-place tensor method handed to map": (
+        "        list(map(torch.Tensor.add_, [self.ema], [x.sum()]))",
+        '        self.register_buffer("ema", torch.zeros(()))', "", "torch.Tensor.add_",
+    ),
     "a list extended through its special method": (
         "        self.hist.__iadd__([x.shape[0]])", "        self.hist = []", "",
         "self.hist.__iadd__(",

@@ -60,7 +60,7 @@ def builds_in_place_module(call: ast.Call) -> bool:
 
 #: ``operator``'s in-place functions: ``operator.imul(a, b)`` updates a tensor ``a`` as
 #: ``a *= b`` does, ``operator.setitem(a, k, v)`` as ``a[k] = v``.
-_OPERATOR_UPDATES = frozenset({
+OPERATOR_UPDATES = frozenset({
     "iadd", "iand", "iconcat", "ifloordiv", "ilshift", "imatmul", "imod", "imul", "ior", "ipow",
     "irshift", "isub", "itruediv", "ixor", "setitem", "delitem",
 })
@@ -77,4 +77,4 @@ def updated_arguments(call: ast.Call, name: Optional[str] = None) -> List[ast.ex
         return []
     if name.startswith("_foreach_") and name.endswith("_"):
         return list(first.elts) if isinstance(first, (ast.List, ast.Tuple)) else [first]
-    return [first] if name in _OPERATOR_UPDATES else []
+    return [first] if name in OPERATOR_UPDATES else []

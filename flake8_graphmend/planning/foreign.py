@@ -23,7 +23,7 @@ import builtins
 from typing import Optional
 
 from ..analysis.index import root_name, walk
-from ..analysis.inplace import short_name
+from ..analysis.inplace import OPERATOR_UPDATES, short_name
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_self, is_super_call,
 )
@@ -164,6 +164,8 @@ def handed_callee(call: ast.Call, function: FunctionNode, symbols: ModuleSymbols
     for value in [*call.args, *(k.value for k in call.keywords)]:
         if not isinstance(value, (ast.Name, ast.Attribute)):
             continue
+        if _updating_callable(value, symbols):  # `map(operator.iadd, ...)`, `map(setattr, ...)`
+            return ast.unparse(value)
         root = root_name(value)
         if not root or binds_locally(function, root) or root not in symbols.imports:
             continue
@@ -171,6 +173,21 @@ def handed_callee(call: ast.Call, function: FunctionNode, symbols: ModuleSymbols
         if not pure_library(qualified):
             return qualified
     return None
+
+
+def _updating_callable(value: ast.expr, symbols: ModuleSymbols) -> bool:
+    """A callable that changes what it is handed: ``setattr``/``delattr``, an in-place
+    function of ``operator`` (``operator.iadd``, ``operator.setitem``), a method that updates
+    in place (``torch.Tensor.add_``)."""
+    if isinstance(value, ast.Name) and value.id in ("setattr", "delattr"):
+        return value.id not in symbols.defined_here()
+    qualified = symbols.qualified_name(value) or ""
+    name = qualified.rsplit(".", 1)[-1] or getattr(value, "attr", "")
+    return (
+        qualified.startswith("operator.") and name in OPERATOR_UPDATES
+        or isinstance(value, ast.Attribute) and value.attr.endswith("_")
+        and not value.attr.startswith("_")
+    )
 
 
 def known_method(name: str) -> bool:
