@@ -1614,6 +1614,27 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, 2e4]),),
         None,
     ),
+    "guard message naming a class whose metaclass makes the name a property": (
+        """
+        NAMES = []
+
+
+        class Named(type):
+            @property
+            def __name__(cls):
+                NAMES.append(1)
+                return "named"
+
+
+        class Model(nn.Module, metaclass=type("Meta", (Named, type(nn.Module)), {})):
+            def forward(self, x):
+                if (x > 1e4).any():
+                    raise ValueError(f"{type(self).__name__} overflows")
+                return x * 2
+        """,
+        (torch.ones(2),),
+        "`type(self).__name__` may fail",
+    ),
     "guard message naming a class through a local `type`": (
         """
         class Model(nn.Module):

@@ -1024,8 +1024,15 @@ def _always_computed(value: ast.expr, ctx: FunctionContext, tested: AbstractSet[
 
 def _class_name_of_self(value: ast.expr, ctx: FunctionContext) -> bool:
     """``type(self).__name__`` or ``self.__class__.__name__`` (or ``__qualname__``): every
-    class has them, whatever ``self`` holds."""
+    class has them, whatever ``self`` holds, and reading them runs no code, unless a class of
+    the file has a metaclass of its own (one may make them properties)."""
     if not (isinstance(value, ast.Attribute) and value.attr in ("__name__", "__qualname__")):
+        return False
+    if any(
+        isinstance(node, ast.ClassDef)
+        and any(keyword.arg == "metaclass" for keyword in node.keywords)
+        for node in ctx.symbols.tree.body
+    ):
         return False
     owner = value.value
     if isinstance(owner, ast.Attribute):
