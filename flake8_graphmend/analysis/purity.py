@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import AbstractSet, Optional, Set
+from typing import AbstractSet, Optional, Set, Tuple
 
 from .index import walk
 from .inplace import updates_first_argument
@@ -249,7 +249,7 @@ def _literal_tensor(value: ast.expr, symbols: ModuleSymbols) -> bool:
         isinstance(value, ast.Call)
         and symbols.qualified_name(value.func) == "torch.tensor"
         and len(value.args) == 1
-        and _number_literal(value.args[0])
+        and number_literal(value.args[0])
         and all(k.arg in ("dtype", "device") for k in value.keywords)
     )
 
@@ -263,11 +263,13 @@ def _plain_order(value: ast.expr) -> bool:
     return 0 <= order < math.inf
 
 
-def _number_literal(node: ast.expr) -> bool:
-    """``2``, ``-1.5``, ``True``: a literal number, maybe negated."""
+def number_literal(
+    node: ast.expr, kinds: Tuple[type, ...] = (int, float, complex)
+) -> bool:
+    """``2``, ``-1.5``, ``True``: a literal number (of ``kinds``), maybe negated."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         node = node.operand
-    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex))
+    return isinstance(node, ast.Constant) and isinstance(node.value, kinds)
 
 
 def _empty_raising_reduction(call: ast.Call, symbols: ModuleSymbols) -> bool:

@@ -182,9 +182,8 @@ def _updating_callable(value: ast.expr, symbols: ModuleSymbols) -> bool:
     if isinstance(value, ast.Name) and value.id in ("setattr", "delattr"):
         return value.id not in symbols.defined_here()
     qualified = symbols.qualified_name(value) or ""
-    name = qualified.rsplit(".", 1)[-1] or getattr(value, "attr", "")
     return (
-        qualified.startswith("operator.") and name in OPERATOR_UPDATES
+        qualified.startswith("operator.") and qualified.rsplit(".", 1)[-1] in OPERATOR_UPDATES
         or isinstance(value, ast.Attribute) and value.attr.endswith("_")
         and not value.attr.startswith("_")
     )

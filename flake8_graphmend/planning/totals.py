@@ -9,6 +9,7 @@ import ast
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Union
 
 from ..analysis.index import node_memo, walk
+from ..analysis.purity import number_literal
 from ..analysis.symbols import is_self, self_attribute
 from ..analysis.values import Kind, registered_name
 from . import formatted_values
@@ -147,22 +148,14 @@ def number_attribute(node: ast.expr, ctx: FunctionContext) -> bool:
     and every store of the file into an attribute ``X`` of any object stores a number literal
     (``self.num_train_timesteps = 1000``). Comparing a tensor with it, or keeping it, cannot
     fail or show a later update."""
-    owner = ctx.region.owner
     if not (
         isinstance(node, ast.Attribute)
-        and owner is not None
         and _own_receiver(node.value, ctx)
         and node.attr in _number_attributes(ctx.symbols.tree)
-        and not ctx.symbols.may_run_code(node)
     ):
         return False
-    in_body = any(
-        isinstance(statement, ast.Assign)
-        and any(isinstance(t, ast.Name) and t.id == node.attr for t in statement.targets)
-        for statement in owner.node.body
-    )
     mirrored = ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=node.attr)
-    return in_body or initialised_attribute(mirrored, ctx)
+    return initialised_attribute(mirrored, ctx)  # the class body or `__init__`; no property
 
 
 def _own_receiver(node: ast.expr, ctx: FunctionContext) -> bool:
@@ -204,13 +197,13 @@ def _number_attributes(tree: ast.Module) -> FrozenSet[str]:
         ):
             return frozenset()  # `vars(self).update(kw)`, `map(setattr, ...)`: any attribute
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            number = node.value is not None and _number_literal(node.value)
+            number = node.value is not None and number_literal(node.value, _REAL)
             literal.update((id(t), number) for t in _targets(node) if isinstance(t, ast.Attribute))
         if isinstance(node, ast.ClassDef):
             for statement in node.body:
                 if isinstance(statement, (ast.Assign, ast.AnnAssign)):
                     names = {t.id for t in _targets(statement) if isinstance(t, ast.Name)}
-                    number = statement.value is not None and _number_literal(statement.value)
+                    number = statement.value is not None and number_literal(statement.value, _REAL)
                     (numbers if number else others).update(names)
         elif isinstance(node, ast.Call) and id(node.func) in named_setters:
             others.add(named_setters[id(node.func)])
@@ -229,10 +222,8 @@ def _targets(node: Union[ast.Assign, ast.AugAssign, ast.AnnAssign]) -> List[ast.
     return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 
-def _number_literal(value: ast.expr) -> bool:
-    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
-        value = value.operand
-    return isinstance(value, ast.Constant) and isinstance(value.value, (int, float))
+#: The literals a number attribute may hold: real numbers, which a tensor compares with.
+_REAL = (int, float)
 
 
 @node_memo
