@@ -489,8 +489,10 @@ def markdown_table(results: List[RowResult]) -> str:
 
 def compiles_less(before: Optional[int], after: Optional[int], events_after: Optional[int]) -> bool:
     """Whether the fixed code's graphs make fewer of the program's calls while it still breaks
-    (``events_after``): code that compiled runs eagerly (``verify.report.compiles_less``)."""
-    return before is not None and after is not None and after < before and events_after != 0
+    (``events_after``): code that compiled runs eagerly (``verify.report.calls_fell``)."""
+    from flake8_graphmend.verify.report import calls_fell
+
+    return calls_fell(before, after, events_after)
 
 
 def compiles_less_note(

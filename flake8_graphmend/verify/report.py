@@ -75,15 +75,19 @@ def problems(verification: Verification, max_breaks: Optional[int] = None) -> Li
     return found
 
 
-def compiles_less(original: ArmResult, fixed: ArmResult) -> Optional[str]:
-    """Why the fixed arm compiles less of the program than the original, or None: its graphs
-    make fewer of the program's calls, so code that compiled runs eagerly (a frame whose first
-    break is now one in a loop, which Dynamo skips). A fixed arm without breaks runs nothing
+def calls_fell(before: Optional[int], after: Optional[int], breaks_after: Optional[int]) -> bool:
+    """Whether the fixed code's graphs make fewer of the program's calls (``before``,
+    ``after``) while it still breaks: code that compiled runs eagerly (a frame whose first
+    break is now one in a loop, which Dynamo skips). Fixed code without breaks runs nothing
     eagerly: fewer calls there come from paths that the program takes only when traced whole
     (transformers builds no causal mask under `is_torchdynamo_compiling()` in training)."""
-    if original.compiled_calls is None or fixed.compiled_calls is None or not fixed.breaks:
-        return None
-    if fixed.compiled_calls >= original.compiled_calls:
+    return before is not None and after is not None and after < before and breaks_after != 0
+
+
+def compiles_less(original: ArmResult, fixed: ArmResult) -> Optional[str]:
+    """Why the fixed arm compiles less of the program than the original (``calls_fell``), or
+    None."""
+    if not calls_fell(original.compiled_calls, fixed.compiled_calls, fixed.breaks):
         return None
     return (
         f"the fixed code's graphs make fewer of the program's calls ({fixed.compiled_calls}) "
