@@ -1229,17 +1229,19 @@ def _arguments_problem(
     an ``h`` that passed the test but is a numpy array), where the original never ran it."""
     if plan is None:
         return None
+    tested = names_read(head.test)
     for argument in passed_arguments(call, plan, ctx):
         if not plain_argument(argument, ctx):
             return (
                 f"`{ast.unparse(argument)}` would be computed on every call, not only when the "
                 "test holds, and a tensor operation may fail for some dtypes or shapes"
             )
-        unknown = sorted(  # `h.sum()` of a submodule's `h`: a tuple there fails on every call
-            name for name in names_read(argument) - names_read(head.test)
-            if name != "self" and ctx.values.value_kind(ast.Name(id=name, ctx=ast.Load()))
+        unknown = [] if isinstance(argument, ast.Name) else sorted(
+            # `h.sum()` of a submodule's `h`: a tuple there fails on every call
+            name for name in names_read(argument) - tested
+            if name != "self"
+            and ctx.values.value_kind(ast.Name(id=name, ctx=ast.Load()))
             not in (Kind.TENSOR, Kind.STATIC)
-            and not isinstance(argument, ast.Name)
         )
         if unknown:
             return (
