@@ -3729,6 +3729,74 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.tensor([1.0, -2.0]),),
         "x.view(-1).add_(1.0)",
     ),
+    "a deferred if passes what its test computes, and a total reduction of it": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    y = x * 3
+                else:
+                    y = x - 1
+                if y.abs().max() > 100:
+                    logger.warning("overflow risk: %.3f", y.abs().max().item())
+                if (x.sum(-1) > 10).any():
+                    print("rows", x.sum(-1), (x.sum(-1) > 10).sum().item())
+                return y
+        """,
+        (torch.full((2, 3), 50.0),),
+        None,
+    ),
+    "a deferred if whose test fails on an empty tensor, with what it computes passed": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                if x.abs().max() > 100:
+                    logger.warning("overflow risk: %.3f", x.abs().max().item())
+                return x * 2
+        """,
+        (torch.ones(0, 3),),
+        None,
+    ),
+    "a deferred if passing what its test computes only on one side of a conditional": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, m=None):
+                if (m.max() if m is not None else x.min()) > 0:
+                    print("max", m.max().item())
+                return x * 2
+        """,
+        (torch.ones(3),),
+        "`m.max()` would be computed on every call",
+    ),
+    "a deferred if passing a name that its test reads on one side of a conditional only": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, flag: bool = False):
+                if flag:
+                    b = x * 2
+                if (b if flag else x).max() > 0:
+                    print("sum", b.sum())
+                return x * 2
+        """,
+        (-torch.ones(3),),
+        "`b` would be read on every call",
+    ),
+    "a deferred if passing what its test computes, through a property": (
+        """
+        class Model(nn.Module):
+            @property
+            def scale(self):
+                print("scale read")
+                return 2.0
+
+            def forward(self, x):
+                if (x * self.scale).max() > 100:
+                    print("large", (x * self.scale).max().item())
+                return x * 2
+        """,
+        (torch.ones(3),),
+        "may be a property",
+    ),
 }
 
 

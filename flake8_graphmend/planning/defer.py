@@ -32,6 +32,8 @@ from .items import is_zero_dim, item_of
 from .module_state import callees_in_file, stored_roots
 from .per_call import PASSED_CONSTANTS, changes_between_calls, per_call_problem, python_scalar
 from .totals import (
+    computed_by,
+    evaluated_parts,
     maybe_unbound,
     metadata_receiver,
     names_read,
@@ -1114,7 +1116,7 @@ def deferred_if_plan(
     for statement, code in zip(statements, codes):
         assert isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
         call, problem = defer_plan(code or "", statement.value, statement, ctx)
-        problem = problem or _arguments_problem(statement.value, call, head, ctx)
+        problem = problem or _arguments_problem(statement.value, call, head, operands, ctx)
         if call is None or problem:
             return declined(f"{problem} (line {statement.lineno})")
         calls.append(call)
@@ -1218,20 +1220,28 @@ def passed_arguments(call: ast.Call, plan: DeferPlan, ctx: FunctionContext) -> L
 
 
 def _arguments_problem(
-    call: ast.Call, plan: Optional[DeferPlan], head: ast.If, ctx: FunctionContext
+    call: ast.Call,
+    plan: Optional[DeferPlan],
+    head: ast.If,
+    operands: List[ast.expr],
+    ctx: FunctionContext,
 ) -> Optional[str]:
     """Why the call's passed arguments cannot be computed on every call (the helper's own
     arguments, module-level names and literals, are evaluated only when the test holds).
 
-    Only plain arguments are passed (``totals.plain_argument``): another operation may fail for
+    Only plain arguments (``totals.plain_argument``) and what the tests' ``operands`` compute
+    anyway (``totals.computed_by``) are passed: another operation may fail for
     some dtypes or shapes (``ids.mean()`` on integers, ``h.sum(2)`` on a matrix, ``x.mT`` on a
     vector), or an attribute be missing (``self.missing``, ``x.grad.sum()``, ``h.numel()`` of
     an ``h`` that passed the test but is a numpy array), where the original never ran it."""
     if plan is None:
         return None
     tested = names_read(head.test)
+    # the names the tests read whatever the values: unbound, they raise there, as before
+    read = {part.id for part in evaluated_parts(operands) if isinstance(part, ast.Name)}
     for argument in passed_arguments(call, plan, ctx):
-        if not plain_argument(argument, ctx):
+        again = computed_by(argument, operands, ctx)
+        if not (again or plain_argument(argument, ctx)):
             return (
                 f"`{ast.unparse(argument)}` would be computed on every call, not only when the "
                 "test holds, and a tensor operation may fail for some dtypes or shapes"
@@ -1249,13 +1259,13 @@ def _arguments_problem(
                 f"test holds, and `{unknown[0]}`, which the test does not compute with, may not "
                 "be a tensor"
             )
-        unbound = sorted(n for n in names_read(argument) if maybe_unbound(n, head, ctx))
+        unbound = sorted(n for n in names_read(argument) - read if maybe_unbound(n, head, ctx))
         if unbound:
             return (
                 f"`{unbound[0]}` would be read on every call, not only when the test holds, "
                 "and may be unbound where the `if` starts"
             )
-        problem = impurity(argument, ctx.values, ctx.symbols, static_indexing=False)
+        problem = impurity(argument, ctx.values, ctx.symbols, static_indexing=False, again=again)
         if problem:
             return (
                 f"`{ast.unparse(argument)}` would be computed on every call, "

@@ -6,7 +6,7 @@ and arguments of an ``if`` deferred as a whole, the message of a check).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Union
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set, Union
 
 from ..analysis.index import node_memo, walk
 from ..analysis.purity import number_literal
@@ -93,6 +93,42 @@ def plain_argument(node: ast.expr, ctx: FunctionContext) -> bool:
     if isinstance(node, ast.JoinedStr):
         return all(plain_argument(piece.value, ctx) for piece in formatted_values(node))
     return _total_reduction(node, ctx) is not None
+
+
+def computed_by(node: ast.expr, tests: List[ast.expr], ctx: FunctionContext) -> bool:
+    """Whether computing ``tests`` computes ``node`` itself, whatever their values
+    (``evaluated_parts``: ``x.abs().max()`` of ``x.abs().max() > 100``), or a total reduction
+    of such a part (``(x > 10).sum()`` of ``(x > 10).any()``). Computed again with the same
+    names, right after, it gives the same value without failing where they did not fail; one
+    that binds a name (``:=``) or yields is never taken."""
+    if any(isinstance(sub, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)) for sub in walk(
+        node
+    )):
+        return False
+    reduced = whole_reduction(node, _TOTAL_REDUCTIONS, ctx)
+    if reduced is not None and computed_by(reduced[1], tests, ctx):
+        return True
+    wanted = ast.dump(node)
+    return any(ast.dump(part) == wanted for part in evaluated_parts(tests))
+
+
+def evaluated_parts(tests: List[ast.expr]) -> Iterator[ast.expr]:
+    """The expressions that computing ``tests`` computes whatever the values: those that
+    neither an ``and``/``or`` (after its first operand) nor an ``a if c else b`` (but its
+    test) may skip, outside lambdas and comprehensions."""
+    pending = list(tests)
+    while pending:
+        part = pending.pop()
+        yield part
+        if isinstance(part, ast.BoolOp):
+            pending.append(part.values[0])
+        elif isinstance(part, ast.IfExp):
+            pending.append(part.test)
+        elif not isinstance(part, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                                   ast.GeneratorExp)):
+            pending.extend(
+                child for child in ast.iter_child_nodes(part) if isinstance(child, ast.expr)
+            )
 
 
 def _metadata(node: ast.expr, ctx: FunctionContext) -> bool:
