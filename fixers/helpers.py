@@ -75,8 +75,9 @@ def {DEFERRED}(function):
     `function` at the same point of the graph, with the tensors as they are
     there, and with `{IN_GRAPH}=True` if it takes that keyword. Arguments must
     be tensors, str, int, float or bool; where that, or the op, is not
-    available (an older torch, a tensor that requires grad), the call
-    runs as written, graph break included.
+    available (an older torch, a tensor that requires grad, a transform of
+    torch.func such as vmap, for which the op has no rule), the call runs
+    as written, graph break included.
     """
     import functools
     import inspect
@@ -125,6 +126,9 @@ def {DEFERRED}(function):
         functools.partial(function, {IN_GRAPH}=True) if located else function
     )
     {INLINE_ONLY}(function)
+    level = getattr(
+        getattr(torch._C, "_functorch", None), "maybe_current_level", None
+    )
 
     def kind_of(value):  # an Enum or a numpy scalar prints otherwise: "?"
         if isinstance(value, torch.Tensor):
@@ -142,6 +146,8 @@ def {DEFERRED}(function):
     def call(*args):
         if runtime.op is None or not torch.compiler.is_compiling():
             return function(*args)
+        if level is not None and level() is not None:
+            return function(*args)  # in a torch.func transform (vmap, jvp)
         kinds = "".join(kind_of(arg) for arg in args)
         # a tensor that requires grad prints a grad_fn the op's copy lacks
         recorded = any(

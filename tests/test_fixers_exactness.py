@@ -2480,7 +2480,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return x + 1
         """,
         (torch.ones(3),),
-        None,
+        "updates `SCRATCH` in place, which may be an input of the graph",
     ),
     "extremum of the test taken again in the branch": (
         """
@@ -2590,12 +2590,13 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         """
         class Model(nn.Module):
             def forward(self, x):
-                total = x.sum()
-                print("max", x.abs().max().item(), "all positive", (x > 0).all().item())
-                logger.warning("total %.3f of %d", total.item(), x.shape[0])
-                x.add_(1)
-                logger.info("after %s", x.sum().item())
-                return x / total
+                h = x * 1
+                total = h.sum()
+                print("max", h.abs().max().item(), "all positive", (h > 0).all().item())
+                logger.warning("total %.3f of %d", total.item(), h.shape[0])
+                h.add_(1)
+                logger.info("after %s", h.sum().item())
+                return h / total
         """,
         (torch.tensor([1.0, -2.5, 3.0]),),
         None,
@@ -3780,6 +3781,67 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         """,
         (-torch.ones(3),),
         "`b` would be read on every call",
+    ),
+    "a print in a function that updates its input in place": (
+        """
+        class Model(nn.Module):
+            def forward(self, a, b):
+                print("before", a.sum())
+                a.add_(1)
+                return a + b
+        """,
+        (torch.arange(4.0), torch.ones(4)),
+        "updates `a` in place, which may be an input of the graph",
+    ),
+    "a log call in a function that updates a view of its input in place": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                row = x[0]
+                logger.info("first row %s", "taken")
+                row.mul_(2)
+                return x * 2
+        """,
+        (torch.ones(2, 3),),
+        "updates `row` in place",
+    ),
+    "a guard in a function that updates a buffer in place": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("memory", torch.zeros(4))
+
+            def forward(self, x):
+                if (x < 0).any():
+                    raise ValueError("negative input")
+                self.memory.mul_(0.5).add_(x)
+                return x * 2
+        """,
+        (torch.ones(4),),
+        "updates `self.memory` in place",
+    ),
+    "a print in a function that updates only what it made, and Python state of an object": (
+        """
+        class Cache:
+            def __init__(self):
+                self.is_updated = {}
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cache = Cache()
+
+            def forward(self, x, cache=None):
+                cache = self.cache if cache is None else cache
+                h = x * 2
+                print("sum", h.sum())
+                h.add_(1)
+                cache.is_updated[0] = True
+                return h
+        """,
+        (torch.ones(3),),
+        None,
     ),
     "a deferred if passing what its test computes, through a property": (
         """

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, ClassVar, FrozenSet, List, Optional, Tuple, TypeVar, Union
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -34,6 +34,10 @@ def formatted_values(message: ast.JoinedStr) -> List[ast.FormattedValue]:
 @dataclass(frozen=True)
 class Plan:
     """Base of the plans: what one fixer needs to rewrite one site (a dataclass per fix shape)."""
+
+    #: The fix puts the ordered custom op of the deferred calls into the graph
+    #: (``aliasing.graph_input_update`` says where it may not).
+    ordered: ClassVar[bool] = False
 
     def caveat(self) -> Optional[str]:
         """What the fix leaves as it was at this site (said with the finding and by the

@@ -11,9 +11,11 @@ import ast
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from ..analysis.index import (
-    child_blocks, loops_around, outer_names, parameter_names, parent_map, root_name, walk,
+    child_blocks, loops_around, outer_names, parameter_names, parent_map, root_name,
+    scope_names, walk,
 )
 from ..analysis.inplace import builds_in_place_module
+from ..analysis.purity import ALIASING_OPERATIONS
 from ..analysis.symbols import FunctionNode, is_self, self_attribute
 from ..analysis.values import Kind, constant_int
 from .module_state import call_changes_state, holders, updated_by_call, updates_in_place
@@ -93,6 +95,103 @@ def _mutating_call(name: str, ctx: FunctionContext, after: int = 0) -> Optional[
         ):
             return call
     return None
+
+
+def graph_input_update(ctx: FunctionContext) -> Optional[str]:
+    """Why the ordered op of the deferred calls may not go into this function's graph: the
+    function updates in place a tensor that may be an input of the graph (a parameter's,
+    through the names that may share its storage, an attribute's, a global's or a closure's:
+    not one it made), and torch 2.13's AOTAutograd, which AOT backends and Inductor run, then
+    fails where the caller passes inputs that share memory (a cache and a view of it): the
+    op's effect token goes missing (``StopIteration``, "Expected positional argument for
+    parameter tangents_token"). The original, whose call broke the graph, compiles."""
+    memo = vars(ctx).setdefault("_graph_input_update", [])  # kept like a cached_property's
+    if not memo:
+        memo.append(_graph_input_update(ctx))
+    return memo[0]
+
+
+def _graph_input_update(ctx: FunctionContext) -> Optional[str]:
+    function = ctx.region.function
+    own = scope_names(function) - parameter_names(function)
+    inputs = _views_of_inputs(function, own)
+    for node in walk(function):
+        if isinstance(node, ast.Call):
+            updated = updated_by_call(node, ctx.symbols)
+        elif isinstance(node, ast.AugAssign):  # in place for a tensor; a number is rebound
+            updated = [] if _number(node.target, ctx) else [node.target]
+        elif isinstance(node, ast.Assign):
+            updated = [target.value for target in node.targets if isinstance(target, ast.Subscript)]
+        else:
+            continue
+        for value in updated:
+            base = _viewed(value)
+            if isinstance(base, ast.Attribute):  # a tensor attribute of `self`, a buffer
+                found = is_self(base.value) and ctx.values.kind(base) is not Kind.STATIC
+            else:  # not what an attribute of another object holds: Python state
+                found = isinstance(base, ast.Name) and base.id in inputs
+            if found:
+                return (
+                    f"line {node.lineno} updates `{ast.unparse(base)}` in place, which may be "
+                    "an input of the graph: with the ordered op of the deferred calls there, "
+                    "torch 2.13's AOTAutograd (AOT backends, Inductor) fails where the caller "
+                    "passes inputs that share memory"
+                )
+    return None
+
+
+def _number(target: ast.expr, ctx: FunctionContext) -> bool:
+    """A Python value, or a global that the module binds to a literal (``CALLS = 0``)."""
+    if ctx.values.kind(target) is Kind.STATIC:
+        return True
+    bound = ctx.symbols.assignments.get(target.id) if isinstance(target, ast.Name) else None
+    return isinstance(bound, ast.Constant)
+
+
+def _viewed(value: ast.expr) -> ast.expr:
+    """What ``value`` is, or is a view of: ``x`` of ``x[i]``, ``x.view(-1)``, ``x.T``."""
+    while True:
+        if isinstance(value, ast.Subscript):
+            value = value.value
+        elif isinstance(value, ast.Attribute) and value.attr in ("T", "mT", "data"):
+            value = value.value
+        elif (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr in ALIASING_OPERATIONS
+        ):
+            value = value.func.value
+        else:
+            return value
+
+
+def _views_of_inputs(function: FunctionNode, own: Set[str]) -> Set[str]:
+    """The names whose tensors may be inputs of the function's graph, or views of them: its
+    parameters (not ``self``, nor the tuple and dict of ``*args`` and ``**kwargs``), globals
+    and closures' names, and the locals bound to one of those or a view of it (``z = y[0]``,
+    ``a, b = x.chunk(2)``, ``for row in x``)."""
+    named = {node.id for node in walk(function) if isinstance(node, ast.Name)}
+    packed = {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
+    found = (named | parameter_names(function)) - own - packed - {"self"}
+    bindings = [
+        (node.targets, node.value) if isinstance(node, ast.Assign)
+        else ([node.target], node.iter)
+        for node in walk(function)
+        if isinstance(node, (ast.Assign, ast.For, ast.AsyncFor))
+    ]
+    grown = True
+    while grown:
+        grown = False
+        for targets, value in bindings:
+            base = _viewed(value)
+            if not (isinstance(base, ast.Name) and base.id in found):
+                continue
+            for target in targets:
+                for name in walk(target):
+                    if isinstance(name, ast.Name) and name.id in own and name.id not in found:
+                        found.add(name.id)
+                        grown = True
+    return found
 
 
 def aliasing_problem(

@@ -60,6 +60,8 @@ _CONTAINERS = {"tuple", "list", "dict", "set", "frozenset", "sorted", "zip", "en
 class DeferPlan(Plan):
     """The call becomes a call of a registered helper that makes it."""
 
+    ordered = True
+
     #: The callee as written (``logger.warning``, ``warnings.warn``, ``print``).
     callee: str
     #: Positional arguments written into the helper (module-level names, literals the op
@@ -966,6 +968,8 @@ class DeferIfPlan(Plan):
     and as the original applied it: a 0-d or one-element tensor is true when nonzero (NaN too),
     a larger one raises the same ``RuntimeError``, and ``and``/``or`` stop where they did.
     """
+
+    ordered = True
 
     #: The line of the ``if``.
     line: int

@@ -47,6 +47,8 @@ class DrawGuard(Plan):
     """``if <static conjuncts> and _graphmend_draw_below(r, p):`` in place of
     ``if ... and r < p:``."""
 
+    ordered = True
+
     #: Conjuncts before the comparison, kept in place.
     static_conjuncts: int
     #: The source of ``r``, a name.

@@ -37,6 +37,8 @@ class SplitIfPlan(Plan):
     """Two statements in place of the ``if``: the deferred ``if`` of its print, log and warn
     calls, then the selection of the rest."""
 
+    ordered = True
+
     #: The ``if`` of the calls (the other statements left out of its branches).
     calls: DeferIfPlan
     #: The selection of the other statements (the calls left out of the branches).

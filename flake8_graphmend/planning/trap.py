@@ -52,6 +52,8 @@ class TrapPlan(Plan):
     The guard is a lone ``raise Error(message)`` of a builtin exception, without ``else``.
     """
 
+    ordered = True
+
     #: Leading conjuncts of the test that are Python values: they stay an ``if``.
     static_conjuncts: int
     #: The tensor part is one ``torch.equal(a, b)`` call (compared shapes first, as it does).
@@ -92,6 +94,8 @@ class ItemKeptPlan(Plan):
     call becomes ``_graphmend_item(<reduction>)`` (the flag a 0-d bool tensor that only the
     guard reads, with the same truth), and the guard at ``guard`` a check."""
 
+    ordered = True
+
     guard: Position
 
     def covers(self) -> FrozenSet[Position]:
@@ -103,6 +107,8 @@ class AssertPlan(Plan):
     """``assert <reduction>.item() <op> <int>[, message]`` becomes ``if __debug__:
     _graphmend_assert(<the test, the number kept a tensor>[, message])`` (``python -O`` strips
     it as it strips the ``assert``)."""
+
+    ordered = True
 
     #: Where the compared ``.item()`` call is (its GM401 is fixed with the ``assert``).
     item: Position

@@ -15,7 +15,7 @@ from ..analysis.regions import Region
 from ..analysis.symbols import ModuleSymbols, is_self, self_attribute
 from ..analysis.values import Kind, ValueAnalysis
 from ..planning import Plan, Position
-from ..planning.aliasing import reaching_bindings
+from ..planning.aliasing import graph_input_update, reaching_bindings
 from ..planning.conditions import split_condition
 from ..planning.trap import try_problem
 from ..registry import RULES_BY_CODE, Rule
@@ -430,7 +430,9 @@ class FunctionContext:
         loops = loops or self._in_generator(node)
         line, col = node.lineno, self._char_col(node.lineno, node.col_offset)
         if plan is not None and rule.fixer:
-            placement = self._placement_problem(node)
+            placement = self._placement_problem(node) or (
+                graph_input_update(self) if plan.ordered else None
+            )
             if placement:
                 plan, decline = None, placement
         where = f"{self.function_name}()"
