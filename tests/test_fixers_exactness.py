@@ -3782,6 +3782,76 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (-torch.ones(3),),
         "`b` would be read on every call",
     ),
+    "a loss's .item() printed where only the loss reaches it, the name None elsewhere": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, targets=None):
+                logits = x * 100
+                loss = None
+                if targets is not None:
+                    loss = nn.functional.cross_entropy(logits, targets, ignore_index=-1)
+                    if loss > 10:
+                        print("large loss", loss.item())
+                    logger.info("loss %.4f", loss.item())
+                return logits if loss is None else loss
+        """,
+        (torch.tensor([[1.0, 0.0, 0.5, 0.2], [0.0, 1.0, 0.0, 0.3]]), torch.tensor([1, 3])),
+        None,
+    ),
+    "a .item() printed where a binding of several elements may reach it": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, flag: bool = False):
+                total = x.sum()
+                if flag:
+                    total = x
+                print("total", total.item())
+                return x * 2
+        """,
+        (torch.ones(1),),
+        "`total.item()` turns tensor data into a Python number",
+    ),
+    "a selection that fills with float('-inf')": (
+        """
+        class Model(nn.Module):
+            def forward(self, mask, x):
+                if mask.any():
+                    y = x.masked_fill(mask, float("-inf"))
+                else:
+                    y = x + 0
+                return y.softmax(-1)
+        """,
+        (torch.tensor([True, False, False]), torch.ones(3)),
+        None,
+    ),
+    "a selection that makes a number of a literal that does not convert": (
+        """
+        class Model(nn.Module):
+            def forward(self, mask, x):
+                if mask.any():
+                    y = x.masked_fill(mask, int("-inf"))
+                else:
+                    y = x + 0
+                return y
+        """,
+        (torch.tensor([False, False]), torch.ones(2)),
+        "it calls `int()`",
+    ),
+    "a counter that the function counts up, logged and printed": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                step = 0
+                for _ in range(3):
+                    x = x * 2
+                    logger.info("step %d", step)
+                    step += 1
+                print("steps", step)
+                return x
+        """,
+        (torch.ones(3),),
+        None,
+    ),
     "a print in a function that updates its input in place": (
         """
         class Model(nn.Module):

@@ -272,6 +272,27 @@ def number_literal(
     return isinstance(node, ast.Constant) and isinstance(node.value, kinds)
 
 
+def _number_of_literal(call: ast.Call, symbols: ModuleSymbols) -> bool:
+    """``float("-inf")``, ``float("nan")``, ``int(2.0)``: a builtin number made of one literal
+    that it converts (known here by converting it), the same on every path."""
+    func = call.func
+    if not (
+        isinstance(func, ast.Name)
+        and func.id in ("float", "int")
+        and func.id not in symbols.defined_here()
+        and len(call.args) == 1
+        and not call.keywords
+        and isinstance(call.args[0], ast.Constant)
+        and type(call.args[0].value) in (str, int, float)
+    ):
+        return False
+    try:
+        {"float": float, "int": int}[func.id](call.args[0].value)
+    except (ValueError, OverflowError):
+        return False
+    return True
+
+
 def _empty_raising_reduction(call: ast.Call, symbols: ModuleSymbols) -> bool:
     """``x.max()``, ``x.amin(dim=1)``, ``torch.argmax(x)``: not ``torch.max(a, b)``, which is
     elementwise."""
@@ -346,7 +367,7 @@ def _call_impurity(
     ):
         if all(values.kind(a) is Kind.STATIC for a in call.args):
             return None
-    if type_call(call, values, symbols):
+    if type_call(call, values, symbols) or _number_of_literal(call, symbols):
         return None
     if _empty_raising_reduction(call, symbols):
         # it succeeded on these values the first time, or reduces (along a dim, say) a name

@@ -314,6 +314,9 @@ class ValueAnalysis:
         self._cache: Dict[str, Kind] = {}
         self._visiting: Set[str] = set()
         self._truth_visiting: Set[str] = set()
+        #: The ``x op v`` values that stand for ``x op= v``: their kind is ``x``'s other
+        #: values' joined with ``v``'s (``step = 0`` then ``step += 1``: a number).
+        self._augmented: Dict[int, ast.expr] = {}
         args = facts.node.args
         for arg in args.posonlyargs + args.args + args.kwonlyargs:
             self._params[arg.arg] = arg
@@ -331,9 +334,11 @@ class ValueAnalysis:
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
             self._bind_target(node.target, node.value)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            self._assigned.setdefault(node.target.id, []).append(
-                ast.BinOp(left=ast.Name(node.target.id, ast.Load()), op=node.op, right=node.value)
+            value = ast.BinOp(
+                left=ast.Name(node.target.id, ast.Load()), op=node.op, right=node.value
             )
+            self._augmented[id(value)] = node.value
+            self._assigned.setdefault(node.target.id, []).append(value)
         elif isinstance(node, ast.NamedExpr):
             self._bind_target(node.target, node.value)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
@@ -403,6 +408,10 @@ class ValueAnalysis:
         bound = self._assigned.get(name, [])
         return bool(bound) and name not in self._params and all(map(test, bound))
 
+    def augmented_operand(self, value: ast.expr) -> Optional[ast.expr]:
+        """``v`` where ``value``, one of a name's assigned values, stands for ``x op= v``."""
+        return self._augmented.get(id(value))
+
     # ------------------------------------------------------------------ classification
     def kind(self, node: ast.expr, depth: int = 0) -> Kind:
         if depth > _DEPTH_LIMIT:
@@ -437,7 +446,10 @@ class ValueAnalysis:
             return Kind.UNKNOWN
         self._visiting.add(name)
         try:
-            kinds = {self.kind(value, depth) for value in self._assigned.get(name, [])}
+            kinds = {
+                self.kind(self._augmented.get(id(value), value), depth)
+                for value in self._assigned.get(name, [])
+            }
             if name in self._params:
                 kinds.add(self._parameter_kind(name))
         finally:

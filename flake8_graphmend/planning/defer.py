@@ -26,7 +26,7 @@ from ..analysis.purity import impurity
 from ..analysis.symbols import ClassInfo, ModuleSymbols, self_attribute
 from ..analysis.values import Kind, is_size
 from . import Plan, Planned, Position, declined, formatted_values, position
-from .aliasing import escape_after, hands_on_caller_tensor, may_alias
+from .aliasing import escape_after, hands_on_caller_tensor, may_alias, reaching_bindings
 from .conditions import is_elif, shared_line_problem, split_condition
 from .items import is_zero_dim, item_of
 from .module_state import callees_in_file, stored_roots
@@ -753,14 +753,29 @@ _READING_METHODS = frozenset({
 
 def item_receiver(node: ast.expr, ctx: FunctionContext) -> Optional[ast.expr]:
     """``t`` of ``t.item()`` where ``t`` is a tensor that always has one element (a whole
-    reduction, a comparison of one, a local only ever assigned one: ``items.is_zero_dim``), so
-    that ``.item()`` cannot fail and gives the same number inside the helper."""
+    reduction, a comparison of one, a local only ever assigned one: ``items.is_zero_dim``, or
+    assigned one by every binding that reaches the call: ``loss = F.cross_entropy(...)``
+    before ``loss.item()``, whatever ``loss`` is given elsewhere), so that ``.item()`` cannot
+    fail and gives the same number inside the helper."""
     receiver = item_of(node)
-    if receiver is None:
+    if receiver is None or ctx.values.kind(receiver) is Kind.STATIC:
         return None
-    if ctx.values.kind(receiver) is Kind.STATIC or not is_zero_dim(receiver, ctx):
-        return None
-    return receiver
+    if is_zero_dim(receiver, ctx) or _reaching_zero_dim(receiver, node, ctx):
+        return receiver
+    return None
+
+
+def _reaching_zero_dim(receiver: ast.expr, at: ast.expr, ctx: FunctionContext) -> bool:
+    if not isinstance(receiver, ast.Name):
+        return False
+    bindings, on_entry = reaching_bindings(receiver.id, at, ctx)
+    return bool(bindings) and not on_entry and all(
+        isinstance(binding, ast.Assign)
+        and len(binding.targets) == 1
+        and isinstance(binding.targets[0], ast.Name)
+        and is_zero_dim(binding.value, ctx)
+        for binding in bindings
+    )
 
 
 def _metadata_of_a_name(node: ast.expr, ctx: FunctionContext) -> bool:

@@ -61,10 +61,21 @@ def python_scalar(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
             for side in (node.left, node.right)
         ) and all(python_scalar(side, ctx, depth) for side in (node.left, node.right))
     if isinstance(node, ast.Name) and depth < 3:
-        return ctx.values.only_assigned(
-            node.id, lambda value: python_scalar(value, ctx, depth + 1)
-        )
+        return ctx.values.only_assigned(node.id, lambda value: _scalar_value(value, ctx, depth))
     return False
+
+
+def _scalar_value(value: ast.expr, ctx: FunctionContext, depth: int) -> bool:
+    """``python_scalar`` of one value a name is assigned; for ``n += v`` (``n = 0`` then
+    ``n += 1``), arithmetic with a scalar ``v`` keeps the name's other values scalars."""
+    operand = ctx.values.augmented_operand(value)
+    if operand is None:
+        return python_scalar(value, ctx, depth + 1)
+    return (
+        isinstance(value, ast.BinOp)
+        and isinstance(value.op, _ARITHMETIC)
+        and python_scalar(operand, ctx, depth + 1)
+    )
 
 
 def changes_between_calls(value: ast.expr, ctx: FunctionContext) -> bool:
