@@ -3863,6 +3863,45 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.arange(4.0), torch.ones(4)),
         "updates `a` in place, which may be an input of the graph",
     ),
+    "a log call before a mask that the function makes when none is given, then fills": (
+        """
+        class Model(nn.Module):
+            def forward(self, ids, mask=None):
+                if mask is None:
+                    logger.warning("initializing the mask on the first token")
+                    mask = torch.zeros_like(ids)
+                    mask[:, 0] = 1
+                    mask += 1
+                return ids * mask
+        """,
+        (torch.ones(2, 3),),
+        None,
+    ),
+    "a log call before a mask that is filled whether or not it was given": (
+        """
+        class Model(nn.Module):
+            def forward(self, ids, mask=None):
+                if mask is None:
+                    logger.warning("initializing the mask")
+                    mask = torch.zeros_like(ids)
+                mask[:, 0] = 1
+                return ids * mask
+        """,
+        (torch.ones(2, 3),),
+        "updates `mask` in place, which may be an input of the graph",
+    ),
+    "a log call in a function that updates a chunk of its input in place": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                first, second = x.chunk(2)
+                logger.info("halves %s", "taken")
+                second.mul_(2)
+                return x * 2
+        """,
+        (torch.ones(4),),
+        "updates `second` in place",
+    ),
     "a log call in a function that updates a view of its input in place": (
         """
         class Model(nn.Module):

@@ -129,7 +129,7 @@ def _graph_input_update(ctx: FunctionContext) -> Optional[str]:
             if isinstance(base, ast.Attribute):  # a tensor attribute of `self`, a buffer
                 found = is_self(base.value) and ctx.values.kind(base) is not Kind.STATIC
             else:  # not what an attribute of another object holds: Python state
-                found = isinstance(base, ast.Name) and base.id in inputs
+                found = isinstance(base, ast.Name) and _holds_input(base.id, node, inputs, ctx)
             if found:
                 return (
                     f"line {node.lineno} updates `{ast.unparse(base)}` in place, which may be "
@@ -140,12 +140,67 @@ def _graph_input_update(ctx: FunctionContext) -> Optional[str]:
     return None
 
 
+def _holds_input(
+    name: str, at: ast.AST, inputs: Set[str], ctx: FunctionContext, depth: int = 0
+) -> bool:
+    """Whether ``name`` may hold one of the ``inputs`` (``_views_of_inputs``) where ``at``
+    updates it: its value on entry (a parameter's, a global's) reaches there, or a binding that
+    reaches there makes a view of such a name (``z = y[0]``, ``h = self.buffer``), or is not
+    followed (unpacked, a loop's); not where every reaching binding makes a new tensor
+    (``mask = torch.zeros_like(ids)`` before ``mask[:, 0] = 1``). An update in place
+    (``mask += 1``, ``mask[:, 0] = 1``) keeps the tensor that reached it."""
+    if name not in inputs or depth > 3:
+        return name in inputs
+    bindings, on_entry = reaching_bindings(name, at, ctx)
+    if on_entry and name in parameter_names(ctx.region.function) | _unbound_here(name, ctx):
+        return True
+    for binding in bindings:
+        stores = isinstance(binding, ast.Assign) and not any(
+            _rebinds(target, name) for target in binding.targets
+        )  # `mask[:, 0] = 1`: the name keeps its tensor
+        if isinstance(binding, ast.AugAssign) or stores:
+            if _holds_input(name, binding, inputs, ctx, depth + 1):
+                return True
+            continue
+        if not (
+            isinstance(binding, ast.Assign)
+            and len(binding.targets) == 1
+            and isinstance(binding.targets[0], ast.Name)
+        ):
+            return True
+        base = _viewed(binding.value)
+        if isinstance(base, ast.Name) and base.id in inputs:
+            return True
+        if isinstance(base, ast.Attribute) and is_self(base.value):
+            return True
+    return False
+
+
+def _rebinds(target: ast.expr, name: str) -> bool:
+    """Whether assigning to ``target`` binds ``name`` anew (``name``, ``a, name``), not
+    stores into its object (``name[0]``, ``name.data``)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_rebinds(element, name) for element in target.elts)
+    if isinstance(target, ast.Starred):
+        return _rebinds(target.value, name)
+    return isinstance(target, ast.Name) and target.id == name
+
+
+def _unbound_here(name: str, ctx: FunctionContext) -> Set[str]:
+    """``{name}`` where the function does not bind ``name`` (a global's, a closure's)."""
+    return set() if name in scope_names(ctx.region.function) else {name}
+
+
 def _number(target: ast.expr, ctx: FunctionContext) -> bool:
     """A Python value, or a global that the module binds to a literal (``CALLS = 0``)."""
     if ctx.values.kind(target) is Kind.STATIC:
         return True
     bound = ctx.symbols.assignments.get(target.id) if isinstance(target, ast.Name) else None
     return isinstance(bound, ast.Constant)
+
+
+#: Tensor methods whose result may be the tensor itself or views of it.
+_VIEWS = ALIASING_OPERATIONS | {"chunk", "split", "unbind", "tensor_split", "unfold"}
 
 
 def _viewed(value: ast.expr) -> ast.expr:
@@ -158,7 +213,7 @@ def _viewed(value: ast.expr) -> ast.expr:
         elif (
             isinstance(value, ast.Call)
             and isinstance(value.func, ast.Attribute)
-            and value.func.attr in ALIASING_OPERATIONS
+            and value.func.attr in _VIEWS
         ):
             value = value.func.value
         else:
