@@ -3902,6 +3902,42 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(4),),
         "updates `second` in place",
     ),
+    "a log call in a function that updates its input through a conditional expression": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, scale: bool = False):
+                h = x * 2 if scale else x
+                logger.info("scaled %s", "or not")
+                h.add_(1)
+                return h
+        """,
+        (torch.ones(3),),
+        "updates `h` in place",
+    ),
+    "a print in a function that updates a view made by a torch function": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                flat = torch.flatten(x)
+                print("flattened", flat.shape)
+                flat.mul_(2)
+                return x
+        """,
+        (torch.ones(2, 2),),
+        "updates `flat` in place",
+    ),
+    "a print in a function that updates what a torch function made new": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                h = torch.relu(x)
+                print("activated", h.shape)
+                h.mul_(2)
+                return h
+        """,
+        (torch.ones(2, 2),),
+        None,
+    ),
     "a log call in a function that updates a view of its input in place": (
         """
         class Model(nn.Module):

@@ -16,7 +16,7 @@ from ..analysis.index import (
 )
 from ..analysis.inplace import builds_in_place_module
 from ..analysis.purity import ALIASING_OPERATIONS
-from ..analysis.symbols import FunctionNode, is_self, self_attribute
+from ..analysis.symbols import FunctionNode, ModuleSymbols, is_self, self_attribute
 from ..analysis.values import Kind, constant_int
 from .module_state import call_changes_state, holders, updated_by_call, updates_in_place
 from .submodules import (
@@ -114,7 +114,7 @@ def graph_input_update(ctx: FunctionContext) -> Optional[str]:
 def _graph_input_update(ctx: FunctionContext) -> Optional[str]:
     function = ctx.region.function
     own = scope_names(function) - parameter_names(function)
-    inputs = _views_of_inputs(function, own)
+    inputs = _views_of_inputs(function, own, ctx.symbols)
     for node in walk(function):
         if isinstance(node, ast.Call):
             updated = updated_by_call(node, ctx.symbols)
@@ -124,8 +124,7 @@ def _graph_input_update(ctx: FunctionContext) -> Optional[str]:
             updated = [target.value for target in node.targets if isinstance(target, ast.Subscript)]
         else:
             continue
-        for value in updated:
-            base = _viewed(value)
+        for base in (base for value in updated for base in _sources(value, ctx.symbols)):
             if isinstance(base, ast.Attribute):  # a tensor attribute of `self`, a buffer
                 found = is_self(base.value) and ctx.values.kind(base) is not Kind.STATIC
             else:  # not what an attribute of another object holds: Python state
@@ -168,11 +167,11 @@ def _holds_input(
             and isinstance(binding.targets[0], ast.Name)
         ):
             return True
-        base = _viewed(binding.value)
-        if isinstance(base, ast.Name) and base.id in inputs:
-            return True
-        if isinstance(base, ast.Attribute) and is_self(base.value):
-            return True
+        for base in _sources(binding.value, ctx.symbols):
+            if isinstance(base, ast.Name) and base.id in inputs:
+                return True
+            if isinstance(base, ast.Attribute) and is_self(base.value):
+                return True
     return False
 
 
@@ -203,31 +202,41 @@ def _number(target: ast.expr, ctx: FunctionContext) -> bool:
 _VIEWS = ALIASING_OPERATIONS | {"chunk", "split", "unbind", "tensor_split", "unfold"}
 
 
-def _viewed(value: ast.expr) -> ast.expr:
-    """What ``value`` is, or is a view of: ``x`` of ``x[i]``, ``x.view(-1)``, ``x.T``."""
-    while True:
-        if isinstance(value, ast.Subscript):
-            value = value.value
-        elif isinstance(value, ast.Attribute) and value.attr in ("T", "mT", "data"):
-            value = value.value
+def _sources(value: ast.expr, symbols: ModuleSymbols) -> List[ast.expr]:
+    """What ``value`` may be, or be a view of: ``x`` of ``x[i]``, ``x.view(-1)``,
+    ``torch.flatten(x)``, ``x.T``, both sides of ``x if c else y``. Other calls make new
+    tensors (a submodule that returns its input itself, ``nn.Identity``, is not followed)."""
+    pending, found = [value], []
+    while pending:
+        part = pending.pop()
+        if isinstance(part, (ast.Subscript, ast.NamedExpr)):
+            pending.append(part.value)
+        elif isinstance(part, ast.Attribute) and part.attr in ("T", "mT", "data", "real"):
+            pending.append(part.value)
+        elif isinstance(part, ast.IfExp):
+            pending += [part.body, part.orelse]
+        elif isinstance(part, ast.BoolOp):
+            pending += part.values
         elif (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Attribute)
-            and value.func.attr in _VIEWS
+            isinstance(part, ast.Call)
+            and isinstance(part.func, ast.Attribute)
+            and part.func.attr in _VIEWS
         ):
-            value = value.func.value
+            torch_function = (symbols.qualified_name(part.func) or "").startswith("torch.")
+            pending += part.args[:1] if torch_function else [part.func.value]
         else:
-            return value
+            found.append(part)
+    return found
 
 
-def _views_of_inputs(function: FunctionNode, own: Set[str]) -> Set[str]:
+def _views_of_inputs(function: FunctionNode, own: Set[str], symbols: ModuleSymbols) -> Set[str]:
     """The names whose tensors may be inputs of the function's graph, or views of them: its
     parameters (not ``self``, nor the tuple and dict of ``*args`` and ``**kwargs``), globals
     and closures' names, and the locals bound to one of those or a view of it (``z = y[0]``,
     ``a, b = x.chunk(2)``, ``for row in x``)."""
     named = {node.id for node in walk(function) if isinstance(node, ast.Name)}
     packed = {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
-    found = (named | parameter_names(function)) - own - packed - {"self"}
+    found = (named | parameter_names(function)) - own - packed - set(symbols.imports) - {"self"}
     bindings = [
         (node.targets, node.value) if isinstance(node, ast.Assign)
         else ([node.target], node.iter)
@@ -238,8 +247,10 @@ def _views_of_inputs(function: FunctionNode, own: Set[str]) -> Set[str]:
     while grown:
         grown = False
         for targets, value in bindings:
-            base = _viewed(value)
-            if not (isinstance(base, ast.Name) and base.id in found):
+            if not any(
+                isinstance(base, ast.Name) and base.id in found
+                for base in _sources(value, symbols)
+            ):
                 continue
             for target in targets:
                 for name in walk(target):
