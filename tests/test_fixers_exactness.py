@@ -3926,6 +3926,18 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2, 2),),
         "updates `flat` in place",
     ),
+    "a print in a function that stores into a dict it is given": (
+        """
+        class Model(nn.Module):
+            def forward(self, x, cache=None):
+                cache = {} if cache is None else cache
+                print("caching", x.shape)
+                cache["doubled"] = x * 2
+                return x + 1
+        """,
+        (torch.ones(2),),
+        None,
+    ),
     "a print in a function that updates what a torch function made new": (
         """
         class Model(nn.Module):

@@ -120,8 +120,11 @@ def _graph_input_update(ctx: FunctionContext) -> Optional[str]:
             updated = updated_by_call(node, ctx.symbols)
         elif isinstance(node, ast.AugAssign):  # in place for a tensor; a number is rebound
             updated = [] if _number(node.target, ctx) else [node.target]
-        elif isinstance(node, ast.Assign):
-            updated = [target.value for target in node.targets if isinstance(target, ast.Subscript)]
+        elif isinstance(node, ast.Assign):  # not `cache["k"] = v`: a tensor takes no str key
+            updated = [
+                target.value for target in node.targets
+                if isinstance(target, ast.Subscript) and not _keyed(target)
+            ]
         else:
             continue
         for base in (base for value in updated for base in _sources(value, ctx.symbols)):
@@ -173,6 +176,11 @@ def _holds_input(
             if isinstance(base, ast.Attribute) and is_self(base.value):
                 return True
     return False
+
+
+def _keyed(target: ast.Subscript) -> bool:
+    """``d["key"]``: an item of a mapping (a tensor takes no str index)."""
+    return isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str)
 
 
 def _rebinds(target: ast.expr, name: str) -> bool:
