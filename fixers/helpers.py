@@ -342,11 +342,15 @@ def {DRAW_BELOW}(draw, probability):
     NaN) the answer is False, a Python bool, and Dynamo does not break the
     graph to test it. The draw still goes into the graph
     ({KEEP}), where the comparison took it, so the numbers drawn
-    after it stay the same. Anything else (None, an array, a tensor) is
-    compared as written.
+    after it stay the same. Anything else (None, an array, a tensor), and
+    any draw inside a torch.func transform, is compared as written.
     """
     if not isinstance(probability, (int, float)) or probability > 0:
         return draw < probability
+    functorch = getattr(torch._C, "_functorch", None)
+    level = getattr(functorch, "maybe_current_level", lambda: None)
+    if level() is not None:  # in a torch.func transform (vmap), where its
+        return draw < probability  # truth is tested as the original did
     {KEEP}(draw)
     return False
 '''

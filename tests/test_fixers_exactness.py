@@ -32,7 +32,10 @@ from libcst.codemod import CodemodContext, TransformSuccess, transform_module  #
 from test_fixers_dynamo import Capture, load, same  # noqa: E402
 
 from fixers.fix_all import FixAll  # noqa: E402
-from fixers.helpers import FIXED_HELPERS, INLINE_ONLY, KEEPS_BRANCH, WHERE, WHERE_GRAD  # noqa: E402
+from fixers.helpers import (  # noqa: E402
+    DRAW_BELOW, FIXED_HELPERS, INLINE_ONLY, KEEPS_BRANCH, WHERE, WHERE_GRAD,
+    helpers_module_source,
+)
 from flake8_graphmend.engine import analyze_source  # noqa: E402
 from flake8_graphmend.registry import RULES  # noqa: E402
 from flake8_graphmend.verify.dynamo import probe  # noqa: E402
@@ -3111,7 +3114,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return x + 1
         """,
         (torch.ones(3),),
-        None,
+        "updates `CACHE` in place, which may be an input of the graph",
     ),
     "an or whose second operand tests an optional mask": (
         """
@@ -3822,7 +3825,43 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y.softmax(-1)
         """,
         (torch.tensor([True, False, False]), torch.ones(3)),
+        "which does not fit every dtype (integers, float16)",
+    ),
+    "a selection that fills with a small literal of float()": (
+        """
+        class Model(nn.Module):
+            def forward(self, mask, x):
+                if mask.any():
+                    y = x.masked_fill(mask, float("-1"))
+                else:
+                    y = x + 0
+                return y * 2
+        """,
+        (torch.tensor([True, False, False]), torch.ones(3)),
         None,
+    ),
+    "a selection that adds an int beyond int64": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                y = x * 2
+                if (x < 0).any():
+                    y = y + 99999999999999999999
+                return y * 1
+        """,
+        (torch.tensor([1, 2, 3]),),
+        "does not fit int64",
+    ),
+    "a deferred if whose test is a chained comparison": (
+        """
+        class Model(nn.Module):
+            def forward(self, h, bound):
+                if 0.5 < h.max() < bound:
+                    print("inside the bound", bound)
+                return h * 2
+        """,
+        (-2 * torch.ones(3), torch.ones(())),
+        "is a chained comparison",
     ),
     "a selection that makes a number of a literal that does not convert": (
         """
@@ -5237,3 +5276,25 @@ def test_a_file_that_gives_output_code_of_its_own_is_not_deferred(name: str) -> 
     assert (finding.fixer is None) is declined, finding.decline
     if declined:
         assert "gives code of this file to what prints, logs or warns" in (finding.decline or "")
+
+
+def test_a_draw_inside_vmap_is_compared_as_written() -> None:
+    """Under `torch.func.vmap(randomness="different")` each sample draws its own number, and
+    the original's `if draw < p:` fails on the truth of a batched tensor; the draw helper
+    compares as written there too, where it would otherwise answer False for `p` at 0 (the
+    twenty-fifth sweep's)."""
+    namespace: Dict[str, Any] = {"torch": torch}
+    exec(helpers_module_source(), namespace)
+    draw_below = namespace[DRAW_BELOW]
+
+    def layer(x: Any, probability: float, fixed: bool) -> Any:
+        draw = torch.rand([])
+        if (draw_below(draw, probability) if fixed else draw < probability):
+            return x
+        return x * 2
+
+    for fixed in (False, True):
+        run = torch.func.vmap(lambda x: layer(x, 0.0, fixed), randomness="different")
+        with pytest.raises(RuntimeError, match="data-dependent control flow"):
+            run(torch.ones(2, 3))
+    assert torch.equal(layer(torch.ones(3), 0.0, True), torch.full((3,), 2.0))

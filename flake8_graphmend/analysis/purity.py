@@ -69,7 +69,8 @@ ALIASING_OPERATIONS = frozenset({
     "transpose", "permute", "t", "unsqueeze", "squeeze", "flatten", "contiguous", "detach", "to",
     "type_as", "float", "half", "double", "bfloat16", "bool", "long", "int", "short", "view",
     "view_as", "reshape", "reshape_as", "expand", "expand_as", "narrow", "select", "unflatten",
-    "as_strided", "movedim", "swapaxes", "diagonal",
+    "as_strided", "movedim", "swapaxes", "diagonal", "chunk", "split", "unbind", "tensor_split",
+    "unfold",
 })
 
 
@@ -110,6 +111,10 @@ def impurity(
         reason = None if again else _failure(sub, values, static_indexing)
         if reason:
             return reason
+        if isinstance(sub, (ast.Constant, ast.Call)):
+            number = _literal_number(sub, symbols)
+            if type(number) is int and not -(2**63) <= number < 2**63:
+                return f"`{ast.unparse(sub)}` does not fit int64: an operation with it fails"
         if isinstance(sub, ast.Attribute) and symbols.may_run_code(sub):
             return f"`{ast.unparse(sub)}` may be a property, which runs code"
         if isinstance(sub, ast.Attribute) and sub.attr == "T" and isinstance(sub.ctx, ast.Load):
@@ -234,12 +239,35 @@ def _value_failure(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols
             f"`{ast.unparse(call)}` takes an order that fails on some values: `\"nuc\"` (an "
             "SVD) on NaN, a negative or infinite one on an empty tensor"
         )
+    number = _literal_number(value, symbols)
+    if number is not None and not (
+        isinstance(number, bool) or (math.isfinite(number) and -128 <= number <= 127)
+    ):
+        return (
+            f"`{ast.unparse(call)}` fills with `{ast.unparse(value)}`, which does not fit "
+            "every dtype (integers, float16), and the path that did not run it may hold one"
+        )
     if values.kind(value) is Kind.STATIC or _literal_tensor(value, symbols):
         return None
     return (
         f"`{ast.unparse(call)}` fills with `{ast.unparse(value)}`, which fails where its value "
         "does not fit the tensor's dtype (`inf` into integers)"
     )
+
+
+def _literal_number(value: ast.expr, symbols: ModuleSymbols) -> Optional[float]:
+    """The number a literal is (``-1e9``, ``float("-inf")``, ``-float("nan")``, ``True``), or
+    None for another value."""
+    sign = 1
+    while isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        sign = -sign if isinstance(value.op, ast.USub) else sign
+        value = value.operand
+    if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)):
+        return value.value if isinstance(value.value, bool) else sign * value.value
+    if isinstance(value, ast.Call) and _number_of_literal(value, symbols):
+        assert isinstance(value.func, ast.Name) and isinstance(value.args[0], ast.Constant)
+        return sign * {"float": float, "int": int}[value.func.id](value.args[0].value)
+    return None
 
 
 def _literal_tensor(value: ast.expr, symbols: ModuleSymbols) -> bool:

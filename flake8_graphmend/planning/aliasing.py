@@ -15,8 +15,7 @@ from ..analysis.index import (
     scope_names, walk,
 )
 from ..analysis.inplace import builds_in_place_module
-from ..analysis.purity import ALIASING_OPERATIONS
-from ..analysis.symbols import FunctionNode, ModuleSymbols, is_self, self_attribute
+from ..analysis.symbols import FunctionNode, is_self, self_attribute
 from ..analysis.values import Kind, constant_int
 from .module_state import call_changes_state, holders, updated_by_call, updates_in_place
 from .submodules import (
@@ -112,14 +111,14 @@ def graph_input_update(ctx: FunctionContext) -> Optional[str]:
 
 
 def _graph_input_update(ctx: FunctionContext) -> Optional[str]:
-    function = ctx.region.function
-    own = scope_names(function) - parameter_names(function)
-    inputs = _views_of_inputs(function, own, ctx.symbols)
-    for node in walk(function):
+    inputs = _input_names(ctx)
+    for node in walk(ctx.region.function):
         if isinstance(node, ast.Call):
             updated = updated_by_call(node, ctx.symbols)
-        elif isinstance(node, ast.AugAssign):  # in place for a tensor; a number is rebound
-            updated = [] if _number(node.target, ctx) else [node.target]
+        elif isinstance(node, ast.AugAssign):  # in place for a tensor; a number is rebound,
+            # a tuple too, a list is extended (`outputs += (weights,)`)
+            sequence = isinstance(node.value, (ast.Tuple, ast.List))
+            updated = [] if sequence or _number(node.target, ctx) else [node.target]
         elif isinstance(node, ast.Assign):  # not `cache["k"] = v`: a tensor takes no str key
             updated = [
                 target.value for target in node.targets
@@ -127,34 +126,147 @@ def _graph_input_update(ctx: FunctionContext) -> Optional[str]:
             ]
         else:
             continue
-        for base in (base for value in updated for base in _sources(value, ctx.symbols)):
-            if isinstance(base, ast.Attribute):  # a tensor attribute of `self`, a buffer
-                found = is_self(base.value) and ctx.values.kind(base) is not Kind.STATIC
-            else:  # not what an attribute of another object holds: Python state
-                found = isinstance(base, ast.Name) and _holds_input(base.id, node, inputs, ctx)
-            if found:
-                return (
-                    f"line {node.lineno} updates `{ast.unparse(base)}` in place, which may be "
-                    "an input of the graph: with the ordered op of the deferred calls there, "
-                    "torch 2.13's AOTAutograd (AOT backends, Inductor) fails where the caller "
-                    "passes inputs that share memory"
-                )
+        for value in updated:
+            held = _held_tensor(value)
+            if held is None:  # `cache.is_updated[i] = True`: an object's, Python state
+                continue
+            if _state_of_self(held, ctx) or any(
+                _holds_input(name, node, inputs, ctx)
+                for name in sorted(_handed_names(value, ctx, unknown=False) & inputs)
+            ):
+                return _input_update_reason(node.lineno, ast.unparse(held))
+    for call in ctx.facts.calls:  # `self.act(h)` of an `nn.ReLU(inplace=True)`, a helper
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        handed = {n for a in arguments for n in _handed_names(a, ctx, unknown=False)} & inputs
+        if not handed or not _may_mutate_arguments(call, ctx):
+            continue
+        held_name = next((n for n in sorted(handed) if _holds_input(n, call, inputs, ctx)), None)
+        if held_name is not None:
+            return _input_update_reason(call.lineno, held_name)
     return None
+
+
+def _input_update_reason(line: int, value: str) -> str:
+    return (
+        f"line {line} updates `{value}` in place, which may be an input of the graph: with "
+        "the ordered op of the deferred calls there, torch 2.13's AOTAutograd (AOT backends, "
+        "Inductor) fails where the caller passes inputs that share memory"
+    )
+
+
+#: Attributes of a tensor that are views of it.
+_VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "real", "imag"})
+
+
+def _held_tensor(value: ast.expr) -> Optional[ast.expr]:
+    """What an update of ``value`` updates, through its indexing and method calls
+    (``self.memory`` of ``self.memory[:4].mul_(0.5)``, ``h`` of ``h.view(-1)``); None for an
+    attribute of an object other than ``self`` (``cache.is_updated``), whose update is of
+    Python state or not followed."""
+    while True:
+        if isinstance(value, ast.Subscript):
+            value = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            value = value.func.value
+        elif isinstance(value, ast.Attribute) and value.attr in _VIEW_ATTRIBUTES:
+            value = value.value
+        else:
+            break
+    if isinstance(value, ast.Attribute) and root_name(value) != "self":
+        return None
+    return value
+
+
+def _state_of_self(value: ast.expr, ctx: FunctionContext) -> bool:
+    """A tensor that an attribute chain of ``self`` holds (``self.memory``, ``self.mem.state``,
+    an element or a view of one: ``self.memory[:4]``, ``self.buf.view(-1)``): a buffer, a
+    parameter, a tensor of a held object; not what a call of a submodule makes."""
+    if isinstance(value, (ast.IfExp, ast.BoolOp, ast.NamedExpr)):
+        sides = (
+            [value.body, value.orelse] if isinstance(value, ast.IfExp)
+            else value.values if isinstance(value, ast.BoolOp) else [value.value]
+        )
+        return any(_state_of_self(side, ctx) for side in sides)
+    if isinstance(value, ast.Call):  # a view of its receiver, or one of its tensors handed
+        kind = _call_kind(value, ctx)  # back (not `p=self.p` of `F.dropout(h, p=self.p)`)
+        keywords = {id(k.value) for k in value.keywords}
+        return kind in ("view", "through") and any(
+            _state_of_self(source, ctx)
+            for source in call_sources(value, kind)
+            if id(source) not in keywords
+        )
+    if isinstance(value, ast.Subscript):
+        return _state_of_self(value.value, ctx)
+    return (
+        isinstance(value, ast.Attribute)
+        and root_name(value) == "self"
+        and ctx.values.kind(value) is not Kind.STATIC
+    )
+
+
+def _input_names(ctx: FunctionContext) -> Set[str]:
+    """The names that may hold a tensor that is an input of the function's graph, or a view of
+    one: its parameters (not ``self``, nor the tuple and dict of ``*args`` and ``**kwargs``),
+    the globals and closures' names it reads (not imported modules), and the locals some
+    binding gives one of those, a view of it or a container holding it, or a tensor of
+    ``self``'s (``z = y[0]``, ``a, b = x.chunk(2)``, ``for t in (q, k)``, ``h = self.buffer``).
+    The bindings that reach an update then decide (``_holds_input``)."""
+    memo = vars(ctx).setdefault("_input_names", [])  # kept like a cached_property's value
+    if memo:
+        return memo[0]
+    function = ctx.region.function
+    own = scope_names(function) - parameter_names(function)
+    named = {node.id for node in walk(function) if isinstance(node, ast.Name)}
+    packed = {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
+    found = (named | parameter_names(function)) - own - packed - set(ctx.symbols.imports)
+    found.discard("self")
+    bindings = [
+        (
+            {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)} & own,
+            _state_of_self(value, ctx),
+            _handed_names(value, ctx, unknown=False),
+        )
+        for targets, value in map(_bound, walk(function))
+        if targets
+    ]
+    grown = True
+    while grown:
+        grown = False
+        for names, of_self, handed in bindings:
+            if names - found and (of_self or handed & found):
+                found |= names
+                grown = True
+    memo.append(found)
+    return found
+
+
+def _bound(node: ast.AST) -> Tuple[List[ast.expr], ast.expr]:
+    """The targets and the value of a binding (``a = v``, ``a: T = v``, ``(a := v)``, ``for a
+    in v``); no targets for other nodes."""
+    if isinstance(node, ast.Assign):
+        return list(node.targets), node.value
+    if isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+        return [node.target], node.value
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return [node.target], node.iter
+    return [], ast.Constant(None)
 
 
 def _holds_input(
     name: str, at: ast.AST, inputs: Set[str], ctx: FunctionContext, depth: int = 0
 ) -> bool:
-    """Whether ``name`` may hold one of the ``inputs`` (``_views_of_inputs``) where ``at``
-    updates it: its value on entry (a parameter's, a global's) reaches there, or a binding that
-    reaches there makes a view of such a name (``z = y[0]``, ``h = self.buffer``), or is not
-    followed (unpacked, a loop's); not where every reaching binding makes a new tensor
-    (``mask = torch.zeros_like(ids)`` before ``mask[:, 0] = 1``). An update in place
-    (``mask += 1``, ``mask[:, 0] = 1``) keeps the tensor that reached it."""
+    """Whether ``name`` may hold one of the ``inputs`` (``_input_names``) where ``at`` updates
+    it: its value on entry (a parameter's, a global's) reaches there, or a binding that reaches
+    there gives it one (a view of one, a container holding one) or is not followed (unpacked,
+    a loop's, a ``with``'s); not where every reaching binding makes a new tensor (``mask =
+    torch.zeros_like(ids)`` before ``mask[:, 0] = 1``). An update in place (``mask += 1``,
+    ``mask[:, 0] = 1``) keeps the tensor that reached it."""
     if name not in inputs or depth > 3:
         return name in inputs
     bindings, on_entry = reaching_bindings(name, at, ctx)
-    if on_entry and name in parameter_names(ctx.region.function) | _unbound_here(name, ctx):
+    if on_entry and name not in scope_names(ctx.region.function) - parameter_names(
+        ctx.region.function
+    ):
         return True
     for binding in bindings:
         stores = isinstance(binding, ast.Assign) and not any(
@@ -164,17 +276,11 @@ def _holds_input(
             if _holds_input(name, binding, inputs, ctx, depth + 1):
                 return True
             continue
-        if not (
-            isinstance(binding, ast.Assign)
-            and len(binding.targets) == 1
-            and isinstance(binding.targets[0], ast.Name)
-        ):
+        targets, value = _bound(binding)
+        if not (len(targets) == 1 and isinstance(targets[0], ast.Name)):
             return True
-        for base in _sources(binding.value, ctx.symbols):
-            if isinstance(base, ast.Name) and base.id in inputs:
-                return True
-            if isinstance(base, ast.Attribute) and is_self(base.value):
-                return True
+        if _state_of_self(value, ctx) or _handed_names(value, ctx, unknown=False) & inputs:
+            return True
     return False
 
 
@@ -193,79 +299,12 @@ def _rebinds(target: ast.expr, name: str) -> bool:
     return isinstance(target, ast.Name) and target.id == name
 
 
-def _unbound_here(name: str, ctx: FunctionContext) -> Set[str]:
-    """``{name}`` where the function does not bind ``name`` (a global's, a closure's)."""
-    return set() if name in scope_names(ctx.region.function) else {name}
-
-
 def _number(target: ast.expr, ctx: FunctionContext) -> bool:
     """A Python value, or a global that the module binds to a literal (``CALLS = 0``)."""
     if ctx.values.kind(target) is Kind.STATIC:
         return True
     bound = ctx.symbols.assignments.get(target.id) if isinstance(target, ast.Name) else None
     return isinstance(bound, ast.Constant)
-
-
-#: Tensor methods whose result may be the tensor itself or views of it.
-_VIEWS = ALIASING_OPERATIONS | {"chunk", "split", "unbind", "tensor_split", "unfold"}
-
-
-def _sources(value: ast.expr, symbols: ModuleSymbols) -> List[ast.expr]:
-    """What ``value`` may be, or be a view of: ``x`` of ``x[i]``, ``x.view(-1)``,
-    ``torch.flatten(x)``, ``x.T``, both sides of ``x if c else y``. Other calls make new
-    tensors (a submodule that returns its input itself, ``nn.Identity``, is not followed)."""
-    pending, found = [value], []
-    while pending:
-        part = pending.pop()
-        if isinstance(part, (ast.Subscript, ast.NamedExpr)):
-            pending.append(part.value)
-        elif isinstance(part, ast.Attribute) and part.attr in ("T", "mT", "data", "real"):
-            pending.append(part.value)
-        elif isinstance(part, ast.IfExp):
-            pending += [part.body, part.orelse]
-        elif isinstance(part, ast.BoolOp):
-            pending += part.values
-        elif (
-            isinstance(part, ast.Call)
-            and isinstance(part.func, ast.Attribute)
-            and part.func.attr in _VIEWS
-        ):
-            torch_function = (symbols.qualified_name(part.func) or "").startswith("torch.")
-            pending += part.args[:1] if torch_function else [part.func.value]
-        else:
-            found.append(part)
-    return found
-
-
-def _views_of_inputs(function: FunctionNode, own: Set[str], symbols: ModuleSymbols) -> Set[str]:
-    """The names whose tensors may be inputs of the function's graph, or views of them: its
-    parameters (not ``self``, nor the tuple and dict of ``*args`` and ``**kwargs``), globals
-    and closures' names, and the locals bound to one of those or a view of it (``z = y[0]``,
-    ``a, b = x.chunk(2)``, ``for row in x``)."""
-    named = {node.id for node in walk(function) if isinstance(node, ast.Name)}
-    packed = {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
-    found = (named | parameter_names(function)) - own - packed - set(symbols.imports) - {"self"}
-    bindings = [
-        (node.targets, node.value) if isinstance(node, ast.Assign)
-        else ([node.target], node.iter)
-        for node in walk(function)
-        if isinstance(node, (ast.Assign, ast.For, ast.AsyncFor))
-    ]
-    grown = True
-    while grown:
-        grown = False
-        for targets, value in bindings:
-            if not any(
-                isinstance(base, ast.Name) and base.id in found
-                for base in _sources(value, symbols)
-            ):
-                continue
-            for target in targets:
-                for name in walk(target):
-                    if isinstance(name, ast.Name) and name.id in own and name.id not in found:
-                        found.add(name.id)
-                        grown = True
-    return found
 
 
 def aliasing_problem(
@@ -731,22 +770,36 @@ def _hands_on(
     """Whether ``value`` is ``name``'s tensor itself or a view of it (``name.view(-1)``,
     ``name[0]``, a call that may hand it back), or (``containers``) holds one in a container;
     not a new tensor computed from it."""
+    return name in _handed_names(value, ctx, containers)
+
+
+def _handed_names(
+    value: ast.expr, ctx: FunctionContext, containers: bool = True, unknown: bool = True
+) -> Set[str]:
+    """The names whose tensor ``value`` may be or hold (``_hands_on``); with ``unknown``
+    false, a call that ``call_kind`` cannot place (another file's module or function) is
+    taken to make a new tensor."""
     if isinstance(value, ast.Name):
-        return value.id == name
-    if isinstance(value, (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Starred)):
-        if not containers:
-            return False
-        if isinstance(value, ast.Starred):
-            return _hands_on(value.value, name, ctx)
-        elements = value.values if isinstance(value, ast.Dict) else value.elts
-        return any(_hands_on(element, name, ctx) for element in elements)
-    if isinstance(value, ast.Call):
-        return any(
-            _hands_on(source, name, ctx, containers) for source in _call_sources(value, ctx)
+        return {value.id}
+    parts: List[ast.expr] = []
+    if isinstance(value, (ast.IfExp, ast.BoolOp, ast.NamedExpr)):  # either value, `(y := x)`
+        parts = (
+            [value.body, value.orelse] if isinstance(value, ast.IfExp)
+            else value.values if isinstance(value, ast.BoolOp) else [value.value]
         )
-    if isinstance(value, (ast.Attribute, ast.Subscript)):
-        return _hands_on(value.value, name, ctx, containers)
-    return False
+    elif isinstance(value, (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Starred)):
+        if not containers:
+            return set()
+        if isinstance(value, ast.Starred):
+            return _handed_names(value.value, ctx, unknown=unknown)
+        elements = value.values if isinstance(value, ast.Dict) else value.elts
+        return {n for element in elements for n in _handed_names(element, ctx, unknown=unknown)}
+    elif isinstance(value, ast.Call):
+        kind = _call_kind(value, ctx)
+        parts = call_sources(value, kind) if unknown or kind != "unknown" else []
+    elif isinstance(value, (ast.Attribute, ast.Subscript)):
+        parts = [value.value]
+    return {n for part in parts for n in _handed_names(part, ctx, containers, unknown)}
 
 
 _TRANSPOSING = {"t", "transpose", "permute", "T", "mT", "H", "mH", "movedim", "swapaxes"}

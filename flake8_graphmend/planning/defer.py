@@ -1192,6 +1192,11 @@ def _operands_problem(
     for index, operand in enumerate(operands):
         kind = ctx.values.kind(operand)
         text = ast.unparse(operand)
+        if isinstance(operand, ast.Compare) and len(operand.ops) > 1:
+            return (
+                f"`{text}` is a chained comparison: Python takes the truth of its first "
+                "comparison, which breaks the graph in the deferred call too"
+            )
         if kind is Kind.DATA:
             return f"`{text}` turns tensor data into a Python value; that is the break to fix first"
         if kind is not Kind.TENSOR:

@@ -578,6 +578,8 @@ def call_kind(
     (``x.clone()``) is called on a tensor."""
     func = call.func
     qualified = symbols.qualified_name(func) or ""
+    if is_torch_function(qualified) and qualified.rsplit(".", 1)[-1] in ALIASING_OPERATIONS:
+        return "through"  # `torch.flatten(x)`: a view of its argument, not of `torch`
     if isinstance(func, ast.Attribute) and func.attr in ALIASING_OPERATIONS:
         return "view"
     if is_torch_function(qualified):

@@ -114,8 +114,8 @@ def computed_by(node: ast.expr, tests: List[ast.expr], ctx: FunctionContext) -> 
 
 def evaluated_parts(tests: List[ast.expr]) -> Iterator[ast.expr]:
     """The expressions that computing ``tests`` computes whatever the values: those that
-    neither an ``and``/``or`` (after its first operand) nor an ``a if c else b`` (but its
-    test) may skip, outside lambdas and comprehensions."""
+    neither an ``and``/``or`` (after its first operand), an ``a if c else b`` (but its test)
+    nor a chained comparison (after its first) may skip, outside lambdas and comprehensions."""
     pending = list(tests)
     while pending:
         part = pending.pop()
@@ -124,6 +124,8 @@ def evaluated_parts(tests: List[ast.expr]) -> Iterator[ast.expr]:
             pending.append(part.values[0])
         elif isinstance(part, ast.IfExp):
             pending.append(part.test)
+        elif isinstance(part, ast.Compare):  # `a < b < c` stops after `a < b`
+            pending += [part.left, part.comparators[0]]
         elif not isinstance(part, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                                    ast.GeneratorExp)):
             pending.extend(
