@@ -3965,6 +3965,21 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         (torch.ones(2, 2),),
         "updates `flat` in place",
     ),
+    "a print in a function that counts its calls in a number attribute": (
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.calls = 0
+
+            def forward(self, x):
+                self.calls += 1
+                print("call", x.shape)
+                return x * 2
+        """,
+        (torch.ones(2),),
+        None,
+    ),
     "a print in a function that stores into a dict it is given": (
         """
         class Model(nn.Module):

@@ -300,8 +300,11 @@ def _rebinds(target: ast.expr, name: str) -> bool:
 
 
 def _number(target: ast.expr, ctx: FunctionContext) -> bool:
-    """A Python value, or a global that the module binds to a literal (``CALLS = 0``)."""
-    if ctx.values.kind(target) is Kind.STATIC:
+    """A Python value, an attribute the file only ever sets to number literals
+    (``self.calls``), or a global that the module binds to a literal (``CALLS = 0``)."""
+    from .totals import number_attribute  # the totals use this module's bindings
+
+    if ctx.values.kind(target) is Kind.STATIC or number_attribute(target, ctx):
         return True
     bound = ctx.symbols.assignments.get(target.id) if isinstance(target, ast.Name) else None
     return isinstance(bound, ast.Constant)
