@@ -117,7 +117,9 @@ def _graph_input_update(ctx: FunctionContext) -> Optional[str]:
             updated = updated_by_call(node, ctx.symbols)
         elif isinstance(node, ast.AugAssign):  # in place for a tensor; a number is rebound,
             # a tuple too, a list is extended (`outputs += (weights,)`)
-            sequence = isinstance(node.value, (ast.Tuple, ast.List))
+            sequence = isinstance(node.value, (ast.Tuple, ast.List)) and (
+                ctx.values.kind(node.target) is not Kind.TENSOR
+            )
             updated = [] if sequence or _number(node.target, ctx) else [node.target]
         elif isinstance(node, ast.Assign):  # not `cache["k"] = v`: a tensor takes no str key
             updated = [
