@@ -57,14 +57,19 @@ def may_alias(value: ast.expr, ctx: FunctionContext) -> bool:
 
 
 def _call_kind(call: ast.Call, ctx: FunctionContext) -> str:
-    """``submodules.call_kind`` of ``call`` in the region."""
-    func = call.func
-    tensor_method = (
-        isinstance(func, ast.Attribute)
-        and ctx.values.kind(func.value) is not Kind.STATIC
-        and not is_self(func.value)  # `self.clone(x)`, `self.norm(x)`: methods of the module
-    )
-    return call_kind(call, ctx.region.owner, ctx.symbols, tensor_method)
+    """``submodules.call_kind`` of ``call`` in the region (answered once per call)."""
+    kinds = vars(ctx).setdefault("_call_kinds", {})  # kept like a cached_property's value
+    kept = kinds.get(id(call))
+    if kept is None or kept[0] is not call:
+        func = call.func
+        tensor_method = (
+            isinstance(func, ast.Attribute)
+            and ctx.values.kind(func.value) is not Kind.STATIC
+            and not is_self(func.value)  # `self.clone(x)`, `self.norm(x)`: module methods
+        )
+        kind = call_kind(call, ctx.region.owner, ctx.symbols, tensor_method)
+        kept = kinds[id(call)] = (call, kind)
+    return kept[1]
 
 
 def _call_sources(call: ast.Call, ctx: FunctionContext) -> List[ast.expr]:
@@ -111,7 +116,6 @@ def graph_input_update(ctx: FunctionContext) -> Optional[str]:
 
 
 def _graph_input_update(ctx: FunctionContext) -> Optional[str]:
-    inputs = _input_names(ctx)
     for node in walk(ctx.region.function):
         if isinstance(node, ast.Call):
             updated = updated_by_call(node, ctx.symbols)
@@ -132,6 +136,7 @@ def _graph_input_update(ctx: FunctionContext) -> Optional[str]:
             held = _held_tensor(value)
             if held is None:  # `cache.is_updated[i] = True`: an object's, Python state
                 continue
+            inputs = _input_names(ctx)  # only where something is updated in place
             if _state_of_self(held, ctx) or any(
                 _holds_input(name, node, inputs, ctx)
                 for name in sorted(_handed_names(value, ctx, unknown=False) & inputs)
@@ -139,6 +144,9 @@ def _graph_input_update(ctx: FunctionContext) -> Optional[str]:
                 return _input_update_reason(node.lineno, ast.unparse(held))
     for call in ctx.facts.calls:  # `self.act(h)` of an `nn.ReLU(inplace=True)`, a helper
         arguments = [*call.args, *(k.value for k in call.keywords)]
+        if not arguments:
+            continue
+        inputs = _input_names(ctx)
         handed = {n for a in arguments for n in _handed_names(a, ctx, unknown=False)} & inputs
         if not handed or not _may_mutate_arguments(call, ctx):
             continue
@@ -942,6 +950,13 @@ def _keeps_argument(call: ast.Call, ctx: FunctionContext) -> bool:
 def _in_place_submodules(ctx: FunctionContext) -> Set[str]:
     """Attributes of the region's class assigned a call with ``inplace=True`` anywhere in it,
     or a module built in place by position (``nn.LeakyReLU(0.2, True)``)."""
+    memo = vars(ctx).setdefault("_in_place_submodules", [])  # like a cached_property's value
+    if not memo:
+        memo.append(_find_in_place_submodules(ctx))
+    return memo[0]
+
+
+def _find_in_place_submodules(ctx: FunctionContext) -> Set[str]:
     owner = ctx.region.owner
     names: Set[str] = set()
     for sub in walk(owner.node) if owner else ():

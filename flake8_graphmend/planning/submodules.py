@@ -338,7 +338,11 @@ def related_classes(owner: ClassInfo, symbols: ModuleSymbols) -> List[ClassInfo]
         for name, info in symbols.classes.items():
             linked = name not in related and (
                 any(base in related for base in file_bases(info, symbols))  # a subclass
-                or any(name in file_bases(symbols.classes[r], symbols) for r in related)  # a base
+                or any(  # a base (a nested `owner` is not among the file's classes)
+                    name in file_bases(symbols.classes[r], symbols)
+                    for r in related
+                    if r in symbols.classes
+                )
             )
             if linked:
                 related.add(name)
