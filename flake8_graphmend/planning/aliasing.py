@@ -191,11 +191,8 @@ def _state_of_self(value: ast.expr, ctx: FunctionContext) -> bool:
     """A tensor that an attribute chain of ``self`` holds (``self.memory``, ``self.mem.state``,
     an element or a view of one: ``self.memory[:4]``, ``self.buf.view(-1)``): a buffer, a
     parameter, a tensor of a held object; not what a call of a submodule makes."""
-    if isinstance(value, (ast.IfExp, ast.BoolOp, ast.NamedExpr)):
-        sides = (
-            [value.body, value.orelse] if isinstance(value, ast.IfExp)
-            else value.values if isinstance(value, ast.BoolOp) else [value.value]
-        )
+    sides = _alternatives(value)
+    if sides:
         return any(_state_of_self(side, ctx) for side in sides)
     if isinstance(value, ast.Call):  # a view of its receiver, or one of its tensors handed
         kind = _call_kind(value, ctx)  # back (not `p=self.p` of `F.dropout(h, p=self.p)`)
@@ -786,6 +783,16 @@ def _hands_on(
     return name in _handed_names(value, ctx, containers)
 
 
+def _alternatives(value: ast.expr) -> List[ast.expr]:
+    """The values ``value`` may be: both sides of ``a if c else b``, each operand of
+    ``and``/``or``, the value of ``(y := x)``; none for other expressions."""
+    if isinstance(value, ast.IfExp):
+        return [value.body, value.orelse]
+    if isinstance(value, ast.BoolOp):
+        return list(value.values)
+    return [value.value] if isinstance(value, ast.NamedExpr) else []
+
+
 def _handed_names(
     value: ast.expr, ctx: FunctionContext, containers: bool = True, unknown: bool = True
 ) -> Set[str]:
@@ -794,20 +801,15 @@ def _handed_names(
     taken to make a new tensor."""
     if isinstance(value, ast.Name):
         return {value.id}
-    parts: List[ast.expr] = []
-    if isinstance(value, (ast.IfExp, ast.BoolOp, ast.NamedExpr)):  # either value, `(y := x)`
-        parts = (
-            [value.body, value.orelse] if isinstance(value, ast.IfExp)
-            else value.values if isinstance(value, ast.BoolOp) else [value.value]
-        )
-    elif isinstance(value, (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Starred)):
+    if isinstance(value, (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Starred)):
         if not containers:
             return set()
         if isinstance(value, ast.Starred):
             return _handed_names(value.value, ctx, unknown=unknown)
         elements = value.values if isinstance(value, ast.Dict) else value.elts
         return {n for element in elements for n in _handed_names(element, ctx, unknown=unknown)}
-    elif isinstance(value, ast.Call):
+    parts = _alternatives(value)  # either value of `a if c else b`, `(y := x)`
+    if isinstance(value, ast.Call):
         kind = _call_kind(value, ctx)
         parts = call_sources(value, kind) if unknown or kind != "unknown" else []
     elif isinstance(value, (ast.Attribute, ast.Subscript)):
