@@ -416,14 +416,20 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ) -> cst.SimpleStatementLine:
-        """An ``assert``, or an assignment whose value compares an ``.item()`` (the finding is
-        at the call), may be rewritten as a statement."""
+        """An ``assert``, an assignment whose value compares an ``.item()`` (the finding is
+        at the call), or a ``return`` or assignment whose value is ``a if c else b`` may be
+        rewritten as a statement."""
         small = original_node.body[0] if len(original_node.body) == 1 else None
+        value = getattr(small, "value", None)
         sites: List[cst.CSTNode] = []
         if isinstance(small, cst.Assert):
             sites = [small]
-        elif isinstance(small, cst.Assign) and isinstance(small.value, cst.Comparison):
-            sites = [small.value.left, *(c.comparator for c in small.value.comparisons)]
+        elif isinstance(small, cst.Assign) and isinstance(value, cst.Comparison):
+            sites = [value.left, *(c.comparator for c in value.comparisons)]
+        elif isinstance(small, (cst.Return, cst.Assign, cst.AnnAssign)) and isinstance(
+            value, cst.IfExp
+        ):
+            sites = [value]
         for site in sites:
             finding = self.target(site, _STATEMENT_REWRITES, whole=site is not small)
             if finding is not None:
@@ -521,6 +527,12 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         position = self.position(node).start
         return self._lines[position.line - 1][: position.column]
 
+    def line_indentation(self, node: cst.CSTNode) -> str:
+        """The whitespace at the start of the line where ``node`` (an original node, perhaps
+        inside an expression that spans lines) starts."""
+        line = self._lines[self.position(node).start.line - 1]
+        return line[: len(line) - len(line.lstrip())]
+
     @property
     def line_length(self) -> int:
         """The longest line the rewrites write: the file's own longest, within bounds."""
@@ -542,7 +554,7 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         """
         unit = self.module.default_indent
         lines = [f"{prefix}{function}("]
-        lines += [f"{unit}{_shifted(argument, unit)}," for argument in arguments]
+        lines += [f"{unit}{shifted(argument, unit)}," for argument in arguments]
         return self.module.default_newline.join([*lines, ")"])
 
     def fits(self, statement: cst.CSTNode, original: cst.CSTNode) -> bool:
@@ -608,7 +620,7 @@ def names_in(node: cst.CSTNode) -> Set[str]:
     return names
 
 
-def _shifted(text: str, unit: str) -> str:
+def shifted(text: str, unit: str) -> str:
     """``text`` with its continuation lines indented by ``unit`` more (it becomes an argument
     on a line of its own), unless a string or f-string spans lines (its value would change)."""
     if "\n" not in text or literal_spans_lines(text):

@@ -25,7 +25,7 @@ from .base import (
     rewrites_statement,
     with_static_prefix,
 )
-from .base import _shifted as shifted
+from .base import shifted
 from .helpers import (
     DEFERRED_WRAPPER_FRAMES,
     IN_GRAPH,

@@ -1,12 +1,12 @@
 """[Where]: a Python `if` on a tensor value becomes a selection without a data-dependent branch.
 
 Applies the plans of ``flake8_graphmend/planning/where.py``: ``ReturnSelection``,
-``CallSelection`` and ``AssignSelection``.
+``CallSelection``, ``AssignSelection`` and ``ExpressionSelection`` (``a if c else b``).
 """
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -14,6 +14,7 @@ from flake8_graphmend.planning.draws import DrawGuard
 from flake8_graphmend.planning.where import (
     AssignSelection,
     CallSelection,
+    ExpressionSelection,
     ReturnSelection,
     Selection,
 )
@@ -27,6 +28,7 @@ from .base import (
     expect,
     item_kept,
     rewrites_statement,
+    shifted,
     tensor_condition,
     with_static_prefix,
 )
@@ -158,33 +160,129 @@ def rewrite_common_call(
     return statements, False
 
 
+@rewrites_statement(ExpressionSelection)
+def rewrite_expression(
+    command: GraphMendCommand,
+    original: cst.SimpleStatementLine,
+    updated: cst.SimpleStatementLine,
+    plan: ExpressionSelection,
+    following: Optional[cst.BaseStatement],
+) -> Rewritten:
+    """``_graphmend_where(c, A, B)`` in place of the value ``A if c else B`` of a ``return`` or
+    an assignment; ``(_graphmend_where(c, A, B) if s else B)`` behind static conjuncts ``s``."""
+    small, value = _conditional_value(updated)
+    indent = command.indentation(original) + (command.module.default_indent if _kept(plan) else "")
+    arguments = [
+        command.condition_text(tensor_condition(value.test, plan.static_conjuncts), "", indent),
+        command.code(value.body),
+        command.code(value.orelse),
+    ]
+    prefix = command.code(small.with_changes(value=cst.Name("_")))[:-1]  # `y = `, `return `
+    text = command.call_text(prefix, _helper(command, plan), arguments, indent)
+    static = conjuncts(value.test)[: plan.static_conjuncts]
+    if static:
+        text = _behind_static(command, prefix, static, arguments, plan, indent)
+    emitted = expect(command.statement(text), cst.SimpleStatementLine, "the emitted statement")
+    selected = getattr(emitted.body[0], "value")
+    lost = [
+        cst.EmptyLine(indent=True, comment=comment)
+        for comment in _comments(value)
+        if comment.value not in text
+    ]
+    statement = updated.with_changes(
+        body=[small.with_changes(value=selected)],
+        leading_lines=(*updated.leading_lines, *lost),
+    )
+    if not _kept(plan):
+        return [statement], False
+    kept = _kept_in_training(command, plan, original, [updated], [statement.with_changes(
+        leading_lines=()
+    )])
+    return kept, False
+
+
+def _behind_static(
+    command: GraphMendCommand,
+    prefix: str,
+    static: Sequence[cst.BaseExpression],
+    arguments: Sequence[str],
+    plan: ExpressionSelection,
+    indent: str,
+) -> str:
+    """``prefix (_graphmend_where(c, A, B) if s else B)``, on one line where it fits, else with
+    the selection, the test and the other side each on a line of its own."""
+    tests = " and ".join(command.code(operand) for operand in static)
+    where = _helper(command, plan)
+    one_line = f"{prefix}({where}({', '.join(arguments)}) if {tests} else {arguments[2]})"
+    if len(indent) + len(one_line) <= command.line_length and "\n" not in one_line:
+        return one_line
+    unit = command.module.default_indent
+    selection = shifted(command.call_text("", where, arguments, indent + unit), unit)
+    parts = [selection, f"if {shifted(tests, unit)}", f"else {shifted(arguments[2], unit)}"]
+    return prefix + "(\n" + "".join(f"{unit}{part}\n" for part in parts) + ")"
+
+
+def _conditional_value(line: cst.BaseStatement) -> Tuple[cst.BaseSmallStatement, cst.IfExp]:
+    """The statement of ``line`` (``return``, an assignment) and its value, ``a if c else b``."""
+    line = expect(line, cst.SimpleStatementLine, "the statement")
+    if len(line.body) != 1:
+        raise PlanMismatch("a line of one statement")
+    small = line.body[0]
+    return small, expect(getattr(small, "value", None), cst.IfExp, "the conditional expression")
+
+
+def _comments(node: cst.CSTNode) -> List[cst.Comment]:
+    """The comments inside ``node`` (an expression spanning lines)."""
+    found: List[cst.Comment] = []
+
+    class Comments(cst.CSTVisitor):
+        def visit_Comment(self, comment: cst.Comment) -> None:
+            found.append(comment)
+
+    node.visit(Comments())
+    return found
+
+
 @rewrites_statement(DrawGuard)
 def rewrite_draw_guard(
     command: GraphMendCommand,
-    original: cst.If,
-    updated: cst.If,
+    original: cst.BaseStatement,
+    updated: cst.BaseStatement,
     plan: DrawGuard,
     following: Optional[cst.BaseStatement],
 ) -> Rewritten:
     """``_graphmend_draw_below(draw, p)`` in place of the comparison ``draw < p`` (the last
-    conjunct); one argument a line where the header would get longer than the file's lines."""
-    operands = conjuncts(updated.test)
+    conjunct) of an ``if`` or of the value ``a if ... else b`` of a statement; one argument a
+    line where the statement would get longer than the file's lines."""
+    small: Optional[cst.BaseSmallStatement] = None
+    extra = ""  # the test of a conditional expression may start on a line of its own
+    if isinstance(updated, cst.If):
+        test = updated.test
+    else:
+        small, value = _conditional_value(updated)
+        test = value.test
+        start = command.line_indentation(_conditional_value(original)[1].test)
+        extra = start[len(command.indentation(original)):]
+    operands = conjuncts(test)
     if len(operands) != plan.static_conjuncts + 1:
         raise PlanMismatch("the comparison with the random draw")
-    chain = updated.test  # `s and draw < p`: the last operand of the `and` chain is replaced
-    if plan.static_conjuncts and not (
-        isinstance(chain, cst.BooleanOperation) and chain.right is operands[-1]
+    if plan.static_conjuncts and not (  # `s and draw < p`: its last operand is replaced
+        isinstance(test, cst.BooleanOperation) and test.right is operands[-1]
     ):
         raise PlanMismatch("the `and` chain of the test")
     helper, arguments = command.helper(DRAW_BELOW), [plan.draw, plan.probability]
     for text in (
         command.call_text("", helper, arguments, ""),
-        command.split_call_text("", helper, arguments),
+        shifted(command.split_call_text("", helper, arguments), extra),
     ):
         header = command.statement(f"if {text}:\n    pass")
         assert isinstance(header, cst.If)
-        test = chain.with_changes(right=header.test) if plan.static_conjuncts else header.test
-        statement = updated.with_changes(test=test)
+        guarded = test.with_changes(right=header.test) if plan.static_conjuncts else header.test
+        if small is None:
+            statement = updated.with_changes(test=guarded)
+        else:
+            condition = getattr(small, "value").with_changes(test=guarded)
+            statement = updated.with_changes(body=[small.with_changes(value=condition)])
         if command.fits(statement, original):
             break
     return [statement], False
@@ -203,7 +301,7 @@ def _helper(command: GraphMendCommand, plan: Selection) -> str:
 def _kept_in_training(
     command: GraphMendCommand,
     plan: Selection,
-    original: cst.If,
+    original: cst.BaseStatement,
     written: List[cst.BaseStatement],
     selection: List[cst.BaseStatement],
 ) -> List[cst.BaseStatement]:

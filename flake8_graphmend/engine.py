@@ -160,7 +160,7 @@ def _check_block(block: List[ast.stmt], ctx: FunctionContext) -> Iterator[Findin
                     for subscript_detector in SUBSCRIPT_DETECTORS:
                         yield from subscript_detector(node, ctx)
                 elif isinstance(node, ast.IfExp):
-                    yield from control_flow.check_if_expression(node, ctx)
+                    yield from control_flow.check_if_expression(node, statement, block, ctx)
         for child in _child_blocks(statement, values):
             yield from _check_block(child, ctx)
         if isinstance(statement, ast.If) and _always_leaves(statement, values):

@@ -621,12 +621,30 @@ RULES: Tuple[Rule, ...] = (
         family="DC",
         message="conditional expression on a tensor value in {function} breaks the graph",
         gb_ids=("GB0170",),
-        fixer=None,
+        fixer="PredicateControlFlow",
         hint="write torch.where(condition, a, b) instead of `a if condition else b`",
         explanation=(
             "`a if cond else b` with a tensor `cond` is a data-dependent branch like an `if` "
             "statement. When both sides are cheap and valid, `torch.where(cond, a, b)` computes "
-            "the same value in one graph."
+            "the same value in one graph. The fix rewrites the expression where it is the whole "
+            "value of a `return` or of an assignment to one name (`y = a if cond else b`), with "
+            "the proofs of GM201's selection: `_graphmend_where(cond, a, b)`, the helper that "
+            "uses `torch.where` only where that is exact; a leading static conjunct stays a "
+            "Python test (`_graphmend_where(c, a, b) if s else b` for `a if s and c else b`). "
+            "A test of a uniform random draw (LayerDrop's `skip_the_layer = True if "
+            "self.training and dropout_probability < self.layerdrop else False`) compares only "
+            "when the probability is positive, as GM201's does."
+        ),
+        fix_note=(
+            "As GM201's selection: eager values are bitwise identical; both sides are evaluated, "
+            "so the fixer declines sides that could fail or change anything (GM201's list), "
+            "sides that are None, containers or Python values, and a side that may be an "
+            "existing tensor someone can tell apart from the new one `torch.where` makes (a "
+            "tensor the caller holds that is returned, a name updated in place later). Where "
+            "the selection could change gradients or show another autograd node, the statement "
+            "stays as written while autograd records through the sides "
+            "(`if _graphmend_keeps_branch(...):`). A conditional expression elsewhere (an "
+            "argument, an operand, inside a comprehension) is reported and not rewritten."
         ),
         failing=_example(
             """

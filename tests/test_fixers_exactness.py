@@ -1398,7 +1398,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return x * 2
         """,
         (torch.tensor([1.0, 2.0]),),
-        "would be computed on every call",
+        "may not be set",
     ),
     "a shift by a row extremum after the whole extremum": (
         """
@@ -1701,7 +1701,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return self.layer(x)
         """,
         (torch.ones(2),),
-        "would be computed on every call",
+        "may not be set",
     ),
     "guard message computed from a local that may be unbound": (
         """
@@ -4441,6 +4441,173 @@ LAYERDROP_DRAWS = {
 CASES.update(
     (f"layerdrop over {name}", (layerdrop_after(*parts[:4]), (torch.ones(2),), parts[4]))
     for name, parts in LAYERDROP_DRAWS.items()
+)
+
+
+#: Conditional expressions on a tensor (GM203): body, inputs, expected decline or None.
+CONDITIONAL_EXPRESSIONS = {
+    "an assignment, the test true": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        y = x * 2 if x.mean() > 0 else x - 1
+        return y + 1
+""",
+        (torch.tensor([1.0, 2.0]),),
+        None,
+    ),
+    "a return, the test false": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        h = x.relu()
+        return h / h.sum() if h.sum() > 0 else h * 0
+""",
+        (torch.tensor([-1.0, -2.0]),),
+        None,
+    ),
+    "behind a Python flag": (
+        """
+class Model(nn.Module):
+    def forward(self, x, exclude_first: bool = True):
+        pooled: torch.Tensor = (
+            x[1:].sum(0)  # skip the first
+            if exclude_first and x.amax() > 1
+            else x.sum(0)
+        )
+        return pooled
+""",
+        (torch.tensor([[1.0, 3.0], [2.0, 0.5]]),),
+        None,
+    ),
+    "a LayerDrop skip flag": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layerdrop = 0.0
+
+    def forward(self, x):
+        for _ in range(2):
+            draw = torch.rand([])
+            skip = True if self.training and (draw < self.layerdrop) else False
+            if not skip:
+                x = x * 2
+        return x
+""",
+        (torch.ones(2),),
+        None,
+    ),
+    "a side that is the input, updated in place afterwards": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        y = x if x.sum() > 0 else x * 2
+        y.add_(1)
+        return y
+""",
+        (torch.tensor([1.0, 2.0]),),
+        "mutated in place",
+    ),
+    "a side that is a parameter, returned": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(2))
+
+    def forward(self, x):
+        return self.scale if x.sum() > 0 else x
+""",
+        (torch.tensor([1.0, 2.0]),),
+        "may be an existing tensor the caller can tell apart",
+    ),
+    "a side that indexes with a mask": (
+        """
+class Model(nn.Module):
+    def forward(self, x, mask):
+        y = x[mask] if mask.any() else x * 0
+        return y
+""",
+        (torch.tensor([1.0, 2.0]), torch.tensor([False, False])),
+        "could fail on the branch that did not run",
+    ),
+    "an argument of a call": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.cat([x, x * 2 if x.sum() > 0 else x - 1])
+""",
+        (torch.tensor([1.0, 2.0]),),
+        "only as the whole value of a `return` or of an assignment",
+    ),
+    "a side that reads a local bound only under a flag": (
+        """
+class Model(nn.Module):
+    def forward(self, x, scale: bool = False):
+        if scale:
+            factor = x.abs().amax()
+        return x / factor if x.sum() > 0 else x * 0.5
+""",
+        (torch.tensor([-1.0, -2.0]),),
+        "may have no value here",
+    ),
+    "a side that reads an attribute the module may not have": (
+        """
+class Model(nn.Module):
+    def calibrate(self, x):
+        self.offset = x.mean()
+
+    def calibrated(self):
+        return hasattr(self, "offset")
+
+    def forward(self, x):
+        return x - self.offset if x.sum() > 0 else x * 2
+""",
+        (torch.tensor([-1.0, -2.0]),),
+        "may not be set",
+    ),
+}
+#: A branch that reads a local bound only on some paths: selecting computed it where the
+#: original never read it (`UnboundLocalError`; compiled, Dynamo then ran the frame eagerly).
+CASES["a branch that reads a local bound only under a flag"] = (
+    """
+class Model(nn.Module):
+    def forward(self, x, scale: bool = False):
+        if scale:
+            factor = torch.ones(2)
+        if x.sum() > 0:
+            y = x * factor
+        else:
+            y = torch.zeros(2)
+        return y
+""",
+    (torch.tensor([-1.0, -2.0]),),
+    "may have no value here",
+)
+#: An ``if`` whose branch reads an attribute that the module tests for (set by ``calibrate``):
+#: computed on both paths, it failed where the original took the other branch.
+CASES["a branch that reads an attribute the module may not have"] = (
+    """
+class Model(nn.Module):
+    def calibrate(self, x):
+        self.offset = x.mean()
+
+    def forward(self, x):
+        if not hasattr(self, "offset"):
+            print("not calibrated")
+        if x.sum() > 0:
+            y = x - self.offset
+        else:
+            y = x * 2
+        return y
+""",
+    (torch.tensor([-1.0, -2.0]),),
+    "may not be set",
+)
+CASES.update(
+    (f"a conditional expression: {name}", parts)
+    for name, parts in CONDITIONAL_EXPRESSIONS.items()
 )
 
 

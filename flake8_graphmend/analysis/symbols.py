@@ -6,7 +6,11 @@ import ast
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import (
+    Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union,
+)
+
+from .index import node_memo, walk
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 #: The ``torch.jit`` APIs of code meant for ``torch.jit.script`` (tracing alone is not matched).
@@ -130,6 +134,15 @@ class ModuleSymbols:
             and any(node.attr in info.methods for info in self.classes.values())
         )
 
+    def may_be_unset(self, node: ast.expr) -> bool:
+        """Whether ``node`` (``self.name``) may not be set when it is read: the module deletes
+        attributes of that name, or probes for them (``hasattr(self, "name")``,
+        ``getattr(self, "name", None)``), so code that reads it may run only where it is set."""
+        attribute = self_attribute(node)
+        return attribute is not None and not attribute.startswith("__") and bool(
+            (deleted_attributes(self.tree) | probed_attributes(self.tree)) & {attribute, "*"}
+        )
+
     def scripting_marker(self, lines: Sequence[str]) -> Optional[str]:
         """The first ``torch.jit`` scripting API the module uses (``torch.jit.is_scripting``...).
 
@@ -162,6 +175,40 @@ def resolve_relative(module: str, level: int, package: str) -> str:
 def package_of(name: str, path: str) -> str:
     """The package of the module ``name`` (dotted) whose file is ``path``."""
     return name if os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
+
+
+@node_memo
+def deleted_attributes(tree: ast.Module) -> FrozenSet[str]:
+    """Attribute names that the file may delete from an object: ``del obj.X``,
+    ``delattr(obj, "X")`` (a parent may delete its layers' ``layer_idx``)."""
+    names: Set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.Delete):
+            names |= {t.attr for t in node.targets if isinstance(t, ast.Attribute)}
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "delattr":
+            name = node.args[1] if len(node.args) == 2 else None
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                names.add(name.value)
+            elif name is not None:
+                names.add("*")  # a computed name: any attribute
+    return frozenset(names)
+
+
+@node_memo
+def probed_attributes(tree: ast.Module) -> FrozenSet[str]:
+    """Attribute names that the file tests for: ``hasattr(obj, "X")``, ``getattr(obj, "X",
+    default)`` (a name computed at run time is a generic lookup, not counted)."""
+    names: Set[str] = set()
+    for node in walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+            continue
+        arity = {"hasattr": 2, "getattr": 3}.get(node.func.id)
+        if arity is None or len(node.args) != arity:
+            continue
+        name = node.args[1]
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            names.add(name.value)
+    return frozenset(names)
 
 
 def is_self(node: ast.expr) -> bool:

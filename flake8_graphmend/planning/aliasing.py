@@ -318,7 +318,10 @@ def _number(target: ast.expr, ctx: FunctionContext) -> bool:
 
 
 def aliasing_problem(
-    results: Sequence[str], sides: Sequence[Dict[str, ast.expr]], node: ast.If, ctx: FunctionContext
+    results: Sequence[str],
+    sides: Sequence[Dict[str, ast.expr]],
+    node: ast.stmt,
+    ctx: FunctionContext,
 ) -> Optional[str]:
     """Why selecting a tensor that may be an existing one changes what code after the ``if`` sees.
 
@@ -399,7 +402,7 @@ def _kept_tensors(value: ast.expr, ctx: FunctionContext) -> List[ast.expr]:
     return [value]
 
 
-def _changing_call_after(node: ast.If, ctx: FunctionContext) -> Optional[ast.Call]:
+def _changing_call_after(node: ast.stmt, ctx: FunctionContext) -> Optional[ast.Call]:
     """A call after ``node``, or in a loop around it, that may change state the caller holds
     (``module_state.call_changes_state``: ``self._decay()`` updating a buffer in place)."""
     function = ctx.region.function
@@ -446,7 +449,7 @@ def _bound_names(binding: ast.AST) -> List[str]:
     return [n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)]
 
 
-def _aliased_before(value: ast.expr, node: ast.If, ctx: FunctionContext) -> Optional[int]:
+def _aliased_before(value: ast.expr, node: ast.stmt, ctx: FunctionContext) -> Optional[int]:
     """A line between the binding of the local ``value`` and ``node`` that hands its tensor to
     another name, an attribute, an item or a container (``residual = hidden_states``)."""
     if not (isinstance(value, ast.Name) and value.id in ctx.local_names):

@@ -45,7 +45,8 @@ _DRAW_DTYPES = frozenset({
 @dataclass(frozen=True)
 class DrawGuard(Plan):
     """``if <static conjuncts> and _graphmend_draw_below(r, p):`` in place of
-    ``if ... and r < p:``."""
+    ``if ... and r < p:`` (or in the test of ``A if ... and r < p else B``, LayerDrop's
+    ``skip_the_layer = True if self.training and r < p else False``)."""
 
     ordered = True
 
@@ -61,11 +62,15 @@ class DrawGuard(Plan):
 
 
 def draw_guard_plan(
-    node: ast.If, static: Sequence[ast.expr], tensor_part: Sequence[ast.expr], ctx: FunctionContext
+    node: ast.stmt,
+    static: Sequence[ast.expr],
+    tensor_part: Sequence[ast.expr],
+    ctx: FunctionContext,
 ) -> Planned[DrawGuard]:
-    """A ``DrawGuard`` when ``node`` tests a one-element ``torch.rand`` draw against a Python
-    probability (``r < p`` or ``p > r``), else why not: an empty reason when the test does not
-    compare a random draw at all."""
+    """A ``DrawGuard`` when the test of ``node`` (an ``if``, or the statement of a conditional
+    expression) compares a one-element ``torch.rand`` draw against a Python probability (``r <
+    p`` or ``p > r``), else why not: an empty reason when the test does not compare a random
+    draw at all."""
     compare = tensor_part[0] if len(tensor_part) == 1 else None
     if not (isinstance(compare, ast.Compare) and len(compare.ops) == 1):
         return declined("")
@@ -95,7 +100,7 @@ def _guard(probability: ast.expr) -> ast.expr:
     return ast.Compare(left=probability, ops=[ast.Gt()], comparators=[ast.Constant(0)])
 
 
-def _random(value: ast.expr, node: ast.If, ctx: FunctionContext) -> bool:
+def _random(value: ast.expr, node: ast.stmt, ctx: FunctionContext) -> bool:
     """Whether ``value`` is a ``torch.rand*`` call, or a name bound to one before ``node``."""
     if isinstance(value, ast.Name):
         values = [
@@ -112,7 +117,7 @@ def _random(value: ast.expr, node: ast.If, ctx: FunctionContext) -> bool:
     )
 
 
-def _draw_problem(draw: ast.expr, node: ast.If, ctx: FunctionContext) -> Optional[str]:
+def _draw_problem(draw: ast.expr, node: ast.stmt, ctx: FunctionContext) -> Optional[str]:
     if isinstance(draw, ast.Call):
         return "the draw is made in the test, which a guard in front of it would skip"
     if not isinstance(draw, ast.Name):

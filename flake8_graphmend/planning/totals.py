@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set
 
 from ..analysis.index import node_memo, walk
 from ..analysis.purity import number_literal
-from ..analysis.symbols import is_self, self_attribute
+from ..analysis.symbols import deleted_attributes, is_self, self_attribute
 from ..analysis.values import Kind, registered_name
 from . import formatted_values
 from .aliasing import reaching_bindings
@@ -162,7 +162,7 @@ def initialised_attribute(node: ast.expr, ctx: FunctionContext) -> bool:
     owner = ctx.region.owner
     if attribute is None or owner is None or ctx.symbols.may_run_code(node):
         return False
-    if _deleted_attributes(ctx.symbols.tree) & {attribute, "*"}:
+    if deleted_attributes(ctx.symbols.tree) & {attribute, "*"}:
         return False
     for statement in owner.node.body:
         targets = statement.targets if isinstance(statement, ast.Assign) else []
@@ -262,23 +262,6 @@ def _targets(node: Union[ast.Assign, ast.AugAssign, ast.AnnAssign]) -> List[ast.
 
 #: The literals a number attribute may hold: real numbers, which a tensor compares with.
 _REAL = (int, float)
-
-
-@node_memo
-def _deleted_attributes(tree: ast.Module) -> FrozenSet[str]:
-    """Attribute names that the file may delete from an object: ``del obj.X``,
-    ``delattr(obj, "X")`` (a parent may delete its layers' ``layer_idx``)."""
-    names: Set[str] = set()
-    for node in walk(tree):
-        if isinstance(node, ast.Delete):
-            names |= {t.attr for t in node.targets if isinstance(t, ast.Attribute)}
-        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "delattr":
-            name = node.args[1] if len(node.args) == 2 else None
-            if isinstance(name, ast.Constant) and isinstance(name.value, str):
-                names.add(name.value)
-            elif name is not None:
-                names.add("*")  # a computed name: any attribute
-    return frozenset(names)
 
 
 def self_chain(node: ast.expr) -> bool:

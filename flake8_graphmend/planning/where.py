@@ -1,10 +1,14 @@
 """[Where]: may a Python ``if`` on a tensor become a selection, and in which of its shapes?
 
-Three shapes are rewritten, each with its own plan:
+Three shapes of ``if`` are rewritten, each with its own plan:
 
 * ``ReturnSelection``: ``if c: return A`` with ``else: return B`` or a ``return B`` right after;
 * ``CallSelection``: both branches are the same call with different arguments;
 * ``AssignSelection``: both branches (or an else-less one) assign local names.
+
+A conditional expression ``A if c else B`` that is the whole value of a ``return`` or of an
+assignment to a name is one more (``ExpressionSelection``): it is the ``if`` of the first or
+the third shape written on one line.
 
 Computing both sides is exact only when neither can raise or change anything
 (``analysis/purity.py``), and selecting is exact only when no one can tell the selected tensor
@@ -15,7 +19,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+from typing import (
+    TYPE_CHECKING, AbstractSet, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
+)
 
 from ..analysis.index import deleted_names, outer_names, walk
 from ..analysis.purity import extrema_taken, impurity
@@ -116,6 +122,18 @@ class AssignSelection(Selection):
     item_test: bool = False
 
 
+@dataclass(frozen=True)
+class ExpressionSelection(Selection):
+    """``_graphmend_where(c, A, B)`` in place of ``A if c else B``, the value of a ``return`` or
+    of ``name = ...``; behind static conjuncts ``s``: ``_graphmend_where(c, A, B) if s else B``."""
+
+    static_conjuncts: int
+    kept_branch: Optional[str] = None
+    training_problem: Optional[str] = None
+    grad_inputs: Tuple[str, ...] = ()
+    item_test: bool = False
+
+
 WherePlan = Union[ReturnSelection, CallSelection, AssignSelection]
 
 
@@ -155,6 +173,80 @@ def selection_plan(
     return plan, reason
 
 
+def expression_plan(
+    node: ast.IfExp, statement: ast.stmt, block: Sequence[ast.stmt], ctx: FunctionContext
+) -> Planned[Union[ExpressionSelection, DrawGuard]]:
+    """Whether ``A if c else B`` (in ``statement`` of ``block``) may become a selection or, where
+    ``c`` compares a random draw, a guarded comparison (``draws.py``)."""
+    value = getattr(statement, "value", None)
+    target = statement.targets[0] if isinstance(statement, ast.Assign) else None
+    if isinstance(statement, ast.AnnAssign):
+        target = statement.target
+    if value is not node or not (
+        isinstance(statement, ast.Return)
+        or isinstance(target, ast.Name)
+        and (not isinstance(statement, ast.Assign) or len(statement.targets) == 1)
+    ):
+        return declined(
+            "a conditional expression is rewritten only as the whole value of a `return` or of "
+            "an assignment to one name"
+        )
+    if shares_line(statement, block):
+        return declined("the statement shares its line with other statements")
+    static, tensor_part = split_condition(node.test, ctx)
+    problem = tensor_condition_problem(tensor_part, ctx)
+    plan, reason = (None, problem) if problem else _expression_plan(
+        node, statement, block, len(static), target, ctx
+    )
+    if plan is None:
+        guard, draw_reason = draw_guard_plan(statement, static, tensor_part, ctx)
+        if guard is not None or draw_reason:  # a test of a random draw
+            return guard, draw_reason
+    return plan, reason
+
+
+def _expression_plan(
+    node: ast.IfExp,
+    statement: ast.stmt,
+    block: Sequence[ast.stmt],
+    static: int,
+    target: Optional[ast.expr],
+    ctx: FunctionContext,
+) -> Planned[ExpressionSelection]:
+    """Both sides computed and one selected: each must be a tensor that evaluating cannot fail
+    or change anything, and the selection (a new tensor) must not be told from the side's."""
+    nonempty = extrema_taken(node.test, ctx.symbols)  # computed first, as `c` was
+    pair = (node.body, node.orelse)
+    for side in pair:
+        if isinstance(side, ast.Constant) and side.value is None:
+            return declined("one side is None")
+        problem = (
+            _returned_value_problem(side, ctx, "a side is")
+            or impurity(side, ctx.values, ctx.symbols, nonempty)
+            or _unbound_read(side, statement, block, ctx)
+        )
+        if problem:
+            return declined(problem)
+    shown: Optional[str] = None
+    if isinstance(target, ast.Name):
+        sides = [{target.id: node.body}, {target.id: node.orelse}]
+        problem = _identity_problem([target.id], sides, statement, ctx)
+        shown = shown_problem([target.id], ctx)
+    else:
+        kept = next((v for v in pair if hands_on_caller_tensor(v, statement, ctx)), None)
+        problem = layout_problem([pair]) if kept is None else (
+            f"a side is `{ast.unparse(kept)}`, which may be an existing tensor the caller can "
+            "tell apart; torch.where returns a new tensor"
+        )
+    if problem:
+        return declined(problem)
+    training = gradient_problem([pair], ctx)
+    inputs = _grad_inputs(shown or training, pair, (), statement, block, ctx)
+    return ExpressionSelection(
+        static, kept_branch=shown, training_problem=training, grad_inputs=inputs
+    ), None
+
+
 def is_item_test(tensor_part: Sequence[ast.expr], ctx: FunctionContext) -> bool:
     """Whether the tensor part of a test is one ``<whole reduction>.item() <op> <int>``, which a
     selection compares as a tensor (``_graphmend_item``, exact); a bare ``x.any().item()``
@@ -187,7 +279,11 @@ def _return_plan(
     for value in (body.value, other.value):
         if value is None or (isinstance(value, ast.Constant) and value.value is None):
             return declined("one path returns None")
-        problem = _returned_value_problem(value, ctx) or impurity(value, ctx.values, ctx.symbols)
+        problem = (
+            _returned_value_problem(value, ctx)
+            or impurity(value, ctx.values, ctx.symbols)
+            or _unbound_read(value, node, block, ctx)
+        )
         if problem:
             return declined(problem)
     assert body.value is not None and other.value is not None  # checked above
@@ -207,12 +303,15 @@ def _return_plan(
     return ReturnSelection(static, trailing, training_problem=training, grad_inputs=inputs), None
 
 
-def _returned_value_problem(value: ast.expr, ctx: FunctionContext) -> Optional[str]:
-    """Why a returned value cannot be one ``torch.where`` selection (None: it can)."""
+def _returned_value_problem(
+    value: ast.expr, ctx: FunctionContext, what: str = "a path returns"
+) -> Optional[str]:
+    """Why a returned value (``what`` says whose) cannot be one ``torch.where`` selection (None:
+    it can)."""
     if isinstance(value, (ast.Tuple, ast.List, ast.Dict, ast.Set)):
-        return f"a path returns `{ast.unparse(value)}`, a container, not one tensor"
+        return f"{what} `{ast.unparse(value)}`, a container, not one tensor"
     if ctx.values.kind(value) is Kind.STATIC:
-        return f"a path returns the Python value `{ast.unparse(value)}`, not a tensor"
+        return f"{what} the Python value `{ast.unparse(value)}`, not a tensor"
     return None
 
 
@@ -266,7 +365,7 @@ def _call_plan(
     problem = (
         _frame_problem(ctx)
         or _first_statements_problem(node)
-        or _differing_arguments_problem([pairs[i] for i in differing], ctx)
+        or _differing_arguments_problem([pairs[i] for i in differing], node, block, ctx)
         or _selected_in_place_problem(first, [pairs[i] for i in differing], ctx)
         or _kept_argument_problem(node, first, [pairs[i] for i in differing], ctx)
     )
@@ -301,14 +400,19 @@ def _first_statements_problem(node: ast.If) -> Optional[str]:
 
 
 def _differing_arguments_problem(
-    pairs: Sequence[Tuple[ast.expr, ast.expr]], ctx: FunctionContext
+    pairs: Sequence[Tuple[ast.expr, ast.expr]],
+    node: ast.If,
+    block: Sequence[ast.stmt],
+    ctx: FunctionContext,
 ) -> Optional[str]:
     for value in (value for pair in pairs for value in pair):
         if isinstance(value, ast.Constant) and value.value is None:
             return "the calls differ in an argument that is None on one path"
         if ctx.values.kind(value) is Kind.STATIC:
             return f"the calls differ in `{ast.unparse(value)}`, which is not a tensor"
-        problem = impurity(value, ctx.values, ctx.symbols)
+        problem = impurity(value, ctx.values, ctx.symbols) or _unbound_read(
+            value, node, block, ctx
+        )
         if problem:
             return problem
     return None
@@ -388,7 +492,9 @@ def _assign_plan(
     results: List[str] = []
     hoisted: List[FrozenSet[int]] = []
     for side, other_branch in ((0, node.orelse), (1, node.body)):
-        split, problem = _split_branch(sides, side, other_branch, condition_reads, node, ctx)
+        split, problem = _split_branch(
+            sides, side, other_branch, condition_reads, node, block, ctx
+        )
         if split is None:
             return declined(problem or "")
         hoisted.append(split[0])
@@ -507,6 +613,7 @@ def _split_branch(
     other_branch: Sequence[ast.stmt],
     condition_reads: Set[str],
     node: ast.If,
+    block: Sequence[ast.stmt],
     ctx: FunctionContext,
 ) -> Tuple[Optional[Tuple[FrozenSet[int], List[str]]], Optional[str]]:
     """The setup statements of one branch (by index) and its result names, or why not.
@@ -524,8 +631,10 @@ def _split_branch(
     # has not bound again yet cannot fail in a value (`if x.max() > 1: x = x / x.max()`)
     taken = extrema_taken(node.test, ctx.symbols)
     for index, (name, value) in enumerate(sides[side].items()):
-        nonempty = taken - set(list(sides[side])[:index])
-        problem = impurity(value, ctx.values, ctx.symbols, nonempty)
+        assigned_before = set(list(sides[side])[:index])
+        problem = impurity(
+            value, ctx.values, ctx.symbols, taken - assigned_before
+        ) or _unbound_read(value, node, block, ctx, assigned_before)
         if problem:
             return None, problem
         if isinstance(value, ast.Constant) and value.value is None:
@@ -569,7 +678,7 @@ def _result_values_problem(
 
 
 def _identity_problem(
-    results: Sequence[str], sides: Sequence[Assigned], node: ast.If, ctx: FunctionContext
+    results: Sequence[str], sides: Sequence[Assigned], node: ast.stmt, ctx: FunctionContext
 ) -> Optional[str]:
     """Why a selected result would be told apart from the tensor the original binds."""
     aliased = set(results) | {
@@ -658,23 +767,50 @@ def _grad_inputs(
     kept: Optional[str],
     values: Sequence[ast.expr],
     setups: Sequence[Assigned],
-    node: ast.If,
+    node: ast.stmt,
     block: Sequence[ast.stmt],
     ctx: FunctionContext,
 ) -> Tuple[str, ...]:
-    """What the test of an ``if`` kept while autograd records (``kept``: why; None: not kept)
+    """What the test of an ``if`` (or of the conditional expression of ``node``) kept while
+    autograd records (``kept``: why; None: not kept)
     is given: ``gradient_inputs`` of the sides ``values``, a local counting as read safely
     where it surely has a value when ``node`` starts."""
     if not kept:
         return ()
-
-    def bound(name: str) -> bool:
-        return not maybe_unbound(name, node, ctx) or _bound_before(name, node, block, ctx)
-
-    return gradient_inputs(values, setups, bound, ctx)
+    return gradient_inputs(values, setups, lambda name: _bound(name, node, block, ctx), ctx)
 
 
-def _bound_before(name: str, node: ast.If, block: Sequence[ast.stmt], ctx: FunctionContext) -> bool:
+def _bound(name: str, node: ast.stmt, block: Sequence[ast.stmt], ctx: FunctionContext) -> bool:
+    """Whether ``name`` surely has a value where ``node`` (a statement of ``block``) starts."""
+    return not maybe_unbound(name, node, ctx) or _bound_before(name, node, block, ctx)
+
+
+def _unbound_read(
+    value: ast.expr,
+    node: ast.stmt,
+    block: Sequence[ast.stmt],
+    ctx: FunctionContext,
+    assigned: AbstractSet[str] = frozenset(),
+) -> Optional[str]:
+    """Why computing ``value`` at ``node`` where the original did not may read a local with no
+    value there (bound on some paths only, or deleted by a ``del``): ``UnboundLocalError``.
+    ``assigned``: names the branch binds before ``value``; those the test binds (``:=``,
+    computed first) have a value too."""
+    deleted = deleted_names(ctx.region.function)
+    test = node.test if isinstance(node, ast.If) else node  # a statement's `:=` are in its test
+    tested = {sub.target.id for sub in walk(test) if isinstance(sub, ast.NamedExpr)}
+    for name in sorted(_names_read(value) - set(assigned) - tested):
+        if name in ctx.local_names and (name in deleted or not _bound(name, node, block, ctx)):
+            return (
+                f"`{name}` may have no value here, and reading it on the path that did not "
+                "read it fails"
+            )
+    return None
+
+
+def _bound_before(
+    name: str, node: ast.stmt, block: Sequence[ast.stmt], ctx: FunctionContext
+) -> bool:
     """Whether ``name`` surely has a value when the ``if`` starts (parameter or earlier
     assignment)."""
     if ctx.values.is_parameter(name):

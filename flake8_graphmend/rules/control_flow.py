@@ -1,6 +1,6 @@
 """DC and VG: Python control flow on tensor values (fixed by [Where], [Trap] and, for an `if`
 whose branches only print, log or warn, [Defer] of the whole `if`; an `if` whose branches do
-both is split in two)."""
+both is split in two; `a if c else b` is selected like an `if`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..planning.defer import DeferIfPlan, deferred_if
 from ..planning.items import compared_item
 from ..planning.split import split_if
 from ..planning.trap import assert_plan, trap_plan
-from ..planning.where import is_item_test, selection_plan, where_plan
+from ..planning.where import expression_plan, is_item_test, selection_plan, where_plan
 from .base import Finding, FunctionContext
 from .side_effects import classify_call
 
@@ -92,9 +92,13 @@ def check_while(node: ast.While, ctx: FunctionContext) -> Iterator[Finding]:
         yield ctx.finding("GM202", node, end_node=node.test)
 
 
-def check_if_expression(node: ast.IfExp, ctx: FunctionContext) -> Iterator[Finding]:
+def check_if_expression(
+    node: ast.IfExp, statement: ast.stmt, block: Sequence[ast.stmt], ctx: FunctionContext
+) -> Iterator[Finding]:
+    """``A if c else B`` on a tensor ``c`` (in ``statement`` of ``block``)."""
     if ctx.values.kind(node.test) is Kind.TENSOR:
-        yield ctx.finding("GM203", node)
+        plan, decline = expression_plan(node, statement, block, ctx)
+        yield ctx.finding("GM203", node, plan=plan, decline=decline)
 
 
 def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Iterator[Finding]:
