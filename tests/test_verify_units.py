@@ -28,7 +28,9 @@ from flake8_graphmend.verify.errors import EXIT_FAILED, EXIT_USAGE, VerifyError
 from flake8_graphmend.verify.overlay import OverlayFinder, build_overlay, resolve_target
 from flake8_graphmend.verify.report import behaviour_summary, problems, render_table, to_json
 from flake8_graphmend.verify.results import ArmResult, SiteResult
-from flake8_graphmend.verify.runner import Verification, VerifyOptions, display_path
+from flake8_graphmend.verify.runner import (
+    Verification, VerifyOptions, describe_targets, display_path,
+)
 from flake8_graphmend.verify.timing import Timings
 
 torch = pytest.importorskip("torch")
@@ -580,7 +582,7 @@ def test_the_table_shows_sites_with_their_findings_or_none(tmp_path):
     )
     assert "break sites, fixed (lines of the rewritten copies): none" in table
     assert "bitwise equal" in table
-    assert "fixes: 1 applied in 1 file\n  declined in m.py: GM501 line 9: no fix" in table
+    assert "fixes: 1 applied in 1 file\n  m.py:GM501 line 9: no fix" in table
 
 
 def test_json_has_the_stable_keys(tmp_path):
@@ -752,3 +754,13 @@ def test_the_fixed_arm_keeps_its_own_inputs_when_they_are_the_saved_ones(tmp_pat
     assert not _same_inputs(saved, other)
     assert not _same_inputs(saved, ((saved[0][0], 5), saved[1]))
     assert not _same_inputs(saved, ((saved[0][0].detach(), 4), saved[1]))
+
+
+def test_the_progress_line_names_a_program_that_is_its_own_fix_target_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    entry = EntrySpec(tmp_path / "m.py", "build")
+    assert describe_targets(VerifyOptions(entry, fix_targets=["m.py"])) == "m.py"
+    both = VerifyOptions(entry, fix_targets=["m.py", "layers.py"])
+    assert describe_targets(both) == "m.py, layers.py"

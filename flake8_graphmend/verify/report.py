@@ -347,7 +347,8 @@ def _fixes_section(outcomes: List[Dict[str, Any]], linked: Tuple[str, ...]) -> L
     if linked:  # what flake8, one file at a time, needs as graphmend-entry-points to see the same
         lines.append(f"  compiled through calls between the fixed files: {', '.join(linked)}")
     for outcome in outcomes:
-        lines += [f"  declined in {outcome['path']}: {reason}" for reason in outcome["declined"]]
+        # the codemod's warnings: `line:col: CODE not fixed: why` and `... fixed, but ...`
+        lines += [f"  {outcome['path']}:{reason}" for reason in outcome["declined"]]
         if outcome["error"]:
             lines.append(f"  not rewritten, {outcome['path']}: {outcome['error']}")
     return lines

@@ -76,7 +76,7 @@ def verify(options: VerifyOptions, progress: TextIO) -> Verification:
         _attribute(original, overlay=None)
         verification = Verification(options, original, fixed=None, fix_outcomes=[])
         try:
-            with _step(progress, f"rewriting {_describe_targets(options)}"):
+            with _step(progress, f"rewriting {describe_targets(options)}"):
                 overlay_root = options.overlay_dir or work / "overlay"
                 overlay = build_overlay(
                     options.entry.path, targets, overlay_root, options.fix_scope
@@ -193,8 +193,10 @@ def display_path(path: str) -> str:
     return str(min(relatives, key=lambda relative: len(relative.parts))) if relatives else path
 
 
-def _describe_targets(options: VerifyOptions) -> str:
-    return ", ".join([display_path(str(options.entry.path)), *options.fix_targets])
+def describe_targets(options: VerifyOptions) -> str:
+    """The program and the fix targets, as the rewriting step names them (each once)."""
+    targets = [display_path(str(options.entry.path)), *options.fix_targets]
+    return ", ".join(dict.fromkeys(targets))  # the program is often its own fix target
 
 
 def _outcome_json(outcome: Any, overlay: Overlay) -> Dict[str, Any]:
