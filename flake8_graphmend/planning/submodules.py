@@ -100,6 +100,23 @@ def submodule_classes(
     attribute = self_attribute(func.value if isinstance(func, ast.Subscript) else func)
     if owner is None or attribute is None:
         return None
+    answers = _classes_held(owner.node)
+    key = (attribute, None if element is None else ast.dump(element))
+    if key not in answers:
+        answers[key] = _submodule_classes(attribute, element, owner, symbols)
+    found = answers[key]
+    return None if found is None else list(found)
+
+
+@node_memo
+def _classes_held(owner: ast.ClassDef) -> Dict[Tuple[str, Optional[str]], Optional[List[str]]]:
+    """``submodule_classes`` of the attributes (and elements) of ``owner`` asked so far."""
+    return {}
+
+
+def _submodule_classes(
+    attribute: str, element: Optional[ast.expr], owner: ClassInfo, symbols: ModuleSymbols
+) -> Optional[List[str]]:
     if not _only_built_and_called(attribute, owner, symbols):
         return None
     added: List[Tuple[List[str], bool]] = []  # the classes of each module added, in order
@@ -148,21 +165,38 @@ def _only_built_and_called(attribute: str, owner: ClassInfo, symbols: ModuleSymb
     """Whether ``self.<attribute>`` is, in ``owner``, its bases and subclasses of this file,
     only built in ``owner`` (assigned, appended to) and otherwise only called, indexed,
     iterated or read: not handed on, deleted, replaced elementwise or set by name."""
-    related = related_classes(owner, symbols)
+    used_otherwise = _attributes_used_otherwise(owner.node)
+    if owner.node not in used_otherwise:  # filled for every attribute in one pass
+        used_otherwise[owner.node] = _find_attributes_used_otherwise(owner, symbols)
+    found = used_otherwise[owner.node]
+    return found is not None and attribute not in found
+
+
+@node_memo
+def _attributes_used_otherwise(owner: ast.ClassDef) -> Dict[ast.ClassDef, Optional[Set[str]]]:
+    """The answer of ``_find_attributes_used_otherwise`` for ``owner``, once computed."""
+    return {}
+
+
+def _find_attributes_used_otherwise(owner: ClassInfo, symbols: ModuleSymbols) -> Optional[Set[str]]:
+    """The attributes of ``self`` that ``owner``'s related classes use otherwise than
+    ``_only_built_and_called`` allows; None where a call may set any of them by name."""
     # what `additions` reads: the statements of the owner's methods, not of functions in them
     read = {id(node) for method in owner.methods.values() for node, _ in _method_nodes(method)}
-    for info in related:
+    found: Set[str] = set()
+    for info in related_classes(owner, symbols):
         parents = parent_map(info.node)
         for node in walk(info.node):
             if isinstance(node, ast.Call) and short_name(node) in _SETTING_CALLS:
-                return False
-            if not _is_self_attribute(node, attribute):
+                return None
+            attribute = self_attribute(node) if isinstance(node, ast.expr) else None
+            if attribute is None or attribute in found:
                 continue
             if info is not owner and not isinstance(getattr(node, "ctx", None), ast.Load):
-                return False
-            if not _plain_use(node, parents, builds=info is owner and id(node) in read):
-                return False
-    return True
+                found.add(attribute)
+            elif not _plain_use(node, parents, builds=info is owner and id(node) in read):
+                found.add(attribute)
+    return found
 
 
 #: Attributes of a module that are the module's own state (its submodules, buffers, flags).
