@@ -4568,6 +4568,28 @@ class Model(nn.Module):
         "may not be set",
     ),
 }
+#: ``loss += 0.1 * aux`` keeps ``loss`` one element: its ``.item()`` is taken by the helper
+#: (an over-decline before); ``F.mse_loss(out, y)`` is a new tensor, not a view of ``out``.
+CASES["a loss updated in place before its .item() is logged"] = (
+    """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Parameter(torch.eye(2) * 0.5)
+
+    def forward(self, x, target):
+        out = x @ self.proj
+        loss = nn.functional.mse_loss(out, target)
+        aux = out.abs().mean()
+        loss += 0.1 * aux
+        logger.info("loss %.4f", loss.item())
+        if loss > 1:
+            out = out * 0.5
+        return out, loss
+""",
+    (torch.tensor([[1.0, 2.0]]), torch.tensor([[0.5, -1.0]])),
+    None,
+)
 #: A branch that reads a local bound only on some paths: selecting computed it where the
 #: original never read it (`UnboundLocalError`; compiled, Dynamo then ran the frame eagerly).
 CASES["a branch that reads a local bound only under a flag"] = (

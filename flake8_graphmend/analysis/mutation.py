@@ -7,6 +7,7 @@ from typing import Dict, Iterator, List, Set, Tuple
 
 from .index import FunctionFacts, parameter_names, walk
 from .inplace import updated_arguments
+from .purity import fresh_torch_call
 from .symbols import ModuleSymbols
 from .values import Kind, ValueAnalysis
 
@@ -35,11 +36,13 @@ def storage_root(node: ast.expr, values: ValueAnalysis, symbols: ModuleSymbols) 
 
     ``y`` for ``y``, ``y[0]``, any attribute or method of a tensor ``y`` (``y.T`` and
     ``y.view(-1)`` are views, ``y.float()`` may be ``y`` itself) and any torch function of ``y``
-    (``torch.flatten(y)``).
+    (``torch.flatten(y)``) but those that always make a new tensor (``F.mse_loss(y, t)``,
+    ``FRESH_OPERATIONS``).
     """
     while True:
         if isinstance(node, ast.Call) and _torch_function(node.func, symbols):
-            if not node.args:
+            qualified = symbols.qualified_name(node.func) or ""
+            if not node.args or fresh_torch_call(node, qualified):
                 return ""
             node = node.args[0]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):

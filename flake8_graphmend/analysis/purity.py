@@ -74,6 +74,36 @@ ALIASING_OPERATIONS = frozenset({
 })
 
 
+#: Tensor operations (functions of ``torch`` and ``torch.nn.functional``, and tensor methods)
+#: that always return a new tensor, never their input (checked on torch 2.13; ``contiguous``,
+#: ``to``, ``float``, ``F.dropout`` in eval mode and ``as_tensor`` may return the input itself).
+FRESH_OPERATIONS = frozenset({
+    "abs", "add", "sub", "mul", "div", "matmul", "mm", "bmm", "baddbmm", "addmm",
+    "exp", "log", "sqrt", "rsqrt", "pow", "clamp", "clamp_min", "clamp_max", "clip", "where",
+    "masked_fill", "relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
+    "layer_norm", "group_norm", "rms_norm", "linear", "conv1d", "conv2d", "conv3d", "embedding",
+    "cat", "stack", "sum", "mean", "amax", "amin", "cumsum", "nan_to_num", "neg", "reciprocal",
+    "square", "tril", "triu", "zeros_like", "ones_like", "full_like", "clone", "maximum",
+    "minimum", "isnan", "isinf", "isfinite", "sign", "floor", "ceil", "round", "norm", "erf",
+    "cos", "sin", "roll", "flip", "repeat", "tile", "logical_not", "logical_and", "logical_or",
+    "eq", "ne", "lt", "le", "gt", "ge", "pad", "normalize", "zeros", "ones", "full", "arange",
+    "new_zeros", "new_ones", "new_full", "new_empty", "empty_like", "scaled_dot_product_attention",
+    "max", "min", "prod", "std", "var", "argmax", "argmin", "any", "all", "logsumexp",
+    "count_nonzero",
+    # losses (any reduction)
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity",
+})
+
+
+def fresh_torch_call(call: ast.Call, qualified: str) -> bool:
+    """Whether ``call`` of the torch function ``qualified`` returns a new tensor: one of
+    ``FRESH_OPERATIONS``, without ``out=`` or ``inplace`` (``F.relu(x, True)``)."""
+    name = qualified.rsplit(".", 1)[-1]
+    in_place = updates_first_argument(call) or any(k.arg == "out" for k in call.keywords)
+    return name in FRESH_OPERATIONS and not in_place
+
+
 def is_slice_index(index: ast.expr) -> bool:
     """Whether a subscript's index holds only slices, ``None`` and ``...`` (no values)."""
     elements = index.elts if isinstance(index, ast.Tuple) else [index]

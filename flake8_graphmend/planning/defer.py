@@ -28,7 +28,7 @@ from ..analysis.values import Kind, is_size
 from . import Plan, Planned, Position, declined, formatted_values, position
 from .aliasing import escape_after, hands_on_caller_tensor, may_alias, reaching_bindings
 from .conditions import is_elif, shared_line_problem, split_condition
-from .items import is_zero_dim, item_of
+from .items import ELEMENTWISE_OPERATORS, is_zero_dim, item_of
 from .module_state import callees_in_file, stored_roots
 from .per_call import PASSED_CONSTANTS, changes_between_calls, per_call_problem, python_scalar
 from .totals import (
@@ -765,8 +765,13 @@ def item_receiver(node: ast.expr, ctx: FunctionContext) -> Optional[ast.expr]:
     return None
 
 
-def _reaching_zero_dim(receiver: ast.expr, at: ast.expr, ctx: FunctionContext) -> bool:
-    if not isinstance(receiver, ast.Name):
+def _reaching_zero_dim(
+    receiver: ast.expr, at: ast.AST, ctx: FunctionContext, depth: int = 0
+) -> bool:
+    """Whether every binding of the local ``receiver`` that reaches ``at`` gives it a tensor of
+    one element: an assignment of one, or ``receiver += v`` (any elementwise operator) of a
+    Python number or such a tensor to such a tensor (the update keeps its shape)."""
+    if not isinstance(receiver, ast.Name) or depth > 3:
         return False
     bindings, on_entry = reaching_bindings(receiver.id, at, ctx)
     return bool(bindings) and not on_entry and all(
@@ -774,6 +779,10 @@ def _reaching_zero_dim(receiver: ast.expr, at: ast.expr, ctx: FunctionContext) -
         and len(binding.targets) == 1
         and isinstance(binding.targets[0], ast.Name)
         and is_zero_dim(binding.value, ctx)
+        or isinstance(binding, ast.AugAssign)
+        and isinstance(binding.op, ELEMENTWISE_OPERATORS)
+        and (is_zero_dim(binding.value, ctx) or ctx.values.kind(binding.value) is Kind.STATIC)
+        and _reaching_zero_dim(receiver, binding, ctx, depth + 1)  # what it updates
         for binding in bindings
     )
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..rules.base import FunctionContext
 
 #: Arithmetic that keeps 0-d operands 0-d.
-_ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+ELEMENTWISE_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 #: Reductions that, called without arguments, always make a 0-d tensor.
 WHOLE_REDUCTIONS = {
     "sum", "max", "min", "amax", "amin", "any", "all", "mean", "prod", "count_nonzero",
@@ -198,7 +198,7 @@ def is_zero_dim(operand: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool
         parts = [operand.left, *operand.comparators]
         tensors = [part for part in parts if ctx.values.kind(part) is not Kind.STATIC]
         return all(is_zero_dim(part, ctx, depth) for part in tensors)
-    if isinstance(operand, ast.BinOp) and isinstance(operand.op, _ELEMENTWISE):
+    if isinstance(operand, ast.BinOp) and isinstance(operand.op, ELEMENTWISE_OPERATORS):
         # `mse / mae`, `loss * 0.5`: 0-d operands (or Python numbers) broadcast to 0-d
         sides = [operand.left, operand.right]
         tensors = [side for side in sides if ctx.values.kind(side) is not Kind.STATIC]

@@ -18,28 +18,11 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tup
 from ..analysis.index import (
     child_blocks, child_nodes, node_memo, parameter_names, parent_map, root_name, walk,
 )
-from ..analysis.inplace import builds_in_place_module, short_name, updates_first_argument
-from ..analysis.purity import ALIASING_OPERATIONS
+from ..analysis.inplace import builds_in_place_module, short_name
+from ..analysis.purity import ALIASING_OPERATIONS, FRESH_OPERATIONS, fresh_torch_call
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, is_self, self_attribute
 from ..analysis.values import constant_int
 
-#: Tensor operations (functions of ``torch`` and ``torch.nn.functional``, and tensor methods)
-#: that always return a new tensor, never their input (checked on torch 2.13; ``contiguous``,
-#: ``to``, ``float``, ``F.dropout`` in eval mode and ``as_tensor`` may return the input itself).
-FRESH_OPERATIONS = frozenset({
-    "abs", "add", "sub", "mul", "div", "matmul", "mm", "bmm", "baddbmm", "addmm",
-    "exp", "log", "sqrt", "rsqrt", "pow", "clamp", "clamp_min", "clamp_max", "clip", "where",
-    "masked_fill", "relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
-    "layer_norm", "group_norm", "rms_norm", "linear", "conv1d", "conv2d", "conv3d", "embedding",
-    "cat", "stack", "sum", "mean", "amax", "amin", "cumsum", "nan_to_num", "neg", "reciprocal",
-    "square", "tril", "triu", "zeros_like", "ones_like", "full_like", "clone", "maximum",
-    "minimum", "isnan", "isinf", "isfinite", "sign", "floor", "ceil", "round", "norm", "erf",
-    "cos", "sin", "roll", "flip", "repeat", "tile", "logical_not", "logical_and", "logical_or",
-    "eq", "ne", "lt", "le", "gt", "ge", "pad", "normalize", "zeros", "ones", "full", "arange",
-    "new_zeros", "new_ones", "new_full", "new_empty", "empty_like", "scaled_dot_product_attention",
-    "max", "min", "prod", "std", "var", "argmax", "argmin", "any", "all", "logsumexp",
-    "count_nonzero",
-})
 #: ``nn`` modules whose call returns a new tensor (unless built with ``inplace=True``).
 FRESH_MODULES = frozenset({
     "Linear", "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "Conv1d",
@@ -591,14 +574,6 @@ def _built(
 def is_torch_function(qualified: str) -> bool:
     """Whether ``qualified`` names a function of torch (not a method of ``nn.Module``)."""
     return qualified.startswith("torch.") and not qualified.startswith("torch.nn.Module")
-
-
-def fresh_torch_call(call: ast.Call, qualified: str) -> bool:
-    """Whether ``call`` of the torch function ``qualified`` returns a new tensor: one of
-    ``FRESH_OPERATIONS``, without ``out=`` or ``inplace`` (``F.relu(x, True)``)."""
-    name = qualified.rsplit(".", 1)[-1]
-    in_place = updates_first_argument(call) or any(k.arg == "out" for k in call.keywords)
-    return name in FRESH_OPERATIONS and not in_place
 
 
 #: ``nn`` modules that may return their input itself (dropout in eval mode, identity).
