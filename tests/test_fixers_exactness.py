@@ -1663,7 +1663,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return x * 2
         """,
         (torch.ones(2),),
-        "may fail for some shapes, dtypes or values",
+        "may not be set",
     ),
     "guard message reading a loop variable": (
         """
@@ -4590,6 +4590,129 @@ class Model(nn.Module):
     (torch.tensor([[1.0, 2.0]]), torch.tensor([[0.5, -1.0]])),
     None,
 )
+#: The twenty-sixth sweep's selections that read what may not be there, or that someone could
+#: tell apart (both the `if` and the conditional-expression forms): body, decline substring.
+ABSENT_OR_TOLD_APART = {
+    "a side that computes with an optional parameter": (
+        """
+class Model(nn.Module):
+    def forward(self, x, bias=None):
+        return x + bias if x.mean() < 0 else x * 1
+""",
+        "`bias` may be None",
+    ),
+    "a branch that computes with an optional parameter": (
+        """
+class Model(nn.Module):
+    def forward(self, x, mask: Optional[torch.Tensor] = None):
+        if x.mean() > 0:
+            y = x.masked_fill(mask, 0.0)
+        else:
+            y = x * 1
+        return y
+""",
+        "`mask` may be None",
+    ),
+    "a layer scale that is None when not configured": (
+        """
+class Model(nn.Module):
+    def __init__(self, layer_scale_init_value=0.0):
+        super().__init__()
+        self.gamma = (
+            nn.Parameter(layer_scale_init_value * torch.ones(2))
+            if layer_scale_init_value > 0
+            else None
+        )
+
+    def forward(self, x):
+        return x * self.gamma if x.abs().mean() > 100 else x * 1
+""",
+        "`self.gamma` may be None",
+    ),
+    "a buffer registered only in some configurations": (
+        """
+class Model(nn.Module):
+    def __init__(self, use_layer_scale=False):
+        super().__init__()
+        if use_layer_scale:
+            self.register_buffer("gamma", torch.full((2,), 1e-2))
+
+    def forward(self, x):
+        if x.abs().mean() > 1e3:
+            x = x * self.gamma
+        else:
+            x = x + 0
+        return x
+""",
+        "`self.gamma` may not be set",
+    ),
+    "a negated flag that may be a Python bool": (
+        """
+class Model(nn.Module):
+    def forward(self, x, flag: bool = False):
+        has_neg = (x < 0).any() if flag else False
+        return x * 2 if not has_neg else x - 1
+""",
+        "may be the Python value `False`",
+    ),
+    "a name that an except clause unbinds": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        err = x
+        try:
+            raise ValueError("probe")
+        except ValueError as err:
+            pass
+        return x * 2 if x.mean() > 0 else err + 1
+""",
+        "`err` may have no value here",
+    ),
+    "a global bound only while warming up": (
+        """
+class Model(nn.Module):
+    def forward(self, x, warmup: bool = False):
+        global _shift
+        if warmup:
+            _shift = x * 0
+        return x * 2 if x.mean() > 0 else x + _shift
+""",
+        "global that the module may not have bound",
+    ),
+    "a name only declared by an annotation": (
+        """
+class Model(nn.Module):
+    def forward(self, x, residual: Optional[torch.Tensor] = None):
+        shortcut: torch.Tensor
+        if residual is not None:
+            shortcut = residual
+        return x * 2 if x.mean() > 0 else x + shortcut
+""",
+        "`shortcut` may have no value here",
+    ),
+    "a selection compared by identity afterwards": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        y = x.contiguous() if x.mean() > 0 else x + 1
+        return y * 3 if y is x else y * 2
+""",
+        "by identity or storage",
+    ),
+    "a conditional expression in a one-line loop body": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        for _ in range(2): x = x * 2 if x.mean() > 0 else x - 1
+        return x
+""",
+        "shares its line",
+    ),
+}
+CASES.update(
+    (name, ("from typing import Optional\n" + body, (torch.tensor([1.0, 2.0]),), decline))
+    for name, (body, decline) in ABSENT_OR_TOLD_APART.items()
+)
 #: A branch that reads a local bound only on some paths: selecting computed it where the
 #: original never read it (`UnboundLocalError`; compiled, Dynamo then ran the frame eagerly).
 CASES["a branch that reads a local bound only under a flag"] = (
@@ -4912,6 +5035,26 @@ PRINTED_SELECTIONS = {
                 if h.abs().max() > 0.5:
                     h = h.clamp(-0.5, 0.5)
                 return h
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+                self.block.register_forward_hook(lambda m, i, o: print("block out:", o))
+
+            def forward(self, x):
+                return self.block(x).sum()
+        """,
+    "a returned conditional expression that a forward hook prints": """
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 3)
+
+            def forward(self, x):
+                h = self.lin(x)
+                return h * 2 if h.mean() > 0 else h - 1
 
 
         class Model(nn.Module):

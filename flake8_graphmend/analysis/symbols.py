@@ -136,11 +136,13 @@ class ModuleSymbols:
 
     def may_be_unset(self, node: ast.expr) -> bool:
         """Whether ``node`` (``self.name``) may not be set when it is read: the module deletes
-        attributes of that name, or probes for them (``hasattr(self, "name")``,
-        ``getattr(self, "name", None)``), so code that reads it may run only where it is set."""
+        attributes of that name, probes for them (``hasattr(self, "name")``,
+        ``getattr(self, "name", None)``), or sets them in an ``__init__`` only on some paths
+        (``if use_layer_scale: self.register_buffer("gamma", ...)``)."""
         attribute = self_attribute(node)
+        unset = deleted_attributes(self.tree) | probed_attributes(self.tree)
         return attribute is not None and not attribute.startswith("__") and bool(
-            (deleted_attributes(self.tree) | probed_attributes(self.tree)) & {attribute, "*"}
+            (unset | conditionally_set_attributes(self.tree)) & {attribute, "*"}
         )
 
     def scripting_marker(self, lines: Sequence[str]) -> Optional[str]:
@@ -209,6 +211,72 @@ def probed_attributes(tree: ast.Module) -> FrozenSet[str]:
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
             names.add(name.value)
     return frozenset(names)
+
+
+@node_memo
+def conditionally_set_attributes(tree: ast.Module) -> FrozenSet[str]:
+    """Attribute names that an ``__init__`` of ``tree`` sets on ``self`` only on some paths
+    (under an ``if``, a loop, a ``try``), and that no ``__init__`` sets on every path and no
+    class body sets."""
+    anywhere: Set[str] = set()
+    surely: Set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.ClassDef):
+            surely |= {
+                target.id
+                for statement in node.body if isinstance(statement, (ast.Assign, ast.AnnAssign))
+                for target in (
+                    statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                )
+                if isinstance(target, ast.Name)
+            }
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__init__":
+            anywhere |= {name for sub in walk(node) for name in _set_on_self(sub)}
+            surely |= _surely_set(node.body)
+    return frozenset(anywhere - surely)
+
+
+def _surely_set(block: Sequence[ast.stmt]) -> Set[str]:
+    """The attributes of ``self`` that running ``block`` sets on every path that goes on."""
+    found: Set[str] = set()
+    for statement in block:
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            found |= set(_set_on_self(statement))
+        elif isinstance(statement, ast.Expr):
+            found |= set(_set_on_self(statement.value))
+        elif isinstance(statement, ast.If):
+            found |= _surely_set(statement.body) & _surely_set(statement.orelse)
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            found |= _surely_set(statement.body)
+    return found
+
+
+def _set_on_self(node: ast.AST) -> List[str]:
+    """The attributes of ``self`` that ``node`` sets: ``self.X = ...`` (and ``self.X: T =
+    ...``), ``self.register_buffer("X", ...)``, ``self.add_module("X", ...)``, ``setattr(self,
+    "X", ...)``."""
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return [name for target in targets if (name := self_attribute(target)) is not None]
+    if not isinstance(node, ast.Call) or len(node.args) < 2:
+        return []
+    func, key = node.func, node.args[1 if _is_setattr(node) else 0]
+    on_self = is_self(node.args[0]) if _is_setattr(node) else (
+        isinstance(func, ast.Attribute) and is_self(func.value) and func.attr in _SETTING_METHODS
+    )
+    if on_self and isinstance(key, ast.Constant) and isinstance(key.value, str):
+        return [key.value]
+    return []
+
+
+#: Methods of a module that set an attribute by name.
+_SETTING_METHODS = frozenset({
+    "register_buffer", "register_parameter", "add_module", "register_module",
+})
+
+
+def _is_setattr(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id == "setattr"
 
 
 def is_self(node: ast.expr) -> bool:

@@ -191,7 +191,7 @@ def _state_of_self(value: ast.expr, ctx: FunctionContext) -> bool:
     """A tensor that an attribute chain of ``self`` holds (``self.memory``, ``self.mem.state``,
     an element or a view of one: ``self.memory[:4]``, ``self.buf.view(-1)``): a buffer, a
     parameter, a tensor of a held object; not what a call of a submodule makes."""
-    sides = _alternatives(value)
+    sides = alternatives(value)
     if sides:
         return any(_state_of_self(side, ctx) for side in sides)
     if isinstance(value, ast.Call):  # a view of its receiver, or one of its tensors handed
@@ -709,7 +709,9 @@ def _binds(binding: ast.AST, root: str) -> bool:
     targets: List[ast.AST] = []
     if isinstance(binding, ast.Assign):
         targets = list(binding.targets)
-    elif isinstance(binding, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor)):
+    elif isinstance(binding, ast.AnnAssign):
+        targets = [binding.target] if binding.value is not None else []  # `z: T` binds nothing
+    elif isinstance(binding, (ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor)):
         targets = [binding.target]
     elif isinstance(binding, (ast.With, ast.AsyncWith)):
         targets = [item.optional_vars for item in binding.items if item.optional_vars]
@@ -786,7 +788,7 @@ def _hands_on(
     return name in _handed_names(value, ctx, containers)
 
 
-def _alternatives(value: ast.expr) -> List[ast.expr]:
+def alternatives(value: ast.expr) -> List[ast.expr]:
     """The values ``value`` may be: both sides of ``a if c else b``, each operand of
     ``and``/``or``, the value of ``(y := x)``; none for other expressions."""
     if isinstance(value, ast.IfExp):
@@ -811,7 +813,7 @@ def _handed_names(
             return _handed_names(value.value, ctx, unknown=unknown)
         elements = value.values if isinstance(value, ast.Dict) else value.elts
         return {n for element in elements for n in _handed_names(element, ctx, unknown=unknown)}
-    parts = _alternatives(value)  # either value of `a if c else b`, `(y := x)`
+    parts = alternatives(value)  # either value of `a if c else b`, `(y := x)`
     if isinstance(value, ast.Call):
         kind = _call_kind(value, ctx)
         parts = call_sources(value, kind) if unknown or kind != "unknown" else []

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, AbstractSet, List, Optional, Sequence, Tuple
 
 from ..analysis.purity import extrema_taken, extremum_of, impurity
 from ..analysis.values import Kind
+from .aliasing import alternatives, reaching_bindings
 from .items import is_zero_dim, item_comparison_problem
 from .totals import total_test, unsure_names
 
@@ -39,8 +40,32 @@ def tensor_condition_problem(operands: Sequence[ast.expr], ctx: FunctionContext)
     for position, operand in enumerate(operands):
         assert first is not None  # there is an operand
         problem = _lowering_problem(operand, ctx, position == 0, nonempty, first)
+        lowered = len(operands) > 1 or isinstance(operand, (ast.BoolOp, ast.UnaryOp))
+        if problem is None and lowered:
+            problem = _python_operand(operand, ctx)
         if problem:
             return problem
+    return None
+
+
+def _python_operand(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
+    """Why an operand that the lowering hands to ``torch.logical_*`` may be a Python value
+    there: a local that a binding reaching the test may give one (``has_pad = mask.any() if
+    mask is not None else False``), which ``torch.logical_not`` does not take."""
+    if isinstance(node, ast.BoolOp):
+        return next(filter(None, (_python_operand(value, ctx) for value in node.values)), None)
+    if isinstance(node, ast.UnaryOp):
+        return _python_operand(node.operand, ctx)
+    if not isinstance(node, ast.Name) or ctx.values.is_parameter(node.id):
+        return None
+    for binding in reaching_bindings(node.id, node, ctx)[0]:
+        value = getattr(binding, "value", None)
+        for each in [value, *alternatives(value)] if value is not None else []:
+            if ctx.values.kind(each) is Kind.STATIC:
+                return (
+                    f"`{node.id}` may be the Python value `{ast.unparse(each)}` (line "
+                    f"{getattr(binding, 'lineno', 0)}), which torch.logical_* does not take"
+                )
     return None
 
 

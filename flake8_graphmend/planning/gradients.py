@@ -140,6 +140,17 @@ def shown_problem(names: Iterable[str], ctx: FunctionContext) -> Optional[str]:
     return None
 
 
+def shown_returned_problem(node: ast.stmt, ctx: FunctionContext) -> Optional[str]:
+    """Why a selection that ``node`` returns may show its autograd history: the file registers
+    module hooks, and a forward hook may print what ``forward`` returns (``shown_problem``)."""
+    if code_given_to_modules(ctx.symbols.tree) is None:
+        return None
+    return (
+        f"line {node.lineno} returns the selection, to module hooks of the file, and a "
+        "selected tensor names another autograd node (`grad_fn`) under torch.compile"
+    )
+
+
 def _formats(call: ast.Call) -> bool:
     func = call.func
     if isinstance(func, ast.Name):

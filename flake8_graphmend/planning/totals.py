@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set
 from ..analysis.index import node_memo, walk
 from ..analysis.purity import number_literal
 from ..analysis.symbols import deleted_attributes, is_self, self_attribute
-from ..analysis.values import Kind, registered_name
+from ..analysis.values import Kind, parameter_defaults, registered_name
 from . import formatted_values
-from .aliasing import reaching_bindings
+from .aliasing import alternatives, reaching_bindings
 from .items import whole_reduction
 
 if TYPE_CHECKING:
@@ -344,6 +344,69 @@ def maybe_unbound(name: str, at: ast.AST, ctx: FunctionContext) -> bool:
         if isinstance(node, ast.ExceptHandler) and node.name == name:
             return True
     return reaching_bindings(name, at, ctx)[1]
+
+
+def may_be_none(node: ast.expr, at: ast.AST, ctx: FunctionContext) -> bool:
+    """Whether ``node``, a name or ``self.X`` read at ``at``, may hold None there: a parameter
+    that defaults to None or is annotated ``Optional``/``... | None``, a local that a binding
+    reaching ``at`` may give None, an attribute that the file may set to None (``self.gamma =
+    nn.Parameter(...) if scale else None``, ``register_buffer("b", None)``)."""
+    if isinstance(node, ast.Name) and ctx.values.is_parameter(node.id):
+        arguments = ctx.region.function.args
+        default = parameter_defaults(arguments).get(node.id)
+        annotation = next(
+            (
+                a.annotation
+                for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+                if a.arg == node.id
+            ),
+            None,
+        )
+        return _none_value(default) or (annotation is not None and _optional(annotation))
+    if isinstance(node, ast.Name):
+        bindings, _ = reaching_bindings(node.id, at, ctx)
+        return any(_none_value(getattr(binding, "value", None)) for binding in bindings)
+    attribute = self_attribute(node)
+    return attribute is not None and attribute in _none_attributes(ctx.symbols.tree)
+
+
+def _none_value(value: Optional[ast.expr]) -> bool:
+    """Whether ``value`` may be None: the literal, or one of the values of ``a if c else b``,
+    ``a or b``, ``(y := x)`` that is."""
+    if isinstance(value, ast.Constant):
+        return value.value is None
+    return value is not None and any(_none_value(part) for part in alternatives(value))
+
+
+def _optional(annotation: ast.expr) -> bool:
+    """``Optional[T]``, ``T | None``, ``Union[..., None]``, ``None``, or a string of one."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return "None" in annotation.value or "Optional" in annotation.value
+    return any(
+        isinstance(part, ast.Constant) and part.value is None
+        or isinstance(part, (ast.Name, ast.Attribute))
+        and getattr(part, "id", getattr(part, "attr", "")) == "Optional"
+        for part in walk(annotation)
+    )
+
+
+@node_memo
+def _none_attributes(tree: ast.Module) -> FrozenSet[str]:
+    """The attribute names that ``tree`` may store None into: ``obj.X = <may be None>``,
+    ``X = None`` in a class body, ``register_buffer("X", None)`` and the like."""
+    names: Set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and _none_value(node.value):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Attribute):
+                    names.add(target.attr)
+                elif isinstance(target, ast.Name):
+                    names.add(target.id)  # a class-level default (or a module global: harmless)
+        elif isinstance(node, ast.Call) and len(node.args) >= 2 and _none_value(node.args[1]):
+            name = registered_name(node)
+            if name is not None:
+                names.add(name)
+    return frozenset(names)
 
 
 def _bound_by_loop_around(

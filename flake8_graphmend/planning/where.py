@@ -23,10 +23,11 @@ from typing import (
     TYPE_CHECKING, AbstractSet, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
 )
 
-from ..analysis.index import deleted_names, outer_names, walk
+from ..analysis.index import deleted_names, loops_around, outer_names, walk
 from ..analysis.purity import extrema_taken, impurity
+from ..analysis.symbols import self_attribute
 from ..analysis.values import Kind
-from . import Plan, Planned, declined
+from . import Plan, Planned, declined, position
 from .aliasing import (
     aliasing_problem,
     hands_on_caller_tensor,
@@ -36,10 +37,10 @@ from .aliasing import (
 )
 from .conditions import shared_line_problem, shares_line, split_condition, tensor_condition_problem
 from .draws import DrawGuard, draw_guard_plan
-from .gradients import gradient_inputs, gradient_problem, shown_problem
+from .gradients import gradient_inputs, gradient_problem, shown_problem, shown_returned_problem
 from .items import compared_item
 from .submodules import is_torch_function
-from .totals import maybe_unbound
+from .totals import may_be_none, maybe_unbound
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -191,8 +192,9 @@ def expression_plan(
             "a conditional expression is rewritten only as the whole value of a `return` or of "
             "an assignment to one name"
         )
-    if shares_line(statement, block):
-        return declined("the statement shares its line with other statements")
+    line, column = position(statement, ctx)
+    if shares_line(statement, block) or ctx.lines[line - 1][:column].strip():
+        return declined("the statement shares its line with other statements or its block's header")
     static, tensor_part = split_condition(node.test, ctx)
     problem = tensor_condition_problem(tensor_part, ctx)
     plan, reason = (None, problem) if problem else _expression_plan(
@@ -223,16 +225,16 @@ def _expression_plan(
         problem = (
             _returned_value_problem(side, ctx, "a side is")
             or impurity(side, ctx.values, ctx.symbols, nonempty)
-            or _unbound_read(side, statement, block, ctx)
+            or _absent_read(side, statement, block, ctx, test=node.test)
         )
         if problem:
             return declined(problem)
-    shown: Optional[str] = None
     if isinstance(target, ast.Name):
         sides = [{target.id: node.body}, {target.id: node.orelse}]
         problem = _identity_problem([target.id], sides, statement, ctx)
         shown = shown_problem([target.id], ctx)
     else:
+        shown = shown_returned_problem(statement, ctx)
         kept = next((v for v in pair if hands_on_caller_tensor(v, statement, ctx)), None)
         problem = layout_problem([pair]) if kept is None else (
             f"a side is `{ast.unparse(kept)}`, which may be an existing tensor the caller can "
@@ -282,7 +284,7 @@ def _return_plan(
         problem = (
             _returned_value_problem(value, ctx)
             or impurity(value, ctx.values, ctx.symbols)
-            or _unbound_read(value, node, block, ctx)
+            or _absent_read(value, node, block, ctx)
         )
         if problem:
             return declined(problem)
@@ -299,8 +301,11 @@ def _return_plan(
     if problem:
         return declined(problem)
     training = gradient_problem([(body.value, other.value)], ctx)
-    inputs = _grad_inputs(training, [body.value, other.value], (), node, block, ctx)
-    return ReturnSelection(static, trailing, training_problem=training, grad_inputs=inputs), None
+    shown = shown_returned_problem(node, ctx)
+    inputs = _grad_inputs(shown or training, [body.value, other.value], (), node, block, ctx)
+    return ReturnSelection(
+        static, trailing, kept_branch=shown, training_problem=training, grad_inputs=inputs
+    ), None
 
 
 def _returned_value_problem(
@@ -410,7 +415,7 @@ def _differing_arguments_problem(
             return "the calls differ in an argument that is None on one path"
         if ctx.values.kind(value) is Kind.STATIC:
             return f"the calls differ in `{ast.unparse(value)}`, which is not a tensor"
-        problem = impurity(value, ctx.values, ctx.symbols) or _unbound_read(
+        problem = impurity(value, ctx.values, ctx.symbols) or _absent_read(
             value, node, block, ctx
         )
         if problem:
@@ -634,7 +639,7 @@ def _split_branch(
         assigned_before = set(list(sides[side])[:index])
         problem = impurity(
             value, ctx.values, ctx.symbols, taken - assigned_before
-        ) or _unbound_read(value, node, block, ctx, assigned_before)
+        ) or _absent_read(value, node, block, ctx, assigned_before)
         if problem:
             return None, problem
         if isinstance(value, ast.Constant) and value.value is None:
@@ -695,11 +700,49 @@ def _identity_problem(
     )
     if problem:
         return problem
+    kept = [n for n in results if any(may_alias(side[n], ctx) for side in sides if n in side)]
+    line = _identity_read(kept, node, ctx)
+    if line is not None:
+        return (
+            f"line {line} tells tensors apart by identity or storage (`is`, `data_ptr()`), and "
+            "one path keeps an existing tensor where torch.where returns a new one"
+        )
     # Results assigned later must not read results assigned before them (they would see new values).
-    for position, name in enumerate(results):
+    for index, name in enumerate(results):
         for value in (side.get(name) for side in sides):
-            if value is not None and _names_read(value) & set(results[:position]):
+            if value is not None and _names_read(value) & set(results[:index]):
                 return f"`{name}` reads a name that the same `if` reassigns"
+    return None
+
+
+#: What tells a tensor from another with the same values: its storage, its identity.
+_IDENTITY_READS = frozenset({"data_ptr", "untyped_storage", "storage", "_base", "_cdata"})
+
+
+def _identity_read(names: Sequence[str], node: ast.stmt, ctx: FunctionContext) -> Optional[int]:
+    """A line, after ``node`` or in a loop around it, that reads the identity or storage of one
+    of ``names``: ``y is h``, ``id(y)``, ``y.data_ptr()``, ``y.untyped_storage()``."""
+    if not names:
+        return None
+    end = node.end_lineno or node.lineno
+    around = {id(sub) for loop in loops_around(ctx.region.function, node) for sub in walk(loop)}
+    wanted = set(names)
+    for sub in walk(ctx.region.function):
+        if getattr(sub, "lineno", 0) <= end and id(sub) not in around:
+            continue
+        identity = isinstance(sub, ast.Compare) and any(
+            isinstance(o, (ast.Is, ast.IsNot)) for o in sub.ops
+        )
+        if isinstance(sub, ast.Compare) and identity:
+            operands = [sub.left, *sub.comparators]
+        elif isinstance(sub, ast.Call) and getattr(sub.func, "id", None) == "id":
+            operands = list(sub.args)
+        elif isinstance(sub, ast.Attribute) and sub.attr in _IDENTITY_READS:
+            operands = [sub.value]
+        else:
+            continue
+        if any(isinstance(o, ast.Name) and o.id in wanted for o in operands):
+            return getattr(sub, "lineno", None)
     return None
 
 
@@ -785,27 +828,90 @@ def _bound(name: str, node: ast.stmt, block: Sequence[ast.stmt], ctx: FunctionCo
     return not maybe_unbound(name, node, ctx) or _bound_before(name, node, block, ctx)
 
 
-def _unbound_read(
+def _absent_read(
     value: ast.expr,
     node: ast.stmt,
     block: Sequence[ast.stmt],
     ctx: FunctionContext,
     assigned: AbstractSet[str] = frozenset(),
+    test: Optional[ast.expr] = None,
 ) -> Optional[str]:
-    """Why computing ``value`` at ``node`` where the original did not may read a local with no
-    value there (bound on some paths only, or deleted by a ``del``): ``UnboundLocalError``.
-    ``assigned``: names the branch binds before ``value``; those the test binds (``:=``,
-    computed first) have a value too."""
-    deleted = deleted_names(ctx.region.function)
-    test = node.test if isinstance(node, ast.If) else node  # a statement's `:=` are in its test
-    tested = {sub.target.id for sub in walk(test) if isinstance(sub, ast.NamedExpr)}
+    """Why computing ``value`` at ``node`` where the original did not may read what is not
+    there: a local bound on some paths only (deleted by a ``del``, unbound by ``except ... as``;
+    ``UnboundLocalError``), a global the module may not have bound, or a value that may be None
+    (a parameter that defaults to None, ``self.gamma = ... if scale else None``) that the test
+    does not rule out. ``assigned``: names the branch binds before ``value``; those the test
+    (``test``, else ``node``'s) binds (``:=``, computed first) have a value too."""
+    function = ctx.region.function
+    test = node.test if isinstance(node, ast.If) else test
+    tested = {s.target.id for s in walk(test) if isinstance(s, ast.NamedExpr)} if test else set()
+    unbinding = deleted_names(function) | {
+        sub.name for sub in walk(function) if isinstance(sub, ast.ExceptHandler) and sub.name
+    }
+    outer = outer_names(function)
     for name in sorted(_names_read(value) - set(assigned) - tested):
-        if name in ctx.local_names and (name in deleted or not _bound(name, node, block, ctx)):
+        if name in outer and name not in ctx.symbols.assignments:
+            return f"`{name}` is a global that the module may not have bound"
+        if name in ctx.local_names and (name in unbinding or not _bound(name, node, block, ctx)):
             return (
                 f"`{name}` may have no value here, and reading it on the path that did not "
                 "read it fails"
             )
+    guarded = _ruled_out_none(test, ctx) if test is not None else set()
+    compared = _compared_with_is(value)  # `x is None` reads no value of `x`
+    for sub in walk(value):
+        if id(sub) in compared:
+            continue
+        if not (
+            isinstance(sub, ast.Name)
+            or isinstance(sub, ast.Attribute) and self_attribute(sub) is not None
+        ) or not isinstance(sub.ctx, ast.Load):
+            continue
+        shown = ast.unparse(sub)
+        if shown not in guarded and getattr(sub, "id", "") not in assigned and may_be_none(
+            sub, node, ctx
+        ):
+            return (
+                f"`{shown}` may be None, and computing with it on the path that did not "
+                "fails"
+            )
     return None
+
+
+def _compared_with_is(node: ast.expr) -> Set[int]:
+    """The ids of the operands of the ``is``/``is not`` comparisons in ``node``."""
+    return {
+        id(operand)
+        for sub in walk(node)
+        if isinstance(sub, ast.Compare) and any(isinstance(o, (ast.Is, ast.IsNot)) for o in sub.ops)
+        for operand in (sub.left, *sub.comparators)
+    }
+
+
+def _ruled_out_none(test: ast.expr, ctx: FunctionContext) -> Set[str]:
+    """The names and attributes that cannot be None once ``test`` has held or been computed:
+    those its tensor part computes with (outside ``is``/``is not``), and those a static
+    conjunct tests (``mask is not None``, ``self.gamma``)."""
+    static, tensor_part = split_condition(test, ctx)
+    compared = set().union(*(_compared_with_is(part) for part in tensor_part))
+    found = {
+        ast.unparse(sub)
+        for part in tensor_part
+        for sub in walk(part)
+        if isinstance(sub, (ast.Name, ast.Attribute)) and id(sub) not in compared
+    }
+    for conjunct in static:
+        if isinstance(conjunct, (ast.Name, ast.Attribute)):
+            found.add(ast.unparse(conjunct))
+        elif (
+            isinstance(conjunct, ast.Compare)
+            and len(conjunct.ops) == 1
+            and isinstance(conjunct.ops[0], ast.IsNot)
+            and isinstance(conjunct.comparators[0], ast.Constant)
+            and conjunct.comparators[0].value is None
+        ):
+            found.add(ast.unparse(conjunct.left))
+    return found
 
 
 def _bound_before(
