@@ -297,6 +297,23 @@ def _taken_items(node: ast.Call, formatted: Dict[int, Dict[int, str]]) -> List[a
     ]
 
 
+def _may_be_new(name: ast.Name, at: ast.AST, ctx: FunctionContext) -> bool:
+    """Whether the local ``name`` may hold, at ``at``, a tensor the function made (not only one
+    the caller or the module holds): a binding that reaches it may give anything but a name
+    or ``self``'s attribute."""
+    if ctx.values.is_parameter(name.id):
+        bindings, on_entry = reaching_bindings(name.id, at, ctx)
+        if on_entry and not bindings:
+            return False
+    else:
+        bindings = reaching_bindings(name.id, at, ctx)[0]
+    return any(
+        not isinstance(value, ast.Name) and self_attribute(value) is None
+        for value in (getattr(binding, "value", None) for binding in bindings)
+        if value is not None
+    ) or any(getattr(binding, "value", None) is None for binding in bindings)
+
+
 def _kept_in_record_problem(arg: ast.expr, node: ast.Call, ctx: FunctionContext) -> Optional[str]:
     """A tensor that a log record keeps (its ``%s`` argument, or its message) and that may be
     updated in place after the call: by this function, or, where it is the caller's or the
@@ -313,21 +330,24 @@ def _kept_in_record_problem(arg: ast.expr, node: ast.Call, ctx: FunctionContext)
         return None  # a number or a string, or a new tensor only the record holds
     shown = ast.unparse(arg)
     later = "a handler that formats records later would show an update made after the call"
+    escape = escape_after(arg.id, node, ctx) if isinstance(arg, ast.Name) else None
     if hands_on_caller_tensor(arg, node, ctx):
         # the graph hands the op an input as it is, unless an update came first
         root = root_name(arg)
         plain = isinstance(arg, ast.Name) or self_attribute(arg) is not None
         before = [line for line in ctx.mutations.get(root or "", ()) if line < node.lineno]
-        if plain and not before:
+        if not plain or before:
+            return (
+                f"the log record keeps `{shown}`, a tensor the caller or the module holds "
+                f"{f'and line {before[0]} updates first' if before else 'or a view of one'}: "
+                f"{later}, which the compiled graph cannot pass on"
+            )
+        if escape is None or not (isinstance(arg, ast.Name) and _may_be_new(arg, node, ctx)):
             return None
-        return (
-            f"the log record keeps `{shown}`, a tensor the caller or the module holds "
-            f"{f'and line {before[0]} updates first' if before else 'or a view of one'}: "
-            f"{later}, which the compiled graph cannot pass on"
-        )
+        # a local that may also hold a tensor the function made (`y = helper(x)`) and that
+        # leaves the function: as below
     if not isinstance(arg, ast.Name):
         return None
-    escape = escape_after(arg.id, node, ctx)
     if escape is not None:
         return (
             f"the log record keeps `{shown}`, which line {escape} hands on: {later}, which "
