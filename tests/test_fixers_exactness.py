@@ -4498,6 +4498,24 @@ class Model(nn.Module):
         (torch.ones(2),),
         None,
     ),
+    "a LayerDrop flag from an annotated draw": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layerdrop = 0.0
+
+    def forward(self, x):
+        for _ in range(2):
+            draw: torch.Tensor = torch.rand([])
+            skip = True if self.training and (draw < self.layerdrop) else False
+            if not skip:
+                x = x * 2
+        return x
+""",
+        (torch.ones(2),),
+        None,
+    ),
     "a side that is the input, updated in place afterwards": (
         """
 class Model(nn.Module):

@@ -106,7 +106,7 @@ def _random(value: ast.expr, node: ast.stmt, ctx: FunctionContext) -> bool:
         values = [
             binding.value
             for binding in reaching_bindings(value.id, node, ctx)[0]
-            if isinstance(binding, ast.Assign)
+            if isinstance(binding, (ast.Assign, ast.AnnAssign)) and binding.value is not None
         ]
     else:
         values = [value]
@@ -126,7 +126,7 @@ def _draw_problem(draw: ast.expr, node: ast.stmt, ctx: FunctionContext) -> Optio
     if from_caller or not bindings:
         return f"`{draw.id}` may hold a value from the caller"
     for binding in bindings:
-        value = binding.value if isinstance(binding, ast.Assign) else None
+        value = binding.value if isinstance(binding, (ast.Assign, ast.AnnAssign)) else None
         if value is None or not _is_uniform_draw(value, ctx):
             return (
                 f"`{draw.id}` is not always `torch.rand` of one element, of a real floating "
