@@ -4731,6 +4731,23 @@ CASES.update(
     (name, ("from typing import Optional\n" + body, (torch.tensor([1.0, 2.0]),), decline))
     for name, (body, decline) in ABSENT_OR_TOLD_APART.items()
 )
+#: An item of a dict of numbers counted up before a deferred print: a Python number, not a
+#: tensor that may be an input of the graph (an over-decline before).
+CASES["a counter in a dict of numbers printed after its update"] = (
+    """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.counters = {"calls": 0, "skipped": 0}
+
+    def forward(self, x):
+        self.counters["calls"] += 1
+        print("calls", self.counters["calls"], "skipped", self.counters.get("skipped"))
+        return x * 2
+""",
+    (torch.tensor([1.0, 2.0]),),
+    None,
+)
 #: A branch that reads a local bound only on some paths: selecting computed it where the
 #: original never read it (`UnboundLocalError`; compiled, Dynamo then ran the frame eagerly).
 CASES["a branch that reads a local bound only under a flag"] = (

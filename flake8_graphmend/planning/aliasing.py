@@ -308,10 +308,13 @@ def _rebinds(target: ast.expr, name: str) -> bool:
 
 def _number(target: ast.expr, ctx: FunctionContext) -> bool:
     """A Python value, an attribute the file only ever sets to number literals
-    (``self.calls``), or a global that the module binds to a literal (``CALLS = 0``)."""
-    from .totals import number_attribute  # the totals use this module's bindings
+    (``self.calls``), an item of a mapping of numbers (``self.counters["calls"]``), or a global
+    that the module binds to a literal (``CALLS = 0``)."""
+    from .totals import number_attribute, number_mapping_element  # they use its bindings
 
     if ctx.values.kind(target) is Kind.STATIC or number_attribute(target, ctx):
+        return True
+    if number_mapping_element(target, ctx):  # `self.counters["calls"] += 1`
         return True
     bound = ctx.symbols.assignments.get(target.id) if isinstance(target, ast.Name) else None
     return isinstance(bound, ast.Constant)

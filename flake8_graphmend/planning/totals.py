@@ -251,6 +251,56 @@ def _number_attributes(tree: ast.Module) -> FrozenSet[str]:
     return frozenset(numbers - others)
 
 
+def number_mapping_element(node: ast.expr, ctx: FunctionContext) -> bool:
+    """``self.X[k]`` where ``X`` is a mapping of numbers: every store of the file into an
+    attribute ``X`` is a dict display of number literals (``self.counters = {"calls": 0}``),
+    every store into an item of it a number literal (``+= 1`` too), and no call but a reading
+    one (``.get()``, ``.items()``) is made on it. Its items are Python numbers, never
+    tensors."""
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and _own_receiver(node.value.value, ctx)
+        and node.value.attr in _number_mappings(ctx.symbols.tree)
+    )
+
+
+@node_memo
+def _number_mappings(tree: ast.Module) -> FrozenSet[str]:
+    found: Set[str] = set()
+    others: Set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.Name) and node.id in ("vars", *_SETTERS):
+            return frozenset()  # any attribute may be set by name
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for target in _targets(node):
+                number = node.value is not None and number_literal(node.value, _REAL)
+                if isinstance(target, ast.Attribute):
+                    mapping = isinstance(node, ast.Assign) and _numbers_display(node.value)
+                    (found if mapping else others).add(target.attr)
+                elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute):
+                    (found if number else others).add(target.value.attr)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            holder = node.func.value
+            if isinstance(holder, ast.Attribute) and node.func.attr not in _READING_CALLS:
+                others.add(holder.attr)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Del):
+            others.add(node.attr)
+    return frozenset(found - others)
+
+
+#: Methods of a mapping that change none of its items.
+_READING_CALLS = frozenset({"get", "keys", "values", "items", "copy", "__contains__", "__len__"})
+
+
+def _numbers_display(value: Optional[ast.expr]) -> bool:
+    """``{"a": 0, "b": 0.0}`` or ``{}``: a dict of number literals."""
+    return isinstance(value, ast.Dict) and all(
+        key is not None and number_literal(item, _REAL)
+        for key, item in zip(value.keys, value.values)
+    )
+
+
 _SETTERS = ("setattr", "delattr")
 #: Attributes through which code stores into any attribute of an object.
 _GENERIC_STORES = frozenset({"__dict__", "__setattr__", "__delattr__", "__setstate__"})
