@@ -37,10 +37,14 @@ def storage_root(node: ast.expr, values: ValueAnalysis, symbols: ModuleSymbols) 
     ``y`` for ``y``, ``y[0]``, any attribute or method of a tensor ``y`` (``y.T`` and
     ``y.view(-1)`` are views, ``y.float()`` may be ``y`` itself) and any torch function of ``y``
     (``torch.flatten(y)``) but those that always make a new tensor (``F.mse_loss(y, t)``,
-    ``FRESH_OPERATIONS``).
+    ``FRESH_OPERATIONS``); ``buf`` for ``torch.mul(y, 2, out=buf)``.
     """
     while True:
         if isinstance(node, ast.Call) and _torch_function(node.func, symbols):
+            out = next((k.value for k in node.keywords if k.arg == "out"), None)
+            if out is not None:  # `torch.mul(q, 2, out=buf)` returns `buf`
+                node = out
+                continue
             qualified = symbols.qualified_name(node.func) or ""
             if not node.args or fresh_torch_call(node, qualified):
                 return ""

@@ -149,8 +149,8 @@ def impurity(
             return f"`{ast.unparse(sub)}` may be a property, which runs code"
         if not again and isinstance(sub, ast.Attribute) and symbols.may_be_unset(sub):
             return (
-                f"`{ast.unparse(sub)}` may not be set (the file tests for it, deletes it or "
-                "sets it only on some paths), and reading it then fails"
+                f"`{ast.unparse(sub)}` may not be set (the file tests for it, deletes it, or "
+                "sets it only on some paths or outside `__init__`), and reading it then fails"
             )
         if isinstance(sub, ast.Attribute) and sub.attr == "T" and isinstance(sub.ctx, ast.Load):
             receiver = sub.value  # `self.T` is the module's own attribute (a temperature, say)

@@ -198,15 +198,16 @@ def deleted_attributes(tree: ast.Module) -> FrozenSet[str]:
 
 @node_memo
 def probed_attributes(tree: ast.Module) -> FrozenSet[str]:
-    """Attribute names that the file tests for: ``hasattr(obj, "X")``, ``getattr(obj, "X",
-    default)`` (a name computed at run time is a generic lookup, not counted)."""
+    """Attribute names that the file tests ``self`` for: ``hasattr(self, "X")``,
+    ``getattr(self, "X", default)`` (a name computed at run time is a generic lookup, not
+    counted)."""
     names: Set[str] = set()
     for node in walk(tree):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
             continue
         arity = {"hasattr": 2, "getattr": 3}.get(node.func.id)
-        if arity is None or len(node.args) != arity:
-            continue
+        if arity is None or len(node.args) != arity or not is_self(node.args[0]):
+            continue  # another object's attribute is not `self`'s
         name = node.args[1]
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
             names.add(name.value)
@@ -215,29 +216,33 @@ def probed_attributes(tree: ast.Module) -> FrozenSet[str]:
 
 @node_memo
 def conditionally_set_attributes(tree: ast.Module) -> FrozenSet[str]:
-    """Attribute names that an ``__init__`` of ``tree`` sets on ``self`` only on some paths
-    (under an ``if``, a loop, a ``try``), and that no ``__init__`` sets on every path and no
-    class body sets."""
+    """Attribute names that methods of ``tree`` set on ``self`` where no ``__init__`` sets them
+    on every path (set under an ``if``, a loop or a ``try``, after an early ``return``, or
+    only in another method: ``enable_lora()``), and that no class body gives a value."""
     anywhere: Set[str] = set()
     surely: Set[str] = set()
     for node in walk(tree):
         if isinstance(node, ast.ClassDef):
             surely |= {
                 target.id
-                for statement in node.body if isinstance(statement, (ast.Assign, ast.AnnAssign))
+                for statement in node.body
+                if isinstance(statement, ast.Assign)
+                or isinstance(statement, ast.AnnAssign) and statement.value is not None
                 for target in (
                     statement.targets if isinstance(statement, ast.Assign) else [statement.target]
                 )
                 if isinstance(target, ast.Name)
             }
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__init__":
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             anywhere |= {name for sub in walk(node) for name in _set_on_self(sub)}
-            surely |= _surely_set(node.body)
+            if node.name == "__init__":
+                surely |= _surely_set(node.body)
     return frozenset(anywhere - surely)
 
 
 def _surely_set(block: Sequence[ast.stmt]) -> Set[str]:
-    """The attributes of ``self`` that running ``block`` sets on every path that goes on."""
+    """The attributes of ``self`` that running ``block`` sets on every path that goes on (up
+    to a statement that may return)."""
     found: Set[str] = set()
     for statement in block:
         if isinstance(statement, (ast.Assign, ast.AnnAssign)):
@@ -248,6 +253,8 @@ def _surely_set(block: Sequence[ast.stmt]) -> Set[str]:
             found |= _surely_set(statement.body) & _surely_set(statement.orelse)
         elif isinstance(statement, (ast.With, ast.AsyncWith)):
             found |= _surely_set(statement.body)
+        if any(isinstance(sub, ast.Return) for sub in walk(statement)):
+            break  # what follows an early return may not run
     return found
 
 

@@ -337,7 +337,7 @@ def aliasing_problem(
         values = [side[name] for side in sides if name in side]
         if not any(may_alias(value, ctx) for value in values) and len(values) == 2:
             continue
-        aliases = _aliases_after(name, end, ctx)
+        aliases = aliases_after(name, end, ctx)
         for other in aliases:
             call = _mutating_call(other, ctx, after=end)
             line = next((ln for ln in ctx.mutations.get(other, []) if ln > end), None)
@@ -421,7 +421,7 @@ def _changing_call_after(node: ast.stmt, ctx: FunctionContext) -> Optional[ast.C
     )
 
 
-def _aliases_after(name: str, end: int, ctx: FunctionContext) -> List[str]:
+def aliases_after(name: str, end: int, ctx: FunctionContext) -> List[str]:
     """``name`` and the locals bound after line ``end`` to its tensor or a view of it, directly
     or through one another (``y = x``, ``y = x.view(-1)``, ``a, y = h, x``; not a container
     of it, ``outputs = (x,)``, which ``escape_after`` follows)."""

@@ -6,14 +6,14 @@ and arguments of an ``if`` deferred as a whole, the message of a check).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set, Union
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Union
 
 from ..analysis.index import node_memo, walk
 from ..analysis.purity import number_literal
-from ..analysis.symbols import deleted_attributes, is_self, self_attribute
+from ..analysis.symbols import FunctionNode, deleted_attributes, is_self, self_attribute
 from ..analysis.values import Kind, parameter_defaults, registered_name
 from . import formatted_values
-from .aliasing import alternatives, reaching_bindings
+from .aliasing import alternatives, reaching_bindings, statement_blocks
 from .items import whole_reduction
 
 if TYPE_CHECKING:
@@ -396,35 +396,111 @@ def maybe_unbound(name: str, at: ast.AST, ctx: FunctionContext) -> bool:
     return reaching_bindings(name, at, ctx)[1]
 
 
-def may_be_none(node: ast.expr, at: ast.AST, ctx: FunctionContext) -> bool:
+def may_be_none(
+    node: ast.expr,
+    at: ast.AST,
+    ctx: FunctionContext,
+    passed_none: Callable[[str], bool] = lambda name: False,
+) -> bool:
     """Whether ``node``, a name or ``self.X`` read at ``at``, may hold None there: a parameter
     that defaults to None or is annotated ``Optional``/``... | None``, a local that a binding
-    reaching ``at`` may give None, an attribute that the file may set to None (``self.gamma =
-    nn.Parameter(...) if scale else None``, ``register_buffer("b", None)``)."""
-    if isinstance(node, ast.Name) and ctx.values.is_parameter(node.id):
-        arguments = ctx.region.function.args
-        default = parameter_defaults(arguments).get(node.id)
-        annotation = next(
-            (
-                a.annotation
-                for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-                if a.arg == node.id
-            ),
-            None,
-        )
-        return _none_value(default) or (annotation is not None and _optional(annotation))
+    reaching ``at`` may give None (``None``, ``kwargs.get("mask")``, an element of ``(None,
+    None)``), an attribute that the file may set to None (``self.gamma = ... if scale else
+    None``, ``self.scale = scale`` of a parameter that may be None, ``register_buffer("b",
+    None)``); not where code before ``at`` rules it out (``if mask is None: mask = ...``,
+    ``assert mask is not None``). ``passed_none``: whether a caller may pass None for a
+    parameter."""
     if isinstance(node, ast.Name):
-        bindings, _ = reaching_bindings(node.id, at, ctx)
-        return any(_none_value(getattr(binding, "value", None)) for binding in bindings)
+        if _ruled_out_before(node.id, at, ctx):
+            return False
+        bindings, on_entry = reaching_bindings(node.id, at, ctx)
+        if on_entry and ctx.values.is_parameter(node.id):
+            if optional_parameter(ctx.region.function, node.id) or passed_none(node.id):
+                return True
+        return any(_binding_may_give_none(binding) for binding in bindings)
     attribute = self_attribute(node)
     return attribute is not None and attribute in _none_attributes(ctx.symbols.tree)
 
 
+def optional_parameter(function: FunctionNode, name: str) -> bool:
+    """A parameter of ``function`` that defaults to None or is annotated optional."""
+    arguments = function.args
+    if _none_value(parameter_defaults(arguments).get(name)):
+        return True
+    annotation = next(
+        (
+            a.annotation
+            for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+            if a.arg == name
+        ),
+        None,
+    )
+    return annotation is not None and _optional(annotation)
+
+
+def _binding_may_give_none(binding: ast.AST) -> bool:
+    value = getattr(binding, "value", None)
+    if _none_value(value):
+        return True
+    targets = getattr(binding, "targets", [getattr(binding, "target", None)])
+    unpacked = any(isinstance(t, (ast.Tuple, ast.List)) for t in targets)
+    return unpacked and value is not None and any(  # `k, v = past if ... else (None, None)`
+        isinstance(sub, ast.Constant) and sub.value is None for sub in walk(value)
+    )
+
+
+def _ruled_out_before(name: str, at: ast.AST, ctx: FunctionContext) -> bool:
+    """Whether a statement on the way to ``at`` leaves ``name`` not None: ``if name is None:``
+    whose body binds it to something else (or leaves), ``assert name is not None``."""
+    line = getattr(at, "lineno", 0)
+    blocks, _ = statement_blocks(ctx.region.function.body, line)
+    for statement in (s for block in blocks for s in block if (s.end_lineno or 0) < line):
+        if isinstance(statement, ast.Assert) and _tests_none(statement.test, name, ast.IsNot):
+            return True
+        if (
+            isinstance(statement, ast.If)
+            and not statement.orelse
+            and _tests_none(statement.test, name, ast.Is)
+            and any(_rebinds_to_a_value(s, name) for s in statement.body)
+        ):
+            return True
+    return False
+
+
+def _tests_none(test: ast.expr, name: str, operator: type) -> bool:
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == name
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], operator)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
+
+
+def _rebinds_to_a_value(statement: ast.stmt, name: str) -> bool:
+    """``name = <not None>``, or a ``raise``/``return``: after it, ``name`` is not None."""
+    if isinstance(statement, (ast.Raise, ast.Return)):
+        return True
+    return (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and statement.targets[0].id == name
+        and not _none_value(statement.value)
+    )
+
+
 def _none_value(value: Optional[ast.expr]) -> bool:
-    """Whether ``value`` may be None: the literal, or one of the values of ``a if c else b``,
-    ``a or b``, ``(y := x)`` that is."""
+    """Whether ``value`` may be None: the literal, ``d.get(k)`` / ``d.pop(k)`` without a
+    default other than None, or one of the values of ``a if c else b``, ``a or b``, ``(y :=
+    x)`` that is."""
     if isinstance(value, ast.Constant):
         return value.value is None
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr in ("get", "pop") and len(value.args) in (1, 2):
+            return len(value.args) == 1 or _none_value(value.args[1])
     return value is not None and any(_none_value(part) for part in alternatives(value))
 
 
@@ -445,6 +521,16 @@ def _none_attributes(tree: ast.Module) -> FrozenSet[str]:
     """The attribute names that ``tree`` may store None into: ``obj.X = <may be None>``,
     ``X = None`` in a class body, ``register_buffer("X", None)`` and the like."""
     names: Set[str] = set()
+    for function in walk(tree):  # `self.scale = scale` of `__init__(self, scale=None)`
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names |= {
+                target.attr
+                for node in walk(function)
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+                and optional_parameter(function, node.value.id)
+                for target in node.targets
+                if isinstance(target, ast.Attribute)
+            }
     for node in walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and _none_value(node.value):
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:

@@ -34,8 +34,8 @@ from .module_state import (
 from .per_call import changes_between_calls, per_call_problem
 from .submodules import FOREIGN, NAMESPACE_CALLS
 from .totals import (
-    initialised_attribute, maybe_unbound, metadata_receiver, names_read, plain_argument,
-    self_chain,
+    initialised_attribute, maybe_unbound, metadata_receiver, names_read, optional_parameter,
+    plain_argument, self_chain,
 )
 
 if TYPE_CHECKING:
@@ -727,6 +727,32 @@ def _call_sites(ctx: FunctionContext) -> List[_CallSite]:
     if not memo:
         memo.append(_find_call_sites(ctx))
     return memo[0]
+
+
+def passed_none(name: str, ctx: FunctionContext) -> bool:
+    """Whether a call of this module that runs the region's function passes None for its
+    parameter ``name``: the literal, or an optional parameter of the caller (transformers'
+    layers get `attention_mask=attention_mask` from a model whose own defaults to None)."""
+    function = ctx.region.function
+    positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+    if ctx.region.owner is not None:
+        positional = positional[1:]  # `self` is bound
+    index = positional.index(name) if name in positional else None
+    for site in _call_sites(ctx):
+        if site.callee is not function:
+            continue
+        call = site.call
+        given = [k.value for k in call.keywords if k.arg == name]
+        if index is not None and index < len(call.args):
+            given.append(call.args[index])
+        for value in given:
+            if isinstance(value, ast.Starred):
+                continue
+            if isinstance(value, ast.Constant) and value.value is None:
+                return True
+            if isinstance(value, ast.Name) and optional_parameter(site.caller, value.id):
+                return True
+    return False
 
 
 def _find_call_sites(ctx: FunctionContext) -> List[_CallSite]:

@@ -29,6 +29,7 @@ from ..analysis.symbols import self_attribute
 from ..analysis.values import Kind
 from . import Plan, Planned, declined, position
 from .aliasing import (
+    aliases_after,
     aliasing_problem,
     hands_on_caller_tensor,
     layout_problem,
@@ -41,6 +42,7 @@ from .gradients import gradient_inputs, gradient_problem, shown_problem, shown_r
 from .items import compared_item
 from .submodules import is_torch_function
 from .totals import may_be_none, maybe_unbound
+from .trap import passed_none
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -716,17 +718,22 @@ def _identity_problem(
 
 
 #: What tells a tensor from another with the same values: its storage, its identity.
-_IDENTITY_READS = frozenset({"data_ptr", "untyped_storage", "storage", "_base", "_cdata"})
+_IDENTITY_READS = frozenset({
+    "data_ptr", "untyped_storage", "storage", "storage_offset", "_base", "_cdata", "_is_view",
+    "is_set_to", "_version",
+})
 
 
 def _identity_read(names: Sequence[str], node: ast.stmt, ctx: FunctionContext) -> Optional[int]:
     """A line, after ``node`` or in a loop around it, that reads the identity or storage of one
-    of ``names``: ``y is h``, ``id(y)``, ``y.data_ptr()``, ``y.untyped_storage()``."""
+    of ``names`` or of a name bound to it after ``node``: ``y is h``, ``id(y)``,
+    ``y.data_ptr()``, ``y.untyped_storage()``. (A helper that compares its arguments so, or a
+    set or dict keyed by the tensor, is not seen.)"""
     if not names:
         return None
     end = node.end_lineno or node.lineno
     around = {id(sub) for loop in loops_around(ctx.region.function, node) for sub in walk(loop)}
-    wanted = set(names)
+    wanted = {alias for name in names for alias in aliases_after(name, end, ctx)}  # `z = y`
     for sub in walk(ctx.region.function):
         if getattr(sub, "lineno", 0) <= end and id(sub) not in around:
             continue
@@ -869,7 +876,7 @@ def _absent_read(
             continue
         shown = ast.unparse(sub)
         if shown not in guarded and getattr(sub, "id", "") not in assigned and may_be_none(
-            sub, node, ctx
+            sub, node, ctx, lambda name: passed_none(name, ctx)
         ):
             return (
                 f"`{shown}` may be None, and computing with it on the path that did not "
@@ -890,15 +897,23 @@ def _compared_with_is(node: ast.expr) -> Set[int]:
 
 def _ruled_out_none(test: ast.expr, ctx: FunctionContext) -> Set[str]:
     """The names and attributes that cannot be None once ``test`` has held or been computed:
-    those its tensor part computes with (outside ``is``/``is not``), and those a static
-    conjunct tests (``mask is not None``, ``self.gamma``)."""
+    those its tensor part computes with (outside ``is``/``is not``, conditional expressions and
+    ``and``/``or``, which may skip them), and those a static conjunct tests (``mask is not
+    None``, ``self.gamma``)."""
     static, tensor_part = split_condition(test, ctx)
     compared = set().union(*(_compared_with_is(part) for part in tensor_part))
+    skipped = {  # what `a if c else b` and `a or b` may not compute with
+        id(inner)
+        for part in tensor_part
+        for sub in walk(part)
+        if isinstance(sub, (ast.IfExp, ast.BoolOp))
+        for inner in walk(sub)
+    }
     found = {
         ast.unparse(sub)
         for part in tensor_part
         for sub in walk(part)
-        if isinstance(sub, (ast.Name, ast.Attribute)) and id(sub) not in compared
+        if isinstance(sub, (ast.Name, ast.Attribute)) and id(sub) not in compared | skipped
     }
     for conjunct in static:
         if isinstance(conjunct, (ast.Name, ast.Attribute)):
