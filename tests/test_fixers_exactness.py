@@ -4828,6 +4828,86 @@ class Model(nn.Module):
 """,
         "`buf` is mutated in place",
     ),
+    # the twenty-eighth sweep's: narrowing that does not hold, None handed on
+    "a parameter given a value when None, then None again": (
+        """
+class Model(nn.Module):
+    def forward(self, x, bias=None):
+        if bias is None:
+            bias = torch.zeros_like(x)
+        bias = None
+        return x + bias if x.sum() > 100 else x * 2
+""",
+        "`bias` may be None",
+    ),
+    "a parameter given another optional parameter when None": (
+        """
+class Model(nn.Module):
+    def forward(self, x, bias=None, fallback=None):
+        if bias is None:
+            bias = fallback
+        return x + bias if x.sum() > 100 else x * 2
+""",
+        "`bias` may be None",
+    ),
+    "a local bound to an optional parameter": (
+        """
+class Model(nn.Module):
+    def forward(self, x, bias=None):
+        b = bias
+        return x + b if x.sum() > 100 else x * 2
+""",
+        "`b` may be None",
+    ),
+    "a parameter a caller passes a local None for": (
+        """
+class Layer(nn.Module):
+    def forward(self, x, bias):
+        return x + bias if x.sum() > 1000 else x * 2
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = Layer()
+
+    def forward(self, x):
+        m = None
+        return self.layer(x, m)
+""",
+        "`bias` may be None",
+    ),
+    "a parameter of a static method called through its class with None": (
+        """
+class Model(nn.Module):
+    @staticmethod
+    def combine(x, bias):
+        return x + bias if x.sum() > 1000 else x * 2
+
+    def forward(self, x):
+        return Model.combine(x, None)
+""",
+        "`bias` may be None",
+    ),
+    "a parameter the test hands to a call that takes None": (
+        """
+class Model(nn.Module):
+    def forward(self, x, bias=None):
+        return x + bias if torch.nn.functional.linear(x, x, bias).sum() > 1000 else x * 2
+""",
+        "`bias` may be None",
+    ),
+    "an attribute set to None by a tuple assignment": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.g, self.h = None, torch.ones(2)
+
+    def forward(self, x):
+        return x * self.g if x.sum() > 1000 else x * 2
+""",
+        "`self.g` may be None",
+    ),
 }
 CASES.update(
     (name, ("from typing import Optional\n" + body, (torch.tensor([1.0, 2.0]),), decline))
@@ -4878,6 +4958,26 @@ class Model(nn.Module):
         return x * self.weight if x.mean() > 0 else x - 1
 """,
     (torch.tensor([1.0, 2.0]),),
+    None,
+)
+#: A layer called only under `if mask is not None:` gets a mask: its selection is fixed.
+CASES["a selection over a parameter its caller passes only when not None"] = (
+    """
+class Layer(nn.Module):
+    def forward(self, x, bias):
+        return x + bias if x.sum() > 1000 else x * 2
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = Layer()
+
+    def forward(self, x, mask=None):
+        if mask is not None:
+            x = self.layer(x, mask)
+        return x
+""",
+    (torch.tensor([1.0, 2.0]), torch.tensor([0.5, 0.5])),
     None,
 )
 #: A branch that reads a local bound only on some paths: selecting computed it where the

@@ -34,8 +34,8 @@ from .module_state import (
 from .per_call import changes_between_calls, per_call_problem
 from .submodules import FOREIGN, NAMESPACE_CALLS
 from .totals import (
-    initialised_attribute, maybe_unbound, metadata_receiver, names_read, optional_parameter,
-    plain_argument, self_chain,
+    initialised_attribute, maybe_unbound, metadata_receiver, names_read, none_attributes,
+    none_value, optional_parameter, plain_argument, self_chain,
 )
 
 if TYPE_CHECKING:
@@ -730,29 +730,84 @@ def _call_sites(ctx: FunctionContext) -> List[_CallSite]:
 
 
 def passed_none(name: str, ctx: FunctionContext) -> bool:
-    """Whether a call of this module that runs the region's function passes None for its
-    parameter ``name``: the literal, or an optional parameter of the caller (transformers'
-    layers get `attention_mask=attention_mask` from a model whose own defaults to None)."""
+    """Whether a call of this module that runs the region's function may pass None for its
+    parameter ``name``: None itself or a value that may be it (``_may_pass_none``), or arguments
+    it unpacks (``*args``, ``**kwargs``), which may hold anything (transformers' layers get
+    `attention_mask=attention_mask` from a model whose own defaults to None)."""
     function = ctx.region.function
     positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
-    if ctx.region.owner is not None:
+    static = any(getattr(d, "id", "") == "staticmethod" for d in function.decorator_list)
+    bound = ctx.region.owner is not None and not static
+    if bound:
         positional = positional[1:]  # `self` is bound
     index = positional.index(name) if name in positional else None
     for site in _call_sites(ctx):
+        call = site.call
         if site.callee is not function:
             continue
-        call = site.call
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords
+        ):
+            return True
+        through_class = (  # `Layer.forward(self, x, None)` hands `self` too
+            bound
+            and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id in ctx.symbols.classes
+        )
+        at = None if index is None else index + int(through_class)
         given = [k.value for k in call.keywords if k.arg == name]
-        if index is not None and index < len(call.args):
-            given.append(call.args[index])
-        for value in given:
-            if isinstance(value, ast.Starred):
-                continue
-            if isinstance(value, ast.Constant) and value.value is None:
-                return True
-            if isinstance(value, ast.Name) and optional_parameter(site.caller, value.id):
-                return True
+        given += [call.args[at]] if at is not None and at < len(call.args) else []
+        if any(_may_pass_none(value, site, ctx) for value in given):
+            return True
     return False
+
+
+def _may_pass_none(value: ast.expr, site: _CallSite, ctx: FunctionContext) -> bool:
+    """Whether ``value``, handed on by ``site``, may be None: a value that may be (``None``,
+    ``m if c else None``, ``kw.get("m")``), an attribute the file may set to None, or a name
+    that an optional parameter of the caller or an assignment of it may give None, unless the
+    call is made under ``if name is not None:``."""
+    if none_value(value):
+        return True
+    attribute = self_attribute(value)
+    if attribute is not None:
+        return attribute in none_attributes(ctx.symbols.tree)
+    if not isinstance(value, ast.Name):
+        return False
+    guards = [
+        statement for statement in walk(site.caller)
+        if isinstance(statement, ast.If)
+        and _tests_name_not_none(statement.test, value.id)
+        and any(sub is site.call for inner in statement.body for sub in walk(inner))
+    ]
+    if guards:
+        return False
+    return optional_parameter(site.caller, value.id) or any(
+        isinstance(node, (ast.Assign, ast.AnnAssign))
+        and none_value(node.value)
+        and any(isinstance(t, ast.Name) and t.id == value.id for t in _assigned_targets(node))
+        for node in walk(site.caller)
+    )
+
+
+def _tests_name_not_none(test: ast.expr, name: str) -> bool:
+    """``name is not None``, alone or as a conjunct of an ``and``."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    return any(
+        isinstance(part, ast.Compare)
+        and isinstance(part.left, ast.Name)
+        and part.left.id == name
+        and len(part.ops) == 1
+        and isinstance(part.ops[0], ast.IsNot)
+        and isinstance(part.comparators[0], ast.Constant)
+        and part.comparators[0].value is None
+        for part in parts
+    )
+
+
+def _assigned_targets(node: Union[ast.Assign, ast.AnnAssign]) -> List[ast.expr]:
+    return list(node.targets) if isinstance(node, ast.Assign) else [node.target]
 
 
 def _find_call_sites(ctx: FunctionContext) -> List[_CallSite]:

@@ -746,6 +746,8 @@ def _identity_read(names: Sequence[str], node: ast.stmt, ctx: FunctionContext) -
             operands = list(sub.args)
         elif isinstance(sub, ast.Attribute) and sub.attr in _IDENTITY_READS:
             operands = [sub.value]
+        elif isinstance(sub, ast.Call) and getattr(sub.func, "attr", "") in _IDENTITY_READS:
+            operands = list(sub.args)  # `torch.Tensor.data_ptr(y)`
         else:
             continue
         if any(isinstance(o, ast.Name) and o.id in wanted for o in operands):
@@ -895,13 +897,24 @@ def _compared_with_is(node: ast.expr) -> Set[int]:
     }
 
 
+def _fails_on_none(operand: ast.expr, parent: Optional[ast.AST]) -> bool:
+    """Whether computing ``parent`` with ``operand`` None raises: arithmetic (``x + bias``), a
+    sign, an attribute or an item of it (``bias.sum()``, ``bias[0]``); not a comparison
+    (``bias == 0`` is False), ``not``, nor a call that may take None (``F.linear(x, w,
+    bias)``)."""
+    if isinstance(parent, ast.BinOp):
+        return True
+    if isinstance(parent, ast.UnaryOp):
+        return not isinstance(parent.op, ast.Not)
+    return isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is operand
+
+
 def _ruled_out_none(test: ast.expr, ctx: FunctionContext) -> Set[str]:
     """The names and attributes that cannot be None once ``test`` has held or been computed:
-    those its tensor part computes with (outside ``is``/``is not``, conditional expressions and
-    ``and``/``or``, which may skip them), and those a static conjunct tests (``mask is not
-    None``, ``self.gamma``)."""
+    those its tensor part computes with so that None would raise (``_fails_on_none``; outside
+    conditional expressions and ``and``/``or``, which may skip them), and those a static
+    conjunct tests (``mask is not None``, ``self.gamma``)."""
     static, tensor_part = split_condition(test, ctx)
-    compared = set().union(*(_compared_with_is(part) for part in tensor_part))
     skipped = {  # what `a if c else b` and `a or b` may not compute with
         id(inner)
         for part in tensor_part
@@ -909,11 +922,19 @@ def _ruled_out_none(test: ast.expr, ctx: FunctionContext) -> Set[str]:
         if isinstance(sub, (ast.IfExp, ast.BoolOp))
         for inner in walk(sub)
     }
+    parents = {
+        id(child): sub
+        for part in tensor_part
+        for sub in walk(part)
+        for child in ast.iter_child_nodes(sub)
+    }
     found = {
         ast.unparse(sub)
         for part in tensor_part
         for sub in walk(part)
-        if isinstance(sub, (ast.Name, ast.Attribute)) and id(sub) not in compared | skipped
+        if isinstance(sub, (ast.Name, ast.Attribute))
+        and id(sub) not in skipped
+        and _fails_on_none(sub, parents.get(id(sub)))
     }
     for conjunct in static:
         if isinstance(conjunct, (ast.Name, ast.Attribute)):
