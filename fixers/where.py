@@ -178,10 +178,11 @@ def rewrite_expression(
         command.code(value.orelse),
     ]
     prefix = command.code(small.with_changes(value=cst.Name("_")))[:-1]  # `y = `, `return `
-    text = command.call_text(prefix, _helper(command, plan), arguments, indent)
     static = conjuncts(value.test)[: plan.static_conjuncts]
     if static:
         text = _behind_static(command, prefix, static, arguments, plan, indent)
+    else:
+        text = command.call_text(prefix, _helper(command, plan), arguments, indent)
     emitted = expect(command.statement(text), cst.SimpleStatementLine, "the emitted statement")
     selected = getattr(emitted.body[0], "value")
     lost = [
@@ -195,10 +196,8 @@ def rewrite_expression(
     )
     if not _kept(plan):
         return [statement], False
-    kept = _kept_in_training(command, plan, original, [updated], [statement.with_changes(
-        leading_lines=()
-    )])
-    return kept, False
+    selection = statement.with_changes(leading_lines=())  # the statement kept has the comments
+    return _kept_in_training(command, plan, original, [updated], [selection]), False
 
 
 def _behind_static(

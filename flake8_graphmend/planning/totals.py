@@ -486,12 +486,12 @@ def _narrowing_before(name: str, at: ast.AST, ctx: FunctionContext) -> Optional[
     blocks, _ = statement_blocks(ctx.region.function.body, line)
     found: Optional[ast.stmt] = None
     for statement in (s for block in blocks for s in block if (s.end_lineno or 0) < line):
-        if isinstance(statement, ast.Assert) and _tests_none(statement.test, name, ast.IsNot):
+        if isinstance(statement, ast.Assert) and tests_none(statement.test, name, ast.IsNot):
             found = statement
         elif (
             isinstance(statement, ast.If)
             and not statement.orelse
-            and _tests_none(statement.test, name, ast.Is)
+            and tests_none(statement.test, name, ast.Is)
             and statement.body
             and _gives_a_value(statement.body[-1], name)
         ):
@@ -499,7 +499,8 @@ def _narrowing_before(name: str, at: ast.AST, ctx: FunctionContext) -> Optional[
     return found
 
 
-def _tests_none(test: ast.expr, name: str, operator: type) -> bool:
+def tests_none(test: ast.expr, name: str, operator: type) -> bool:
+    """``name is None`` (``operator`` ``ast.Is``) or ``name is not None`` (``ast.IsNot``)."""
     return (
         isinstance(test, ast.Compare)
         and isinstance(test.left, ast.Name)

@@ -35,7 +35,7 @@ from .per_call import changes_between_calls, per_call_problem
 from .submodules import FOREIGN, NAMESPACE_CALLS
 from .totals import (
     initialised_attribute, maybe_unbound, metadata_receiver, names_read, none_attributes,
-    none_value, optional_parameter, plain_argument, self_chain,
+    none_value, optional_parameter, plain_argument, self_chain, tests_none,
 )
 
 if TYPE_CHECKING:
@@ -794,16 +794,7 @@ def _may_pass_none(value: ast.expr, site: _CallSite, ctx: FunctionContext) -> bo
 def _tests_name_not_none(test: ast.expr, name: str) -> bool:
     """``name is not None``, alone or as a conjunct of an ``and``."""
     parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-    return any(
-        isinstance(part, ast.Compare)
-        and isinstance(part.left, ast.Name)
-        and part.left.id == name
-        and len(part.ops) == 1
-        and isinstance(part.ops[0], ast.IsNot)
-        and isinstance(part.comparators[0], ast.Constant)
-        and part.comparators[0].value is None
-        for part in parts
-    )
+    return any(tests_none(part, name, ast.IsNot) for part in parts)
 
 
 def _assigned_targets(node: Union[ast.Assign, ast.AnnAssign]) -> List[ast.expr]:
