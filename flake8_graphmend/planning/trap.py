@@ -33,9 +33,10 @@ from .module_state import (
 )
 from .per_call import changes_between_calls, per_call_problem
 from .submodules import FOREIGN, NAMESPACE_CALLS
+from .presence import none_attributes, none_value, optional_parameter, tests_none
 from .totals import (
-    initialised_attribute, maybe_unbound, metadata_receiver, names_read, none_attributes,
-    none_value, optional_parameter, plain_argument, self_chain, tests_none,
+    initialised_attribute, maybe_unbound, metadata_receiver, names_read, plain_argument,
+    self_chain,
 )
 
 if TYPE_CHECKING:

@@ -41,7 +41,8 @@ from .draws import DrawGuard, draw_guard_plan
 from .gradients import gradient_inputs, gradient_problem, shown_problem, shown_returned_problem
 from .items import compared_item
 from .submodules import is_torch_function
-from .totals import may_be_none, maybe_unbound
+from .presence import may_be_none
+from .totals import maybe_unbound
 from .trap import passed_none
 
 if TYPE_CHECKING:
