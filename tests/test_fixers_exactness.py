@@ -4850,6 +4850,15 @@ class Model(nn.Module):
 """,
         "`bias` may be None",
     ),
+    "an optional parameter asserted not None (python -O drops the assert)": (
+        """
+class Model(nn.Module):
+    def forward(self, x, bias=None):
+        assert bias is not None
+        return x + bias if x.sum() > 100 else x * 2
+""",
+        "`bias` may be None",
+    ),
     "a local bound to an optional parameter": (
         """
 class Model(nn.Module):

@@ -6,9 +6,9 @@ there, or an attribute be unset?
 (``add(FakeTensor, None)``, ``AttributeError``) where the original took the other path. These
 judgements are made from the file: the sources of None it shows (defaults, annotations,
 ``None`` literals, ``.get()``, callers that pass None), and the code that rules None out
-before the selection (``if mask is None: mask = ...``, ``assert mask is not None``). What the
-file does not show (a caller in another file, a method that returns None) is a known problem
-of GM201.
+before the selection (``if mask is None: mask = ...``; not an ``assert``, which ``python -O``
+drops). What the file does not show (a caller in another file, a method that returns None) is
+a known problem of GM201.
 """
 
 from __future__ import annotations
@@ -39,8 +39,7 @@ def may_be_none(
     a loop or ``with`` binds), an attribute that the file may set to None (``self.gamma = ...
     if scale else None``, ``self.scale = scale`` of a parameter that may be None,
     ``register_buffer("b", None)``); not where code before ``at`` rules it out (``if mask is
-    None: mask = torch.ones(...)``, ``assert mask is not None``) and nothing after that may
-    bind None again."""
+    None: mask = torch.ones(...)``) and nothing after that may bind None again."""
     if isinstance(node, ast.Name):
         if depth > 3:
             return True
@@ -107,15 +106,13 @@ def _binding_may_give_none(
 
 def _narrowing_before(name: str, at: ast.AST, ctx: FunctionContext) -> Optional[ast.stmt]:
     """The last statement on the way to ``at`` that leaves ``name`` not None: ``if name is
-    None:`` whose body binds it to a new value (a call, arithmetic) or leaves, ``assert name is
-    not None``; None if there is none."""
+    None:`` whose body binds it to a new value (a call, arithmetic) or leaves; None if there is
+    none. (``assert name is not None`` is not one: ``python -O`` runs without it.)"""
     line = getattr(at, "lineno", 0)
     blocks, _ = statement_blocks(ctx.region.function.body, line)
     found: Optional[ast.stmt] = None
     for statement in (s for block in blocks for s in block if (s.end_lineno or 0) < line):
-        if isinstance(statement, ast.Assert) and tests_none(statement.test, name, ast.IsNot):
-            found = statement
-        elif (
+        if (
             isinstance(statement, ast.If)
             and not statement.orelse
             and tests_none(statement.test, name, ast.Is)
