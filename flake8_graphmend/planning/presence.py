@@ -20,6 +20,7 @@ from ..analysis.index import node_memo, walk
 from ..analysis.symbols import FunctionNode, self_attribute
 from ..analysis.values import parameter_defaults, registered_name
 from .aliasing import alternatives, reaching_bindings, statement_blocks
+from .totals import assignment_targets
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -96,7 +97,8 @@ def _binding_may_give_none(
     value = binding.value
     if value is None or none_value(value):
         return value is not None
-    targets = binding.targets if isinstance(binding, ast.Assign) else [binding.target]
+    # `(y := x)` binds a name, never a tuple to unpack
+    targets = [] if isinstance(binding, ast.NamedExpr) else assignment_targets(binding)
     if any(isinstance(t, (ast.Tuple, ast.List)) for t in targets):
         return any(isinstance(sub, ast.Constant) and sub.value is None for sub in walk(value))
     if isinstance(value, (ast.Name, ast.Attribute)):  # `b = bias`, `m = self.mask`
@@ -194,7 +196,7 @@ def none_attributes(tree: ast.Module) -> FrozenSet[str]:
             }
     for node in walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            for target in assignment_targets(node):
                 for element, value in _pairs(target, node.value):  # `self.g, self.h = None, x`
                     if not none_value(value):
                         continue

@@ -236,11 +236,12 @@ def _number_attributes(tree: ast.Module) -> FrozenSet[str]:
             return frozenset()  # `vars(self).update(kw)`, `map(setattr, ...)`: any attribute
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             number = node.value is not None and number_literal(node.value, _REAL)
-            literal.update((id(t), number) for t in _targets(node) if isinstance(t, ast.Attribute))
+            stored = assignment_targets(node)
+            literal.update((id(t), number) for t in stored if isinstance(t, ast.Attribute))
         if isinstance(node, ast.ClassDef):
             for statement in node.body:
                 if isinstance(statement, (ast.Assign, ast.AnnAssign)):
-                    names = {t.id for t in _targets(statement) if isinstance(t, ast.Name)}
+                    names = {t.id for t in assignment_targets(statement) if isinstance(t, ast.Name)}
                     number = statement.value is not None and number_literal(statement.value, _REAL)
                     (numbers if number else others).update(names)
         elif isinstance(node, ast.Call) and id(node.func) in named_setters:
@@ -273,7 +274,7 @@ def _number_mappings(tree: ast.Module) -> FrozenSet[str]:
         if isinstance(node, ast.Name) and node.id in ("vars", *_SETTERS):
             return frozenset()  # any attribute may be set by name
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            for target in _targets(node):
+            for target in assignment_targets(node):
                 number = node.value is not None and number_literal(node.value, _REAL)
                 if isinstance(target, ast.Attribute):
                     mapping = isinstance(node, ast.Assign) and _numbers_display(node.value)
@@ -306,7 +307,10 @@ _SETTERS = ("setattr", "delattr")
 _GENERIC_STORES = frozenset({"__dict__", "__setattr__", "__delattr__", "__setstate__"})
 
 
-def _targets(node: Union[ast.Assign, ast.AugAssign, ast.AnnAssign]) -> List[ast.expr]:
+def assignment_targets(
+    node: Union[ast.Assign, ast.AugAssign, ast.AnnAssign],
+) -> List[ast.expr]:
+    """What an assignment stores into: ``targets`` of ``=``, ``target`` of the others."""
     return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 

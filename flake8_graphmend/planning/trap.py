@@ -35,8 +35,8 @@ from .per_call import changes_between_calls, per_call_problem
 from .submodules import FOREIGN, NAMESPACE_CALLS
 from .presence import none_attributes, none_value, optional_parameter, tests_none
 from .totals import (
-    initialised_attribute, maybe_unbound, metadata_receiver, names_read, plain_argument,
-    self_chain,
+    assignment_targets, initialised_attribute, maybe_unbound, metadata_receiver, names_read,
+    plain_argument, self_chain,
 )
 
 if TYPE_CHECKING:
@@ -787,7 +787,7 @@ def _may_pass_none(value: ast.expr, site: _CallSite, ctx: FunctionContext) -> bo
     return optional_parameter(site.caller, value.id) or any(
         isinstance(node, (ast.Assign, ast.AnnAssign))
         and none_value(node.value)
-        and any(isinstance(t, ast.Name) and t.id == value.id for t in _assigned_targets(node))
+        and any(isinstance(t, ast.Name) and t.id == value.id for t in assignment_targets(node))
         for node in walk(site.caller)
     )
 
@@ -796,10 +796,6 @@ def _tests_name_not_none(test: ast.expr, name: str) -> bool:
     """``name is not None``, alone or as a conjunct of an ``and``."""
     parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     return any(tests_none(part, name, ast.IsNot) for part in parts)
-
-
-def _assigned_targets(node: Union[ast.Assign, ast.AnnAssign]) -> List[ast.expr]:
-    return list(node.targets) if isinstance(node, ast.Assign) else [node.target]
 
 
 def _find_call_sites(ctx: FunctionContext) -> List[_CallSite]:
