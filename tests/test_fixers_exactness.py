@@ -4905,6 +4905,273 @@ class Model(nn.Module):
 """,
         "`bias` may be None",
     ),
+    "a value that a method of the class may return as None": (
+        """
+class Model(nn.Module):
+    def scale(self, x):
+        if x.dim() > 3:
+            return x.new_ones(1)
+        return None
+
+    def forward(self, x):
+        s = self.scale(x)
+        return x * s if x.sum() > 1000 else x * 2
+""",
+        "`s` may be None",
+    ),
+    "a value that a function of the module gives by falling off its end": (
+        """
+def make_bias(x):
+    if x.dim() > 3:
+        return torch.ones_like(x)
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        b = make_bias(x)
+        if x.sum() > 1000:
+            y = x + b
+        else:
+            y = x * 2
+        return y
+""",
+        "`b` may be None",
+    ),
+    "a value that a submodule's forward may return as None": (
+        """
+class Gate(nn.Module):
+    def forward(self, x):
+        if x.dim() > 3:
+            return x.sigmoid()
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate = Gate()
+
+    def forward(self, x):
+        g = self.gate(x)
+        return x * g if x.sum() > 1000 else x * 2
+""",
+        "`g` may be None",
+    ),
+    "a lookup with getattr whose default is None": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        s = getattr(x, "scale_factor", None)
+        return x * s if x.sum() > 1000 else x * 2
+""",
+        "`s` may be None",
+    ),
+    "the bias of a linear layer built without one": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(2, 2, bias=False)
+
+    def forward(self, x):
+        return x + self.proj.bias if x.sum() > 1000 else x * 2
+""",
+        "`self.proj.bias` may be None",
+    ),
+    "the weight of a layer norm built without an affine part": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(2, 1e-5, False)
+
+    def forward(self, x):
+        if x.sum() > 1000:
+            y = x * self.norm.weight
+        else:
+            y = x * 2
+        return y
+""",
+        "`self.norm.weight` may be None",
+    ),
+    "the running mean of an instance norm, which keeps none by default": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.InstanceNorm1d(2)
+
+    def forward(self, x):
+        return x - self.norm.running_mean if x.sum() > 1000 else x * 2
+""",
+        "`self.norm.running_mean` may be None",
+    ),
+    "an attribute of another object that the file sets to None": (
+        """
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = None
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = Head()
+
+    def forward(self, x):
+        return x * self.head.scale if x.sum() > 1000 else x * 2
+""",
+        "`self.head.scale` may be None",
+    ),
+    "a constructor argument stored by the class that the file passes as None": (
+        """
+class Block(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        return x * self.scale if x.sum() > 1000 else x * 2
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block(None)
+
+    def forward(self, x):
+        return self.block(x)
+""",
+        "`self.scale` may be None",
+    ),
+    "a constructor argument passed as None by keyword through super()": (
+        """
+class Block(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        return x * self.scale if x.sum() > 1000 else x * 2
+
+
+class Model(Block):
+    def __init__(self):
+        super().__init__(scale=None)
+""",
+        "`self.scale` may be None",
+    ),
+    "a field of a config that defaults to None, stored by the module": (
+        """
+import dataclasses
+
+
+@dataclasses.dataclass
+class Config:
+    scale: Optional[float] = None
+
+
+class Model(nn.Module):
+    def __init__(self, config=Config()):
+        super().__init__()
+        self.scale = config.scale
+
+    def forward(self, x):
+        return x * self.scale if x.sum() > 1000 else x * 2
+""",
+        "`self.scale` may be None",
+    ),
+    "an attribute set on some paths in one class and always in another": (
+        """
+class Other(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gamma = nn.Parameter(torch.ones(2))
+
+
+class Model(nn.Module):
+    def __init__(self, use_gamma=False):
+        super().__init__()
+        if use_gamma:
+            self.gamma = nn.Parameter(torch.ones(2))
+
+    def forward(self, x):
+        return x * self.gamma if x.sum() > 1000 else x * 2
+""",
+        "`self.gamma` may not be set",
+    ),
+    "a parameter that a checkpointed call passes None for": (
+        """
+import torch.utils.checkpoint
+
+
+class Layer(nn.Module):
+    def forward(self, x, bias):
+        return x + bias if x.sum() > 1000 else x * 2
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = Layer()
+
+    def forward(self, x):
+        return torch.utils.checkpoint.checkpoint(self.layer, x, None, use_reentrant=False)
+""",
+        "`bias` may be None",
+    ),
+    "a parameter that a partial application sets to None": (
+        """
+import functools
+
+
+class Layer(nn.Module):
+    def forward(self, x, bias):
+        return x + bias if x.sum() > 1000 else x * 2
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = Layer()
+
+    def forward(self, x):
+        run = functools.partial(self.layer, bias=None)
+        return run(x)
+""",
+        "`bias` may be None",
+    ),
+    "a parameter that transformers' checkpointing function passes None for": (
+        """
+import functools
+
+import torch.utils.checkpoint
+
+
+class Layer(nn.Module):
+    def forward(self, x, bias):
+        return x + bias if x.sum() > 1000 else x * 2
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Layer()])
+        self.gradient_checkpointing = False
+        self._gradient_checkpointing_func = functools.partial(
+            torch.utils.checkpoint.checkpoint, use_reentrant=False
+        )
+
+    def forward(self, x):
+        for layer in self.layers:
+            if self.gradient_checkpointing:
+                x = self._gradient_checkpointing_func(layer.__call__, x, None)
+            else:
+                x = layer(x, x)
+        return x
+""",
+        "`bias` may be None",
+    ),
     "an attribute set to None by a tuple assignment": (
         """
 class Model(nn.Module):
@@ -4965,6 +5232,60 @@ class Model(nn.Module):
 
     def forward(self, x):
         return x * self.weight if x.mean() > 0 else x - 1
+""",
+    (torch.tensor([1.0, 2.0]),),
+    None,
+)
+#: What the file shows is never None is read on the path not taken: a helper that returns on
+#: every path, the bias of a linear layer built with one, a constructor argument given a value.
+CASES["a selection over what a helper method returns on every path"] = (
+    """
+class Model(nn.Module):
+    def scale(self, x):
+        if x.dim() > 3:
+            return x.new_ones(1)
+        else:
+            return x.abs() + 1
+
+    def forward(self, x):
+        s = self.scale(x)
+        return x * s if x.sum() > 1000 else x * 2
+""",
+    (torch.tensor([1.0, 2.0]),),
+    None,
+)
+CASES["a selection over the bias of a linear layer built with one"] = (
+    """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(2, 2, bias=True)
+        nn.init.constant_(self.proj.bias, 0.5)
+
+    def forward(self, x):
+        return x + self.proj.bias if x.sum() > 1000 else x * 2
+""",
+    (torch.tensor([1.0, 2.0]),),
+    None,
+)
+CASES["a selection over a constructor argument the file gives a value"] = (
+    """
+class Block(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        return x * self.scale if x.sum() > 1000 else x * 2
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block(3.0)
+
+    def forward(self, x):
+        return self.block(x)
 """,
     (torch.tensor([1.0, 2.0]),),
     None,

@@ -216,28 +216,60 @@ def probed_attributes(tree: ast.Module) -> FrozenSet[str]:
 
 @node_memo
 def conditionally_set_attributes(tree: ast.Module) -> FrozenSet[str]:
-    """Attribute names that methods of ``tree`` set on ``self`` where no ``__init__`` sets them
-    on every path (set under an ``if``, a loop or a ``try``, after an early ``return``, or
-    only in another method: ``enable_lora()``), and that no class body gives a value."""
-    anywhere: Set[str] = set()
-    surely: Set[str] = set()
-    for node in walk(tree):
-        if isinstance(node, ast.ClassDef):
-            surely |= {
-                target.id
-                for statement in node.body
-                if isinstance(statement, ast.Assign)
-                or isinstance(statement, ast.AnnAssign) and statement.value is not None
-                for target in (
-                    statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-                )
-                if isinstance(target, ast.Name)
-            }
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            anywhere |= {name for sub in walk(node) for name in _set_on_self(sub)}
-            if node.name == "__init__":
-                surely |= _surely_set(node.body)
-    return frozenset(anywhere - surely)
+    """Attribute names that a class of ``tree`` sets on ``self`` in its methods where neither
+    its ``__init__`` nor those of its bases of this file set them on every path (set under an
+    ``if``, a loop or a ``try``, after an early ``return``, or only in another method:
+    ``enable_lora()``), and no class body of theirs gives a value; judged class by class
+    (another class that always sets the name does not make it set), and for functions outside
+    classes against every class."""
+    classes = [node for node in walk(tree) if isinstance(node, ast.ClassDef)]
+    by_name = {node.name: node for node in classes}
+
+    def surely(node: ast.ClassDef, seen: FrozenSet[str]) -> Set[str]:
+        found = _class_values(node)
+        found |= {
+            name
+            for statement in node.body
+            if isinstance(statement, ast.FunctionDef) and statement.name == "__init__"
+            for name in _surely_set(statement.body)
+        }
+        for base in node.bases:
+            if isinstance(base, ast.Name) and base.id in by_name and base.id not in seen:
+                found |= surely(by_name[base.id], seen | {base.id})
+        return found
+
+    names: Set[str] = set()
+    in_methods: Set[int] = set()
+    every_class: Set[str] = set()
+    for node in classes:
+        methods = [s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        in_methods |= {id(sub) for method in methods for sub in walk(method)}
+        kept = surely(node, frozenset({node.name}))
+        every_class |= kept
+        names |= {n for m in methods for sub in walk(m) for n in _set_on_self(sub)} - kept
+    loose = {  # `def init_weights(self): self.w = ...` outside a class
+        name
+        for function in walk(tree)
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and id(function) not in in_methods
+        for sub in walk(function)
+        for name in _set_on_self(sub)
+    }
+    return frozenset(names | (loose - every_class))
+
+
+def _class_values(node: ast.ClassDef) -> Set[str]:
+    """The names a class body gives a value (``gamma = None``, ``scale: float = 1.0``)."""
+    return {
+        target.id
+        for statement in node.body
+        if isinstance(statement, ast.Assign)
+        or isinstance(statement, ast.AnnAssign) and statement.value is not None
+        for target in (
+            statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        )
+        if isinstance(target, ast.Name)
+    }
 
 
 def _surely_set(block: Sequence[ast.stmt]) -> Set[str]:

@@ -7,19 +7,22 @@ there, or an attribute be unset?
 judgements are made from the file: the sources of None it shows (defaults, annotations,
 ``None`` literals, ``.get()``, callers that pass None), and the code that rules None out
 before the selection (``if mask is None: mask = ...``; not an ``assert``, which ``python -O``
-drops). What the file does not show (a caller in another file, a method that returns None) is
-a known problem of GM201.
+drops), and what the file's own functions may return (a helper that falls off its end), its
+constructor calls pass (``Block(None)``) and its ``nn`` layers leave unset (``nn.Linear(...,
+bias=False).bias``). What the file does not show (a caller in another file, a method inherited
+from one) is a known problem of GM201.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
-from ..analysis.index import node_memo, walk
-from ..analysis.symbols import FunctionNode, self_attribute
+from ..analysis.index import child_nodes, node_memo, walk
+from ..analysis.symbols import FunctionNode, ModuleSymbols, is_self, is_super_call, self_attribute
 from ..analysis.values import parameter_defaults, registered_name
 from .aliasing import alternatives, reaching_bindings, statement_blocks
+from .module_state import module_call_targets
 from .totals import assignment_targets
 
 if TYPE_CHECKING:
@@ -39,8 +42,10 @@ def may_be_none(
     ``kwargs.get("mask")``, an element of ``(None, None)``, another name that may be None, what
     a loop or ``with`` binds), an attribute that the file may set to None (``self.gamma = ...
     if scale else None``, ``self.scale = scale`` of a parameter that may be None,
-    ``register_buffer("b", None)``); not where code before ``at`` rules it out (``if mask is
-    None: mask = torch.ones(...)``) and nothing after that may bind None again."""
+    ``register_buffer("b", None)``), an attribute of one of ``self``'s objects that may be
+    (``self.proj.bias``, ``_attribute_may_be_none``); not where code before ``at`` rules it
+    out (``if mask is None: mask = torch.ones(...)``) and nothing after that may bind None
+    again."""
     if isinstance(node, ast.Name):
         if depth > 3:
             return True
@@ -58,7 +63,113 @@ def may_be_none(
             _binding_may_give_none(binding, ctx, passed_none, depth) for binding in bindings
         )
     attribute = self_attribute(node)
-    return attribute is not None and attribute in none_attributes(ctx.symbols.tree)
+    if attribute is not None:
+        return attribute in none_attributes(ctx.symbols.tree)
+    return isinstance(node, ast.Attribute) and _attribute_may_be_none(node, ctx.symbols)
+
+
+def self_chain(node: ast.expr) -> bool:
+    """``self.a.b``: an attribute of an object that ``self`` holds (two names or more)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+        if is_self(node):
+            return True
+    return False
+
+
+def _attribute_may_be_none(node: ast.Attribute, symbols: ModuleSymbols) -> bool:
+    """Whether ``self.a.b`` may be None: the file may store None into attributes named ``b``,
+    ``b`` is a gradient, or ``b`` is a tensor that an ``nn`` layer holds only in some
+    configurations (``OPTIONAL_TENSORS``) and ``self.a`` is not built here, on every build,
+    as a layer that has it (``nn.Linear(4, 4)``, not ``bias=False``, ``bias=use_bias`` or a
+    factory's result)."""
+    if not self_chain(node):
+        return False
+    if node.attr in none_attributes(symbols.tree) or node.attr == "grad":
+        return True
+    holder = self_attribute(node.value)
+    if node.attr not in _OPTIONAL_NAMES:
+        return False
+    builds = [
+        statement.value
+        for statement in walk(symbols.tree)
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None
+        and any(holder is not None and self_attribute(t) == holder
+                for t in assignment_targets(statement))
+    ]
+    return not builds or any(not _built_with(build, node.attr, symbols) for build in builds)
+
+
+def _built_with(build: ast.expr, name: str, symbols: ModuleSymbols) -> bool:
+    """Whether the object ``build`` makes surely holds a tensor ``name``: a class of this file
+    (whose None stores ``none_attributes`` knows), or an ``nn`` layer whose arguments keep it
+    (``OPTIONAL_TENSORS``)."""
+    if not isinstance(build, ast.Call):
+        return False
+    if isinstance(build.func, ast.Name) and build.func.id in symbols.classes:
+        return True
+    qualified = symbols.qualified_name(build.func) or ""
+    layer = qualified.rpartition(".")[2]
+    if not qualified.startswith("torch.nn.") or layer in _ALWAYS_OPTIONAL_LAYERS:
+        return False
+    needs = OPTIONAL_TENSORS.get(layer, {}).get(name)
+    if needs is None:
+        return layer not in OPTIONAL_TENSORS  # another layer: `name` is not optional there
+    for keyword, position, default in needs:
+        given = next((k.value for k in build.keywords if k.arg == keyword), None)
+        if given is None and position < len(build.args):
+            given = build.args[position]
+        if any(isinstance(a, ast.Starred) for a in build.args) or any(
+            k.arg is None for k in build.keywords
+        ):
+            return False
+        if not (default if given is None else _true(given)):
+            return False
+    return True
+
+
+def _true(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and value.value is True
+
+
+_CONVOLUTIONS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+                 "ConvTranspose3d")
+_Needs = Tuple[Tuple[str, int, bool], ...]
+_AFFINE_TRACKED: Dict[str, _Needs] = {
+    "weight": (("affine", 3, True),),
+    "bias": (("affine", 3, True),),
+    "running_mean": (("track_running_stats", 4, True),),
+    "running_var": (("track_running_stats", 4, True),),
+    "num_batches_tracked": (("track_running_stats", 4, True),),
+}
+#: The tensors an ``nn`` layer holds only in some configurations: for each, the arguments
+#: (keyword, position, default) that must all be true for the layer to hold it.
+OPTIONAL_TENSORS: Dict[str, Dict[str, _Needs]] = {
+    "Linear": {"bias": (("bias", 2, True),)},
+    "Bilinear": {"bias": (("bias", 3, True),)},
+    **{name: {"bias": (("bias", 7, True),)} for name in _CONVOLUTIONS},
+    "LayerNorm": {
+        "weight": (("elementwise_affine", 2, True),),
+        "bias": (("elementwise_affine", 2, True), ("bias", 3, True)),
+    },
+    "RMSNorm": {"weight": (("elementwise_affine", 2, True),)},
+    "GroupNorm": {"weight": (("affine", 3, True),), "bias": (("affine", 3, True),)},
+    **{name: _AFFINE_TRACKED for name in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+                                          "SyncBatchNorm")},
+    **{
+        name: {key: tuple((k, p, False) for k, p, _ in needs)
+               for key, needs in _AFFINE_TRACKED.items()}
+        for name in ("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d")
+    },
+}
+#: Layers whose projection tensors depend on several arguments at once: taken to may not
+#: hold them.
+_ALWAYS_OPTIONAL_LAYERS = frozenset({"MultiheadAttention"})
+_OPTIONAL_NAMES = frozenset(
+    {name for tensors in OPTIONAL_TENSORS.values() for name in tensors}
+    | {"in_proj_weight", "in_proj_bias", "bias_k", "bias_v", "q_proj_weight", "k_proj_weight",
+       "v_proj_weight"}
+)
 
 
 def _pairs(target: ast.expr, value: ast.expr) -> List[Tuple[ast.expr, ast.expr]]:
@@ -90,9 +201,12 @@ def _binding_may_give_none(
     binding: ast.AST, ctx: FunctionContext, passed_none: Callable[[str], bool], depth: int
 ) -> bool:
     """Whether ``binding`` may give the name None: a value that may be None or hold one that
-    unpacking gives (``k, v = (None, None)``), a name or attribute that may be None, or a
-    binding whose value is not known (a loop, ``with ... as``)."""
-    if not isinstance(binding, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+    unpacking gives (``k, v = (None, None)``), a name or attribute that may be None, a call of
+    a function of this file that may return None (``returns_none``), or a binding whose value
+    is not known (a loop, ``with ... as``)."""
+    if isinstance(binding, ast.AugAssign):
+        return False  # `h += self.bias` gives what the operation computes, or raises
+    if not isinstance(binding, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
         return True
     value = binding.value
     if value is None or none_value(value):
@@ -103,7 +217,114 @@ def _binding_may_give_none(
         return any(isinstance(sub, ast.Constant) and sub.value is None for sub in walk(value))
     if isinstance(value, (ast.Name, ast.Attribute)):  # `b = bias`, `m = self.mask`
         return may_be_none(value, binding, ctx, passed_none, depth + 1)
+    if isinstance(value, ast.Call):  # `s = self.scale(x)` of a method that may return None
+        return any(returns_none(f) for f in _called_functions(value, ctx))
     return False
+
+
+def _called_functions(call: ast.Call, ctx: FunctionContext) -> List[FunctionNode]:
+    """The functions of this file that ``call`` may run: a module-level function it names,
+    every method of the file's classes named as ``self.m(...)`` (or ``super().m``), else what
+    calling a module of ``self`` runs (``self.gate(x)``: its class's ``forward``)."""
+    func, symbols = call.func, ctx.symbols
+    if isinstance(func, ast.Name):
+        found = symbols.functions.get(func.id)
+        return [found] if found is not None and func.id not in ctx.local_names else []
+    if not isinstance(func, ast.Attribute):
+        return []
+    if is_self(func.value) or is_super_call(func.value):
+        methods = [
+            info.methods[func.attr] for info in symbols.classes.values()
+            if func.attr in info.methods
+        ]
+        if methods:
+            return methods
+    owner = ctx.region.owner
+    if owner is None:
+        return []
+    return module_call_targets(func, ctx.region.function, owner, symbols) or []
+
+
+@node_memo
+def returns_none(function: FunctionNode) -> bool:
+    """Whether a call of ``function`` may return None: a ``return`` of None (bare, ``return
+    None``, a value that may be None, a local bound to None or an optional parameter), or an
+    end of its body that running it may reach. A generator returns a generator."""
+    own = _own_nodes(function)
+    if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in own):
+        return False
+    nones = {
+        target.id
+        for node in own
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and none_value(node.value)
+        for target in assignment_targets(node)
+        if isinstance(target, ast.Name)
+    }
+    for node in own:
+        if isinstance(node, ast.Return):
+            value = node.value
+            if value is None or none_value(value):
+                return True
+            if isinstance(value, ast.Name) and (
+                value.id in nones or optional_parameter(function, value.id)
+            ):
+                return True
+    return _may_complete(function.body)
+
+
+def _own_nodes(function: FunctionNode) -> List[ast.AST]:
+    """What ``function``'s body holds, less nested functions, classes and lambdas."""
+    found: List[ast.AST] = []
+    pending: List[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        pending.extend(
+            child for child in child_nodes(node)
+            if not isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+            )
+        )
+    return found
+
+
+def _may_complete(block: Sequence[ast.stmt]) -> bool:
+    """Whether running ``block`` may reach its end (not every path returns or raises)."""
+    return all(_statement_may_complete(statement) for statement in block)
+
+
+def _statement_may_complete(statement: ast.stmt) -> bool:
+    if isinstance(statement, (ast.Return, ast.Raise)):
+        return False
+    if isinstance(statement, ast.If):
+        return _may_complete(statement.body) or _may_complete(statement.orelse)
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return _may_complete(statement.body)
+    if isinstance(statement, ast.Try):
+        return _may_complete(statement.finalbody) and (
+            _may_complete([*statement.body, *statement.orelse])
+            or any(_may_complete(handler.body) for handler in statement.handlers)
+        )
+    if isinstance(statement, ast.While):
+        endless = isinstance(statement.test, ast.Constant) and bool(statement.test.value)
+        return not endless or any(
+            isinstance(node, ast.Break) for node in _loop_nodes(statement.body)
+        )
+    return True
+
+
+def _loop_nodes(block: Sequence[ast.stmt]) -> List[ast.AST]:
+    """The nodes of a loop's body whose ``break`` leaves that loop (not an inner loop's)."""
+    found: List[ast.AST] = []
+    pending: List[ast.AST] = list(block)
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            pending.extend(node.orelse)  # a `break` in an inner loop's `else` leaves this one
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            pending.extend(child_nodes(node))
+    return found
 
 
 def _narrowing_before(name: str, at: ast.AST, ctx: FunctionContext) -> Optional[ast.stmt]:
@@ -156,14 +377,16 @@ def _gives_a_value(statement: ast.stmt, name: str) -> bool:
 
 
 def none_value(value: Optional[ast.expr]) -> bool:
-    """Whether ``value`` may be None: the literal, ``d.get(k)`` / ``d.pop(k)`` without a
-    default other than None, or one of the values of ``a if c else b``, ``a or b``, ``(y :=
-    x)`` that is."""
+    """Whether ``value`` may be None: the literal, ``d.get(k)`` / ``d.pop(k)`` /
+    ``getattr(o, name, None)`` without a default other than None, or one of the values of ``a
+    if c else b``, ``a or b``, ``(y := x)`` that is."""
     if isinstance(value, ast.Constant):
         return value.value is None
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
         if value.func.attr in ("get", "pop") and len(value.args) in (1, 2):
             return len(value.args) == 1 or none_value(value.args[1])
+    if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "getattr":
+        return len(value.args) == 3 and none_value(value.args[2])
     return value is not None and any(none_value(part) for part in alternatives(value))
 
 
@@ -182,15 +405,21 @@ def _optional(annotation: ast.expr) -> bool:
 @node_memo
 def none_attributes(tree: ast.Module) -> FrozenSet[str]:
     """The attribute names that ``tree`` may store None into: ``obj.X = <may be None>``,
-    ``X = None`` in a class body, ``register_buffer("X", None)`` and the like."""
+    ``X = None`` in a class body, ``register_buffer("X", None)`` and the like, ``obj.X =
+    scale`` of a parameter that defaults to None or that a constructor call of the file passes
+    None for (``Block(None)``), and ``obj.X = config.Y`` of a name ``Y`` that may be None."""
     names: Set[str] = set()
+    passed = _constructor_nones(tree)
     for function in walk(tree):  # `self.scale = scale` of `__init__(self, scale=None)`
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names |= {
                 target.attr
                 for node in walk(function)
                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
-                and optional_parameter(function, node.value.id)
+                and (
+                    optional_parameter(function, node.value.id)
+                    or (id(function), node.value.id) in passed
+                )
                 for target in node.targets
                 if isinstance(target, ast.Attribute)
             }
@@ -208,4 +437,74 @@ def none_attributes(tree: ast.Module) -> FrozenSet[str]:
             name = registered_name(node)
             if name is not None:
                 names.add(name)
-    return frozenset(names)
+    copies = [  # `self.scale = config.attention_scale`
+        (target.attr, node.value.attr)
+        for node in walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute)
+        for target in node.targets
+        if isinstance(target, ast.Attribute)
+    ]
+    while True:
+        more = {stored for stored, read in copies if read in names} - names
+        if not more:
+            return frozenset(names)
+        names |= more
+
+
+def _constructor_nones(tree: ast.Module) -> Set[Tuple[int, str]]:
+    """(id of an ``__init__``, parameter) for each parameter that a call of the file may pass
+    None for: ``Block(None)``, ``Block(scale=scale)`` of a caller's optional parameter,
+    ``super().__init__(None)`` in a subclass, or unpacked arguments (``Block(*args)``)."""
+    classes = [node for node in walk(tree) if isinstance(node, ast.ClassDef)]
+    initialisers = {
+        node.name: statement
+        for node in classes
+        for statement in node.body
+        if isinstance(statement, ast.FunctionDef) and statement.name == "__init__"
+    }
+    found: Set[Tuple[int, str]] = set()
+    if not initialisers:
+        return found
+    bases_of = {  # a method's id: the initialisers of its class's bases of this file
+        id(statement): [initialisers[b.id] for b in node.bases
+                        if isinstance(b, ast.Name) and b.id in initialisers]
+        for node in classes
+        for statement in node.body
+        if isinstance(statement, ast.FunctionDef)
+    }
+    # the module's walk sees every call; a function's, the parameters its calls hand on
+    callers = [node for node in walk(tree) if isinstance(node, ast.FunctionDef)]
+    for caller in [tree, *callers]:
+        for call in walk(caller):
+            if not isinstance(call, ast.Call):
+                continue
+            func = call.func
+            called = initialisers.get(func.id) if isinstance(func, ast.Name) else None
+            if isinstance(func, ast.Attribute) and func.attr == "__init__" and is_super_call(
+                func.value
+            ):
+                called = next(iter(bases_of.get(id(caller), [])), None)
+            if called is not None:
+                found |= _nones_passed(call, called, caller)
+    return found
+
+
+def _nones_passed(
+    call: ast.Call, initialiser: ast.FunctionDef, caller: ast.AST
+) -> Set[Tuple[int, str]]:
+    """The parameters of ``initialiser`` that ``call``, in ``caller``, may pass None for."""
+    parameters = [a.arg for a in [*initialiser.args.posonlyargs, *initialiser.args.args]][1:]
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return {(id(initialiser), name) for name in parameters}
+    given = [*zip(parameters, call.args), *((k.arg, k.value) for k in call.keywords)]
+    return {
+        (id(initialiser), str(name))
+        for name, value in given
+        if none_value(value) or (
+            isinstance(value, ast.Name)
+            and isinstance(caller, ast.FunctionDef)
+            and optional_parameter(caller, value.id)
+        )
+    }

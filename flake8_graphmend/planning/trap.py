@@ -734,7 +734,8 @@ def passed_none(name: str, ctx: FunctionContext) -> bool:
     """Whether a call of this module that runs the region's function may pass None for its
     parameter ``name``: None itself or a value that may be it (``_may_pass_none``), or arguments
     it unpacks (``*args``, ``**kwargs``), which may hold anything (transformers' layers get
-    `attention_mask=attention_mask` from a model whose own defaults to None)."""
+    `attention_mask=attention_mask` from a model whose own defaults to None); calls made
+    through ``checkpoint`` or ``functools.partial`` count (``_handing_calls``)."""
     function = ctx.region.function
     positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
     static = any(getattr(d, "id", "") == "staticmethod" for d in function.decorator_list)
@@ -742,10 +743,12 @@ def passed_none(name: str, ctx: FunctionContext) -> bool:
     if bound:
         positional = positional[1:]  # `self` is bound
     index = positional.index(name) if name in positional else None
-    for site in _call_sites(ctx):
-        call = site.call
-        if site.callee is not function:
-            continue
+    calls = [(site, site.call) for site in _call_sites(ctx) if site.callee is function]
+    for caller, caller_owner, wrapper, handed in _handing_calls(ctx.symbols):
+        if _leads_to(handed, caller, caller_owner, function, ctx.region.owner, ctx.symbols):
+            calls.append((_CallSite(caller, caller_owner, wrapper, function, ctx.region.owner),
+                          handed))
+    for site, call in calls:
         if any(isinstance(a, ast.Starred) for a in call.args) or any(
             k.arg is None for k in call.keywords
         ):
@@ -762,6 +765,42 @@ def passed_none(name: str, ctx: FunctionContext) -> bool:
         if any(_may_pass_none(value, site, ctx) for value in given):
             return True
     return False
+
+
+def _handing_calls(
+    symbols: ModuleSymbols,
+) -> List[Tuple[FunctionNode, Optional[ClassInfo], ast.Call, ast.Call]]:
+    """The calls of the module that call what they are handed with the arguments after it
+    (``checkpoint(self.layer, h, None)``, ``functools.partial(self.layer, mask=None)``,
+    transformers' ``self._gradient_checkpointing_func(layer.__call__, h, None)``), each with
+    its function and class, and the call it makes (``self.layer(h, None)``)."""
+    kept = vars(symbols).get("_handing_calls")  # like a cached_property's value
+    if kept is None:
+        kept = vars(symbols)["_handing_calls"] = []
+        for caller, owner, call in _module_calls(symbols):
+            func = call.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name not in _HANDING_CALLS or not call.args:
+                continue
+            target = call.args[0]
+            if isinstance(target, ast.Starred):
+                continue
+            if isinstance(target, ast.Attribute) and target.attr == "__call__":
+                target = target.value
+            keywords = [k for k in call.keywords if k.arg not in _CHECKPOINT_OPTIONS]
+            handed = ast.copy_location(
+                ast.Call(func=target, args=call.args[1:], keywords=keywords), call
+            )
+            kept.append((caller, owner, call, handed))
+    return kept
+
+
+#: Calls that call their first argument with the arguments after it.
+_HANDING_CALLS = frozenset({"checkpoint", "partial", "_gradient_checkpointing_func"})
+#: ``torch.utils.checkpoint.checkpoint``'s own keywords, which it does not hand on.
+_CHECKPOINT_OPTIONS = frozenset({
+    "use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug",
+})
 
 
 def _may_pass_none(value: ast.expr, site: _CallSite, ctx: FunctionContext) -> bool:

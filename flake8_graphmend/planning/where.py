@@ -41,7 +41,7 @@ from .draws import DrawGuard, draw_guard_plan
 from .gradients import gradient_inputs, gradient_problem, shown_problem, shown_returned_problem
 from .items import compared_item
 from .submodules import is_torch_function
-from .presence import may_be_none
+from .presence import may_be_none, self_chain
 from .totals import maybe_unbound
 from .trap import passed_none
 
@@ -874,7 +874,8 @@ def _absent_read(
             continue
         if not (
             isinstance(sub, ast.Name)
-            or isinstance(sub, ast.Attribute) and self_attribute(sub) is not None
+            or isinstance(sub, ast.Attribute)
+            and (self_attribute(sub) is not None or self_chain(sub))
         ) or not isinstance(sub.ctx, ast.Load):
             continue
         shown = ast.unparse(sub)
