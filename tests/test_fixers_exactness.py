@@ -5081,6 +5081,42 @@ class Model(nn.Module):
 """,
         "`self.scale` may be None",
     ),
+    "a field of a dataclass config that a call of the file sets to None": (
+        """
+import dataclasses
+
+
+@dataclasses.dataclass
+class Config:
+    width: int = 2
+    scale: float = 1.0
+
+
+class Model(nn.Module):
+    def __init__(self, config=Config(2, None)):
+        super().__init__()
+        self.factor = config.scale
+
+    def forward(self, x):
+        return x * self.factor if x.sum() > 1000 else x * 2
+""",
+        "`self.factor` may be None",
+    ),
+    "a field of a namespace config given None": (
+        """
+import types
+
+
+class Model(nn.Module):
+    def __init__(self, config=types.SimpleNamespace(scale=None)):
+        super().__init__()
+        self.factor = config.scale
+
+    def forward(self, x):
+        return x * self.factor if x.sum() > 1000 else x * 2
+""",
+        "`self.factor` may be None",
+    ),
     "an attribute set on some paths in one class and always in another": (
         """
 class Other(nn.Module):

@@ -407,8 +407,10 @@ def none_attributes(tree: ast.Module) -> FrozenSet[str]:
     """The attribute names that ``tree`` may store None into: ``obj.X = <may be None>``,
     ``X = None`` in a class body, ``register_buffer("X", None)`` and the like, ``obj.X =
     scale`` of a parameter that defaults to None or that a constructor call of the file passes
-    None for (``Block(None)``), and ``obj.X = config.Y`` of a name ``Y`` that may be None."""
-    names: Set[str] = set()
+    None for (``Block(None)``), a field given None when a record is made (``Config(scale=None)``
+    of a dataclass of the file, ``SimpleNamespace(scale=None)``), and ``obj.X = config.Y`` of a
+    name ``Y`` that may be None."""
+    names: Set[str] = _field_nones(tree)
     passed = _constructor_nones(tree)
     for function in walk(tree):  # `self.scale = scale` of `__init__(self, scale=None)`
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -449,6 +451,35 @@ def none_attributes(tree: ast.Module) -> FrozenSet[str]:
         if not more:
             return frozenset(names)
         names |= more
+
+
+def _field_nones(tree: ast.Module) -> Set[str]:
+    """The fields that a call of the file gives None when it makes a record: by keyword or
+    position for a class of the file without an ``__init__`` (a dataclass, a ``NamedTuple``:
+    its annotated fields in order), by keyword for ``SimpleNamespace``/``Namespace``."""
+    fields = {
+        node.name: [
+            s.target.id for s in node.body
+            if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+        ]
+        for node in walk(tree)
+        if isinstance(node, ast.ClassDef)
+        and not any(isinstance(s, ast.FunctionDef) and s.name == "__init__" for s in node.body)
+    }
+    names: Set[str] = set()
+    for call in walk(tree):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name in fields and isinstance(func, ast.Name):
+            given = [*zip(fields[name], call.args), *((k.arg, k.value) for k in call.keywords)]
+        elif name in ("SimpleNamespace", "Namespace"):
+            given = [(k.arg, k.value) for k in call.keywords]
+        else:
+            continue
+        names |= {str(field) for field, value in given if field and none_value(value)}
+    return names
 
 
 def _constructor_nones(tree: ast.Module) -> Set[Tuple[int, str]]:
