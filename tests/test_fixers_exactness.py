@@ -5326,6 +5326,208 @@ class Model(nn.Module):
     (torch.tensor([1.0, 2.0]),),
     None,
 )
+#: A module reached through another (`self.head.relu`, a layer of a list) is not a tensor,
+#: whatever its name: calling it on the path not taken runs it (sweep 29). A tensor of an `nn`
+#: layer (`self.proj.weight`) is one.
+CASES["a submodule named like a tensor method, on the path not taken"] = (
+    """
+class Noisy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros((), dtype=torch.long))
+
+    def forward(self, x):
+        self.calls += 1
+        return x + 1
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Module()
+        self.head.relu = Noisy()
+
+    def forward(self, x):
+        y = self.head.relu(x) if x.mean() > 0 else x - 1
+        return y
+""",
+    (-torch.ones(3),),
+    "`self.head` may not be a tensor",
+)
+CASES["a layer of a list whose child is named like a tensor method"] = (
+    """
+class Scale(nn.Module):
+    def forward(self, x):
+        print("scaled")
+        return x * 2
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mul = Scale()
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(), Block()])
+
+    def forward(self, x):
+        for block in self.blocks:
+            if x.sum() > 0:
+                x = block.mul(x)
+            else:
+                x = x - 1
+        return x
+""",
+    (-torch.ones(3),),
+    "`block` may not be a tensor",
+)
+CASES["a selection over the weight of a linear layer"] = (
+    """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(2, 2)
+        nn.init.constant_(self.proj.weight, 0.25)
+
+    def forward(self, x):
+        return self.proj.weight.sum() * x if x.sum() > 1000 else x * 2
+""",
+    (torch.tensor([1.0, 2.0]),),
+    None,
+)
+#: Reads that run code the file defines otherwise than a decorated property of `self`'s class
+#: (sweep 29): a `__getattr__` that warns, `property(getter)` and a descriptor in the class
+#: body, a property of what `self` holds; on the path not taken, in a guard's message.
+RUNS_CODE_WHEN_READ = {
+    "an alias that the module's __getattr__ serves with a warning": """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = 0.5
+
+    def __getattr__(self, name):
+        if name == "alpha":
+            warnings.warn("`alpha` is deprecated, use `scale`", DeprecationWarning)
+            return self.scale
+        return super().__getattr__(name)
+
+    def forward(self, x):
+        return x * self.alpha if x.mean() > 100 else x + 1
+""",
+    "a property made by a call in the class body": """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("reads", torch.zeros((), dtype=torch.long))
+
+    def _get_scale(self):
+        self.reads += 1
+        return 2.0
+
+    scale = property(_get_scale)
+
+    def forward(self, x):
+        return x * self.scale if x.sum() > 1000 else x - 1
+""",
+    "a descriptor object in the class body": """
+class Tracked:
+    def __get__(self, obj, objtype=None):
+        print("descriptor read")
+        return 0.5
+
+
+class Model(nn.Module):
+    alpha = Tracked()
+
+    def forward(self, x):
+        return x * self.alpha if x.mean() > 100 else x + 1
+""",
+    "a property of a submodule read through it": """
+class Block(nn.Module):
+    @property
+    def gain(self):
+        print("gain read")
+        return 2.0
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        return x * self.block.gain if x.mean() > 100 else x - 1
+""",
+    "a property made by a call, read by a guard's message": """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.reads = 0
+
+    def _tag(self):
+        self.reads += 1
+        return "enc"
+
+    tag = property(_tag)
+
+    def forward(self, x):
+        if torch.isnan(x).any():
+            raise ValueError(f"{self.tag}: NaN input")
+        return x + 1
+""",
+}
+CASES.update(
+    (name, (body, (torch.tensor([1.0, 2.0]),), "may be a property, which runs code"))
+    for name, body in RUNS_CODE_WHEN_READ.items()
+)
+#: Over-declines sweep 29 saw: a guard's message that is a module-level constant, and an
+#: identity test printed (a bool whatever its operands).
+CASES["a guard whose message is a module-level constant"] = (
+    """
+NAN_INPUT = "the input holds NaN"
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        if torch.isnan(x).any():
+            raise ValueError(NAN_INPUT)
+        return x + 1
+""",
+    (torch.tensor([1.0, 2.0]),),
+    None,
+)
+CASES["a guard whose message is a module-level name bound twice"] = (
+    """
+NAN_INPUT = "the input holds NaN"
+
+
+def configure(text):
+    global NAN_INPUT
+    NAN_INPUT = text
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        if torch.isnan(x).any():
+            raise ValueError(NAN_INPUT)
+        return x + 1
+""",
+    (torch.tensor([1.0, 2.0]),),
+    "the message is not a string literal",
+)
+CASES["an identity test printed"] = (
+    """
+class Model(nn.Module):
+    def forward(self, x, mask=None):
+        print("has mask", mask is not None)
+        return x + 1
+""",
+    (torch.tensor([1.0, 2.0]),),
+    None,
+)
 #: A layer called only under `if mask is not None:` gets a mask: its selection is fixed.
 CASES["a selection over a parameter its caller passes only when not None"] = (
     """

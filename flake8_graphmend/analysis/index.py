@@ -279,6 +279,13 @@ def node_memo(compute: Callable[[_Node], _Answer]) -> Callable[[_Node], _Answer]
     return memo
 
 
+def assignment_targets(
+    node: Union[ast.Assign, ast.AugAssign, ast.AnnAssign],
+) -> List[ast.expr]:
+    """What an assignment stores into: ``targets`` of ``=``, ``target`` of the others."""
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
+
+
 def walk(root: ast.AST) -> Iterable[ast.AST]:
     """The nodes of ``ast.walk(root)``, in its order; those of a module or a statement (a
     function, a class) computed once while it lives, an expression's afresh (small, and

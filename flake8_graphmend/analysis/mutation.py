@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, Iterator, List, Set, Tuple
 
-from .index import FunctionFacts, parameter_names, walk
+from .index import FunctionFacts, assignment_targets, parameter_names, walk
 from .inplace import updated_arguments
 from .purity import fresh_torch_call
 from .symbols import ModuleSymbols
@@ -166,8 +166,7 @@ def _direct_mutations(
             note(updated, call.lineno, element)
     for node in facts.bindings:
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
+            for target in assignment_targets(node):
                 if isinstance(target, (ast.Subscript, ast.Attribute)):
                     # `hs[0] += 1` updates the element in place before storing it back
                     note(target.value, node.lineno, isinstance(node, ast.AugAssign))

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import AbstractSet, Optional, Set, Tuple
+from typing import AbstractSet, FrozenSet, Optional, Set, Tuple
 
-from .index import walk
+from .index import node_memo, walk
 from .inplace import updates_first_argument
-from .symbols import ModuleSymbols
+from .symbols import (
+    FunctionNode, ModuleSymbols, is_self, self_attribute, self_stores, taken_from_self,
+)
 from .values import Kind, ValueAnalysis
 
 #: Operations that have no effects and whose only failures come from shapes, dtypes or devices,
@@ -146,7 +148,10 @@ def impurity(
             if type(number) is int and not -(2**63) <= number < 2**63:
                 return f"`{ast.unparse(sub)}` does not fit int64: an operation with it fails"
         if isinstance(sub, ast.Attribute) and symbols.may_run_code(sub):
-            return f"`{ast.unparse(sub)}` may be a property, which runs code"
+            return (
+                f"`{ast.unparse(sub)}` may be a property, which runs code (or a descriptor, or "
+                "`__getattr__`)"
+            )
         if not again and isinstance(sub, ast.Attribute) and symbols.may_be_unset(sub):
             return (
                 f"`{ast.unparse(sub)}` may not be set (the file tests for it, deletes it, or "
@@ -251,6 +256,64 @@ _VALUED_ARGUMENTS = {
     "masked_fill": ("value", 1, 2), "full_like": ("fill_value", 1, 1),
     "full": ("fill_value", 1, 1), "norm": ("p", 0, 1),
 }
+
+
+def _held_object(node: ast.expr, values: ValueAnalysis, symbols: ModuleSymbols) -> bool:
+    """Whether ``node`` is an object that ``self`` holds, not known to be a tensor: ``self.head``,
+    ``self.layers[i]``, a local taken from them (``for block in self.blocks``); a module's
+    child named like a tensor method (``self.head.relu``) is a module, not ``Tensor.relu``."""
+    if values.kind(node) is not Kind.UNKNOWN or _layer_tensor(node, symbols):
+        return False
+    if node is not _held_root(node) and is_self(_held_root(node)):
+        return True
+    return isinstance(node, ast.Name) and node.id in _held_locals(values.function)
+
+
+def _held_root(node: ast.expr) -> ast.expr:
+    """What ``node`` is taken from through attributes and items (``self`` of ``self.a[0]``)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node
+
+
+@node_memo
+def _held_locals(function: FunctionNode) -> FrozenSet[str]:
+    """The locals ``function`` binds to objects ``self`` holds: loop targets over them (``for
+    block in self.blocks``, ``enumerate(self.layers)``), ``head = self.heads[task]``,
+    ``getattr(self, name)``; not what calling them returns (``h = self.fc(h)``)."""
+    names: Set[str] = set()
+    for node in walk(function):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            if taken_from_self(node.iter):
+                names |= {n.id for n in walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Assign) and (
+            is_self(_held_root(node.value)) and node.value is not _held_root(node.value)
+            or isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "getattr"
+            and bool(node.value.args) and is_self(node.value.args[0])
+        ):
+            names |= {n.id for t in node.targets for n in walk(t) if isinstance(n, ast.Name)}
+    return frozenset(names)
+
+
+def _layer_tensor(node: ast.expr, symbols: ModuleSymbols) -> bool:
+    """``self.proj.weight``: a tensor of an ``nn`` layer (``_LAYER_TENSORS``) that ``self.proj``
+    is on every build of the file (``nn.Linear(...)``); whether it may be None is judged
+    elsewhere (``planning/presence.py``)."""
+    if not (isinstance(node, ast.Attribute) and node.attr in _LAYER_TENSORS):
+        return False
+    holder = self_attribute(node.value)
+    builds = self_stores(symbols.tree).get(holder or "", ())
+    return bool(builds) and all(
+        isinstance(build, ast.Call)
+        and (symbols.qualified_name(build.func) or "").startswith("torch.nn.")
+        for build in builds
+    )
+
+
+#: The tensors that ``nn`` layers hold under these names.
+_LAYER_TENSORS = frozenset({
+    "weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias",
+})
 
 
 def _value_failure(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols) -> Optional[str]:
@@ -422,6 +485,11 @@ def _call_impurity(
                     f"it calls `{ast.unparse(func)}()` on a Python object, "
                     "which would run on both paths"
                 )
+        if isinstance(func, ast.Attribute) and _held_object(func.value, values, symbols):
+            return (
+                f"`{ast.unparse(func.value)}` may not be a tensor: `{ast.unparse(func)}()` may "
+                "call a module or a method of another object, which would run on both paths"
+            )
         return None if again else _value_failure(call, values, symbols)
     if (
         isinstance(func, ast.Name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ from typing import (
     Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union,
 )
 
-from .index import node_memo, walk
+from .index import assignment_targets, node_memo, root_name, walk
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 #: The ``torch.jit`` APIs of code meant for ``torch.jit.script`` (tracing alone is not matched).
@@ -125,13 +126,16 @@ class ModuleSymbols:
         return ".".join(reversed(parts))
 
     def may_run_code(self, node: ast.expr) -> bool:
-        """Whether reading ``node`` (``self.name``) may run code: a class of this module defines
-        a method ``name``, which may be a property."""
-        return (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "self"
-            and any(node.attr in info.methods for info in self.classes.values())
+        """Whether reading ``node`` (``self.name``, or ``self.cfg.name`` of what ``self``
+        holds) may run code of this module: one of its classes defines a method ``name``
+        (which may be a property), gives ``name`` in its body an object made by a call (a
+        descriptor: ``scale = property(get)``, ``alpha = Tracked()``), or defines
+        ``__getattribute__``, or ``__getattr__`` where the module sets no attribute ``name``."""
+        if not (isinstance(node, ast.Attribute) and self_chain(node)):
+            return False
+        names, every_read, lookup = _attribute_code(self.tree)
+        return node.attr in names or every_read or (
+            lookup and node.attr not in _attributes_stored(self.tree)
         )
 
     def may_be_unset(self, node: ast.expr) -> bool:
@@ -272,6 +276,61 @@ def _class_values(node: ast.ClassDef) -> Set[str]:
     }
 
 
+@node_memo
+def _attribute_code(tree: ast.Module) -> Tuple[FrozenSet[str], bool, bool]:
+    """For ``may_run_code``: the names whose reads may run code (the methods of the classes,
+    their class-level objects made by calls other than a dataclass ``field()``), whether a
+    class defines ``__getattribute__``, and whether one defines ``__getattr__``."""
+    names: Set[str] = set()
+    every_read = lookup = False
+    for node in walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for statement in node.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                every_read |= statement.name == "__getattribute__"
+                lookup |= statement.name == "__getattr__"
+                names.add(statement.name)
+            elif isinstance(statement, (ast.Assign, ast.AnnAssign)) and isinstance(
+                statement.value, ast.Call
+            ):
+                maker = statement.value.func
+                if getattr(maker, "id", getattr(maker, "attr", "")) != "field":
+                    names |= {t.id for t in assignment_targets(statement)
+                              if isinstance(t, ast.Name)}
+    return frozenset(names), every_read, lookup
+
+
+@node_memo
+def _attributes_stored(tree: ast.Module) -> FrozenSet[str]:
+    """The attribute names the module gives a value: stored into an object, set on ``self``
+    by name (``register_buffer``), or bound in a class body."""
+    names: Set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            names |= {t.attr for t in assignment_targets(node) if isinstance(t, ast.Attribute)}
+        names |= set(_set_on_self(node))
+        if isinstance(node, ast.ClassDef):
+            names |= _class_values(node) | {
+                s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+            }
+    return frozenset(names)
+
+
+@node_memo
+def self_stores(tree: ast.Module) -> Dict[str, Tuple[ast.expr, ...]]:
+    """For each name ``X``, the values the file assigns to ``self.X`` (``self.proj =
+    nn.Linear(4, 4)``), in any class."""
+    found: Dict[str, List[ast.expr]] = {}
+    for node in walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            for target in assignment_targets(node):
+                name = self_attribute(target)
+                if name is not None:
+                    found.setdefault(name, []).append(node.value)
+    return {name: tuple(values) for name, values in found.items()}
+
+
 def _surely_set(block: Sequence[ast.stmt]) -> Set[str]:
     """The attributes of ``self`` that running ``block`` sets on every path that goes on (up
     to a statement that may return)."""
@@ -295,7 +354,7 @@ def _set_on_self(node: ast.AST) -> List[str]:
     ...``), ``self.register_buffer("X", ...)``, ``self.add_module("X", ...)``, ``setattr(self,
     "X", ...)``."""
     if isinstance(node, (ast.Assign, ast.AnnAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        targets = assignment_targets(node)
         return [name for target in targets if (name := self_attribute(target)) is not None]
     if not isinstance(node, ast.Call) or len(node.args) < 2:
         return []
@@ -327,6 +386,50 @@ def self_attribute(node: ast.expr) -> Optional[str]:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         return node.attr if node.value.id == "self" else None
     return None
+
+
+def self_chain(node: ast.expr) -> bool:
+    """An attribute chain of ``self`` (``self.config.window``), through attributes only."""
+    root = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return isinstance(node, ast.Attribute) and is_self(root)
+
+
+@functools.lru_cache(maxsize=4096)
+def locals_from_self(caller: FunctionNode) -> FrozenSet[str]:
+    """The locals ``caller`` binds to what ``self`` holds: what it iterates over or takes
+    from ``self`` (``for block in self.blocks``, ``head = self.heads[task]``)."""
+    names: Set[str] = set()
+    for node in walk(caller):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            if taken_from_self(node.iter):
+                names |= {n.id for n in walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Assign) and taken_from_self(node.value):
+            names |= {
+                n.id for t in node.targets for n in walk(t) if isinstance(n, ast.Name)
+            }
+    return frozenset(names)
+
+
+#: Calls that hand on (the elements of) what they are given.
+_HANDING_ON = frozenset({"enumerate", "zip", "reversed", "list", "tuple", "sorted", "getattr"})
+
+
+def taken_from_self(value: ast.expr) -> bool:
+    """An attribute or item rooted at ``self``, or what holds or hands on one: a display
+    (``(self.a, self.b)``), ``getattr(self, ...)``, ``zip(self.layers, ...)``,
+    ``self.blocks.values()``."""
+    if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)):
+        return root_name(value) == "self"
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return any(taken_from_self(element) for element in value.elts)
+    if isinstance(value, ast.Call):
+        func = value.func
+        if isinstance(func, ast.Name) and func.id in _HANDING_ON:
+            return any(taken_from_self(argument) for argument in value.args)
+        return isinstance(func, ast.Attribute) and taken_from_self(func.value)
+    return False
 
 
 def is_super_call(node: ast.AST) -> bool:

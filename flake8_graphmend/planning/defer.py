@@ -21,7 +21,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
-from ..analysis.index import node_memo, parent_map, root_name, run_nodes, walk
+from ..analysis.index import assignment_targets, node_memo, parent_map, root_name, run_nodes, walk
 from ..analysis.purity import impurity
 from ..analysis.symbols import ClassInfo, ModuleSymbols, self_attribute
 from ..analysis.values import Kind, is_size
@@ -535,7 +535,7 @@ def _code_given_to_output(tree: ast.Module) -> Optional[Union[ast.stmt, ast.expr
             return node
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
             symbols.qualified_name(target) in _OUTPUT_HOOKS
-            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            for target in assignment_targets(node)
         ):
             return node
         if (

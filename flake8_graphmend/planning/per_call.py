@@ -34,6 +34,7 @@ def python_scalar(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
     """A str, int, float or bool that the call computes where it did: a literal (``-0.0``
     too), a size (``x.shape[0]``, a name unpacked from ``x.shape``), arithmetic of numbers and
     sizes (``x.size(0) // 2``, ``int(...)``, ``max(...)``, a conditional expression of them),
+    an identity test (``mask is not None``),
     or a local only ever assigned one (``n = x.shape[0]``, ``for i in range(n)``), through at
     most 3 names."""
     if isinstance(node, ast.Constant):
@@ -46,6 +47,8 @@ def python_scalar(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
         return True  # `batch, length, width = x.shape`
     if isinstance(node, ast.IfExp):
         return all(python_scalar(side, ctx, depth) for side in (node.body, node.orelse))
+    if isinstance(node, ast.Compare) and all(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops):
+        return True  # `mask is not None`: identity gives a bool, whatever the operands
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)

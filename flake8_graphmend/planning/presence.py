@@ -18,12 +18,14 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
-from ..analysis.index import child_nodes, node_memo, walk
-from ..analysis.symbols import FunctionNode, ModuleSymbols, is_self, is_super_call, self_attribute
+from ..analysis.index import assignment_targets, child_nodes, node_memo, walk
+from ..analysis.symbols import (
+    FunctionNode, ModuleSymbols, is_self, is_super_call, self_attribute, self_chain,
+    self_stores,
+)
 from ..analysis.values import parameter_defaults, registered_name
 from .aliasing import alternatives, reaching_bindings, statement_blocks
 from .module_state import module_call_targets
-from .totals import assignment_targets
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -68,15 +70,6 @@ def may_be_none(
     return isinstance(node, ast.Attribute) and _attribute_may_be_none(node, ctx.symbols)
 
 
-def self_chain(node: ast.expr) -> bool:
-    """``self.a.b``: an attribute of an object that ``self`` holds (two names or more)."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-        if is_self(node):
-            return True
-    return False
-
-
 def _attribute_may_be_none(node: ast.Attribute, symbols: ModuleSymbols) -> bool:
     """Whether ``self.a.b`` may be None: the file may store None into attributes named ``b``,
     ``b`` is a gradient, or ``b`` is a tensor that an ``nn`` layer holds only in some
@@ -90,13 +83,7 @@ def _attribute_may_be_none(node: ast.Attribute, symbols: ModuleSymbols) -> bool:
     holder = self_attribute(node.value)
     if node.attr not in _OPTIONAL_NAMES:
         return False
-    builds = [
-        statement.value
-        for statement in walk(symbols.tree)
-        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None
-        and any(holder is not None and self_attribute(t) == holder
-                for t in assignment_targets(statement))
-    ]
+    builds = self_stores(symbols.tree).get(holder or "", ())
     return not builds or any(not _built_with(build, node.attr, symbols) for build in builds)
 
 
@@ -114,7 +101,7 @@ def _built_with(build: ast.expr, name: str, symbols: ModuleSymbols) -> bool:
         return False
     needs = OPTIONAL_TENSORS.get(layer, {}).get(name)
     if needs is None:
-        return layer not in OPTIONAL_TENSORS  # another layer: `name` is not optional there
+        return True  # `name` is not optional in this layer (`nn.Linear(...).weight`)
     for keyword, position, default in needs:
         given = next((k.value for k in build.keywords if k.arg == keyword), None)
         if given is None and position < len(build.args):

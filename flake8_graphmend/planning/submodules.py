@@ -16,7 +16,8 @@ from collections import Counter
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from ..analysis.index import (
-    child_blocks, child_nodes, node_memo, parameter_names, parent_map, root_name, walk,
+    assignment_targets, child_blocks, child_nodes, node_memo, parameter_names, parent_map,
+    root_name, walk,
 )
 from ..analysis.inplace import builds_in_place_module, short_name
 from ..analysis.purity import ALIASING_OPERATIONS, FRESH_OPERATIONS, fresh_torch_call
@@ -455,7 +456,7 @@ def _attributes_set(node: ast.AST) -> Set[str]:
     set any attribute (``self.add_module(name, m)``, ``self._modules[k] = m``)."""
     named: Set[Optional[str]] = set()
     if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+        for target in assignment_targets(node):
             named.add(self_attribute(target))
             if isinstance(target, ast.Subscript):
                 named.add(self_attribute(target.value))
@@ -476,8 +477,7 @@ def _stores_into(node: ast.AST, attribute: str) -> Iterator[Optional[ast.expr]]:
     ``self.add_module("<attribute>", m)``), or None for a change of it that is not known
     (``+=``, an element replaced, ``setattr`` or ``self._modules`` with a computed name)."""
     if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        for target in targets:
+        for target in assignment_targets(node):
             if _is_self_attribute(target, attribute):
                 yield node.value if isinstance(node, ast.Assign) else None
             elif isinstance(target, ast.Subscript) and (

@@ -8,9 +8,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set, Union
 
-from ..analysis.index import node_memo, walk
+from ..analysis.index import assignment_targets, node_memo, walk
 from ..analysis.purity import number_literal
-from ..analysis.symbols import deleted_attributes, is_self, self_attribute
+from ..analysis.symbols import deleted_attributes, is_self, self_attribute, self_chain
 from ..analysis.values import Kind, registered_name
 from . import formatted_values
 from .aliasing import reaching_bindings
@@ -307,23 +307,8 @@ _SETTERS = ("setattr", "delattr")
 _GENERIC_STORES = frozenset({"__dict__", "__setattr__", "__delattr__", "__setstate__"})
 
 
-def assignment_targets(
-    node: Union[ast.Assign, ast.AugAssign, ast.AnnAssign],
-) -> List[ast.expr]:
-    """What an assignment stores into: ``targets`` of ``=``, ``target`` of the others."""
-    return node.targets if isinstance(node, ast.Assign) else [node.target]
-
-
 #: The literals a number attribute may hold: real numbers, which a tensor compares with.
 _REAL = (int, float)
-
-
-def self_chain(node: ast.expr) -> bool:
-    """An attribute chain of ``self`` (``self.config.window``), through attributes only."""
-    root = node
-    while isinstance(root, ast.Attribute):
-        root = root.value
-    return isinstance(node, ast.Attribute) and is_self(root)
 
 
 def self_configuration(node: ast.expr, ctx: FunctionContext) -> bool:

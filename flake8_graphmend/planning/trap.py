@@ -7,7 +7,6 @@ import ast
 import builtins
 import copy
 import dataclasses
-import functools
 import re
 from dataclasses import dataclass
 from typing import (
@@ -15,10 +14,13 @@ from typing import (
     Tuple, Union,
 )
 
-from ..analysis.index import loops_around, parent_map, root_name, run_nodes, walk
+from ..analysis.index import (
+    assignment_targets, loops_around, parent_map, root_name, run_nodes, walk,
+)
 from ..analysis.purity import impurity, type_call
 from ..analysis.symbols import (
-    ClassInfo, FunctionNode, ModuleSymbols, is_self, is_super_call, self_attribute,
+    ClassInfo, FunctionNode, ModuleSymbols, is_self, is_super_call, locals_from_self,
+    self_attribute, self_chain, taken_from_self,
 )
 from ..analysis.values import Kind, is_size, parameter_defaults
 from . import Plan, Planned, Position, declined, formatted_values, position
@@ -35,8 +37,8 @@ from .per_call import changes_between_calls, per_call_problem
 from .submodules import FOREIGN, NAMESPACE_CALLS
 from .presence import none_attributes, none_value, optional_parameter, tests_none
 from .totals import (
-    assignment_targets, initialised_attribute, maybe_unbound, metadata_receiver, names_read,
-    plain_argument, self_chain,
+    initialised_attribute, maybe_unbound, metadata_receiver, names_read,
+    plain_argument,
 )
 
 if TYPE_CHECKING:
@@ -780,7 +782,7 @@ def _handing_calls(
         for caller, owner, call in _module_calls(symbols):
             func = call.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name not in _HANDING_CALLS or not call.args:
+            if name not in _CALLS_OF_ARGUMENT or not call.args:
                 continue
             target = call.args[0]
             if isinstance(target, ast.Starred):
@@ -796,7 +798,7 @@ def _handing_calls(
 
 
 #: Calls that call their first argument with the arguments after it.
-_HANDING_CALLS = frozenset({"checkpoint", "partial", "_gradient_checkpointing_func"})
+_CALLS_OF_ARGUMENT = frozenset({"checkpoint", "partial", "_gradient_checkpointing_func"})
 #: ``torch.utils.checkpoint.checkpoint``'s own keywords, which it does not hand on.
 _CHECKPOINT_OPTIONS = frozenset({
     "use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug",
@@ -941,45 +943,10 @@ def _unnamed_module_call(func: ast.expr, caller: FunctionNode) -> bool:
     if isinstance(func, ast.Attribute) and func.attr == "forward":
         func = func.value
     if isinstance(func, ast.Call):  # `getattr(self, name)(x)`, `self.head_for(task)(x)`
-        return _taken_from_self(func)
+        return taken_from_self(func)
     if not isinstance(func, ast.Name):
         return False  # `self.a.b(x)`: a method, or a module named as `module_expression` does
-    return func.id in _locals_from_self(caller)
-
-
-@functools.lru_cache(maxsize=4096)
-def _locals_from_self(caller: FunctionNode) -> FrozenSet[str]:
-    """The locals ``caller`` binds to what ``self`` holds (``_unnamed_module_call``)."""
-    names: Set[str] = set()
-    for node in walk(caller):
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            if _taken_from_self(node.iter):
-                names |= {n.id for n in walk(node.target) if isinstance(n, ast.Name)}
-        elif isinstance(node, ast.Assign) and _taken_from_self(node.value):
-            names |= {
-                n.id for t in node.targets for n in walk(t) if isinstance(n, ast.Name)
-            }
-    return frozenset(names)
-
-
-#: Calls that hand on (the elements of) what they are given.
-_HANDING_ON = frozenset({"enumerate", "zip", "reversed", "list", "tuple", "sorted", "getattr"})
-
-
-def _taken_from_self(value: ast.expr) -> bool:
-    """An attribute or item rooted at ``self``, or what holds or hands on one: a display
-    (``(self.a, self.b)``), ``getattr(self, ...)``, ``zip(self.layers, ...)``,
-    ``self.blocks.values()``."""
-    if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)):
-        return root_name(value) == "self"
-    if isinstance(value, (ast.Tuple, ast.List)):
-        return any(_taken_from_self(element) for element in value.elts)
-    if isinstance(value, ast.Call):
-        func = value.func
-        if isinstance(func, ast.Name) and func.id in _HANDING_ON:
-            return any(_taken_from_self(argument) for argument in value.args)
-        return isinstance(func, ast.Attribute) and _taken_from_self(func.value)
-    return False
+    return func.id in locals_from_self(caller)
 
 
 def _parameters(function: ast.AST) -> Set[str]:
@@ -1012,8 +979,7 @@ def _updates_tensor_in_place(
     if isinstance(node, ast.Call):
         updated = updated_by_call(node, ctx.symbols)
     elif isinstance(node, (ast.Assign, ast.AugAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        for target in targets:
+        for target in assignment_targets(node):
             if isinstance(target, ast.Subscript) and ctx.values.kind(target.value) is Kind.TENSOR:
                 updated.append(target.value)
             elif isinstance(node, ast.AugAssign) and ctx.values.kind(target) is Kind.TENSOR:
@@ -1075,6 +1041,25 @@ def _tested(test: ast.expr, ctx: FunctionContext) -> FrozenSet[str]:
     return frozenset(names | {chain for chain in chains if chain.startswith("self.")})
 
 
+def _constant_text(name: str, ctx: FunctionContext) -> bool:
+    """Whether ``name`` is a module-level string constant (``ERR = "bad input"``): the only
+    binding of that name anywhere in the file (no other store, ``del``, import or ``global``
+    declaration of it)."""
+    tree = ctx.symbols.tree
+    value = ctx.symbols.assignments.get(name)
+    if name in ctx.local_names or not (
+        isinstance(value, ast.Constant) and isinstance(value.value, str)
+    ):
+        return False
+    stores = [
+        node for node in walk(tree)
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
+        or isinstance(node, ast.Global) and name in node.names
+        or isinstance(node, ast.alias) and (node.asname or node.name) == name
+    ]
+    return len(stores) == 1
+
+
 def _message_problem(
     message: ast.expr,
     ctx: FunctionContext,
@@ -1089,6 +1074,8 @@ def _message_problem(
     formatted without a spec (``str()`` of a tensor cannot fail); but the ``evaluated`` ones
     (by index), which the helper computes itself on failure."""
     if isinstance(message, ast.Constant) and isinstance(message.value, str):
+        return None
+    if isinstance(message, ast.Name) and _constant_text(message.id, ctx):
         return None
     if not isinstance(message, ast.JoinedStr):
         return "the message is not a string literal or an f-string of plain values"

@@ -25,7 +25,7 @@ from typing import (
 
 from ..analysis.index import deleted_names, loops_around, outer_names, walk
 from ..analysis.purity import extrema_taken, impurity
-from ..analysis.symbols import self_attribute
+from ..analysis.symbols import self_chain
 from ..analysis.values import Kind
 from . import Plan, Planned, declined, position
 from .aliasing import (
@@ -41,7 +41,7 @@ from .draws import DrawGuard, draw_guard_plan
 from .gradients import gradient_inputs, gradient_problem, shown_problem, shown_returned_problem
 from .items import compared_item
 from .submodules import is_torch_function
-from .presence import may_be_none, self_chain
+from .presence import may_be_none
 from .totals import maybe_unbound
 from .trap import passed_none
 
@@ -872,11 +872,9 @@ def _absent_read(
     for sub in walk(value):
         if id(sub) in compared:
             continue
-        if not (
-            isinstance(sub, ast.Name)
-            or isinstance(sub, ast.Attribute)
-            and (self_attribute(sub) is not None or self_chain(sub))
-        ) or not isinstance(sub.ctx, ast.Load):
+        if not isinstance(sub, (ast.Name, ast.Attribute)) or not isinstance(sub.ctx, ast.Load):
+            continue
+        if isinstance(sub, ast.Attribute) and not self_chain(sub):
             continue
         shown = ast.unparse(sub)
         if shown not in guarded and getattr(sub, "id", "") not in assigned and may_be_none(

@@ -8,7 +8,8 @@ from functools import cached_property
 from typing import AbstractSet, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from ..analysis.index import (
-    FunctionFacts, child_blocks, enclosing_functions, parent_map, scope_names, walk,
+    FunctionFacts, assignment_targets, child_blocks, enclosing_functions, parent_map,
+    scope_names, walk,
 )
 from ..analysis.mutation import in_place_mutations
 from ..analysis.regions import Region
@@ -238,7 +239,7 @@ class FunctionContext:
             self_attribute(target) == attribute
             for node in walk(owner.node)
             if isinstance(node, (ast.Assign, ast.AnnAssign))
-            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            for target in assignment_targets(node)
         )
 
     def static_condition(self, node: Union[ast.stmt, ast.expr]) -> Optional[str]:
