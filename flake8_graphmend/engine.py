@@ -19,7 +19,10 @@ from .analysis.project import module_name
 from .analysis.symbols import FunctionNode, ModuleSymbols, package_of
 from .analysis.values import Kind, ValueAnalysis, class_tensor_attributes
 from .planning.frames import keep_frames, module_calls
-from .rules import CALL_DETECTORS, SUBSCRIPT_DETECTORS, Finding, FunctionContext, control_flow
+from .rules import (
+    CALL_DETECTORS, STATEMENT_DETECTORS, SUBSCRIPT_DETECTORS, Finding, FunctionContext,
+    control_flow,
+)
 
 SCOPES = ("compiled", "all")
 #: Code of the finding that reports an internal error on a file (never raised to flake8).
@@ -151,20 +154,29 @@ def _check_block(block: List[ast.stmt], ctx: FunctionContext) -> Iterator[Findin
             yield from control_flow.check_while(statement, ctx)
         elif isinstance(statement, ast.Assert):
             yield from control_flow.check_assert(statement, ctx)
+        for statement_detector in STATEMENT_DETECTORS:
+            yield from statement_detector(statement, ctx)
         for expression in expressions:
             for node in _walk_expression(expression, values):
-                if isinstance(node, ast.Call):
-                    for detector in CALL_DETECTORS:
-                        yield from detector(node, statement, ctx)
-                elif isinstance(node, ast.Subscript):
-                    for subscript_detector in SUBSCRIPT_DETECTORS:
-                        yield from subscript_detector(node, ctx)
-                elif isinstance(node, ast.IfExp):
-                    yield from control_flow.check_if_expression(node, statement, block, ctx)
+                yield from _check_node(node, statement, block, ctx)
         for child in _child_blocks(statement, values):
             yield from _check_block(child, ctx)
         if isinstance(statement, ast.If) and _always_leaves(statement, values):
             return  # ``if is_torchdynamo_compiling(): return x``: the rest is never traced
+
+
+def _check_node(
+    node: ast.AST, statement: ast.stmt, block: List[ast.stmt], ctx: FunctionContext
+) -> Iterator[Finding]:
+    """The findings of the detectors of ``node``'s type, an expression node Dynamo evaluates."""
+    if isinstance(node, ast.Call):
+        for detector in CALL_DETECTORS:
+            yield from detector(node, statement, ctx)
+    elif isinstance(node, ast.Subscript):
+        for subscript_detector in SUBSCRIPT_DETECTORS:
+            yield from subscript_detector(node, ctx)
+    elif isinstance(node, ast.IfExp):
+        yield from control_flow.check_if_expression(node, statement, block, ctx)
 
 
 def _always_leaves(statement: ast.If, values: ValueAnalysis) -> bool:

@@ -1440,6 +1440,47 @@ RULES: Tuple[Rule, ...] = (
             """,
         ),
     ),
+    Rule(
+        code="GM607",
+        name="requires-grad-changed-in-compiled-code",
+        family="other",
+        message="{call} changes `requires_grad` of a tensor computed inside {function}, which "
+        "breaks the graph",
+        gb_ids=("GB0206", "GB8985"),
+        fixer=None,
+        hint=(
+            "make the tensor require grad where it enters: on the input in the uncompiled caller "
+            "(`x.requires_grad_()`), or on a leaf built outside the compiled code"
+        ),
+        explanation=(
+            "Dynamo does not trace `h.requires_grad = ...` of a tensor the graph computes (a "
+            "view of an input, `x.detach()`, a new tensor: GB0206, a break whichever value is "
+            "set), nor `h.requires_grad_()` of one that leaves the graph, itself or through "
+            "what is computed from it (GB8985); the finding says so (`(only when it, or a "
+            "tensor computed from it, is an output ...)`). Both make a new leaf of autograd "
+            "mid-graph. A parameter, a buffer or an input of the compiled function is not "
+            "reported: Dynamo traces those changes. wav2vec2's feature encoder (and its "
+            "copies) sets `hidden_states.requires_grad = True` in training; no source rewrite "
+            "keeps what autograd records, so there is no fixer."
+        ),
+        failing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    h = x[:, None]
+                    h.requires_grad = True  # <- GM607
+                    return h * 2
+            """,
+        ),
+        passing=_example(
+            """
+            class Model(nn.Module):
+                def forward(self, x):
+                    # the caller makes the input require grad: x.requires_grad_()
+                    return x[:, None] * 2
+            """,
+        ),
+    ),
 )
 
 RULES_BY_CODE: Dict[str, Rule] = {rule.code: rule for rule in RULES}

@@ -13,5 +13,10 @@ CALL_DETECTORS = (
 )
 #: Detectors of subscripts: ``(subscript, context) -> findings``.
 SUBSCRIPT_DETECTORS = (scalars.check_subscript, shapes.check_subscript)
+#: Detectors of statements (their own stores): ``(statement, context) -> findings``.
+STATEMENT_DETECTORS = (other.check_statement,)
 
-__all__ = ["CALL_DETECTORS", "SUBSCRIPT_DETECTORS", "Finding", "FunctionContext", "control_flow"]
+__all__ = [
+    "CALL_DETECTORS", "STATEMENT_DETECTORS", "SUBSCRIPT_DETECTORS", "Finding", "FunctionContext",
+    "control_flow",
+]

@@ -442,7 +442,8 @@ class FunctionContext:
         if self.region.through:
             where += f" (called from {self.region.through})"
         text = rule.message.format(call=call, function=where)
-        own_condition = condition or self.static_condition(node)
+        static = self.static_condition(node)
+        own_condition = f"{static} and {condition}" if static and condition else condition or static
         frame_end = self.frame_end
         shadow = frame_end.shadows(node) if frame_end else None
         condition = own_condition

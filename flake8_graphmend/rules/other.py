@@ -1,14 +1,16 @@
 """Other untraceable calls: clocks, deepcopy of tensors, global seeding, storage pointers,
-random draws Dynamo cannot trace, parameters made inside compiled code."""
+random draws Dynamo cannot trace, parameters made inside compiled code, `requires_grad`
+changed on a tensor computed there."""
 
 from __future__ import annotations
 
 import ast
 from typing import Iterator
 
-from ..analysis.index import walk
+from ..analysis.index import assignment_targets, root_name, walk
 from ..analysis.symbols import self_attribute, self_call_assignments
 from ..analysis.values import Kind
+from ..planning.aliasing import reaching_bindings
 from .base import Finding, FunctionContext
 
 _CLOCKS = {
@@ -49,6 +51,43 @@ def check_call(node: ast.Call, statement: ast.stmt, ctx: FunctionContext) -> Ite
         yield ctx.finding("GM606", node, call=f"`{ast.unparse(func)}(...)`")
     elif isinstance(func, ast.Attribute) and func.attr in _CONVERSIONS:
         yield from _module_conversion(node, func, statement, ctx)
+    elif (
+        isinstance(func, ast.Attribute)
+        and func.attr == "requires_grad_"
+        and _computed_tensor(func.value, ctx)
+    ):
+        shown = ast.unparse(func.value)
+        condition = f"`{shown}`, or a tensor computed from it, is an output of the graph"
+        yield ctx.finding("GM607", node, call=f"`{ast.unparse(func)}()`", condition=condition)
+
+
+def check_statement(statement: ast.stmt, ctx: FunctionContext) -> Iterator[Finding]:
+    """GM607 for ``h.requires_grad = value`` of a tensor the function computes."""
+    if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        for target in assignment_targets(statement):
+            if (
+                isinstance(target, ast.Attribute)
+                and target.attr == "requires_grad"
+                and _computed_tensor(target.value, ctx)
+            ):
+                yield ctx.finding("GM607", target, call=f"`{ast.unparse(target)} = ...`")
+
+
+def _computed_tensor(node: ast.expr, ctx: FunctionContext) -> bool:
+    """A local that may be a tensor the function computes (``h = x[:, None]``, ``x =
+    x.detach()``), on every binding that reaches ``node``: not an input, a parameter or a
+    buffer (``h = self.w``, ``p = self.params[0]``, ``p = self.weight_for(k)``), whose
+    ``requires_grad`` Dynamo changes without a break."""
+    if not isinstance(node, ast.Name) or ctx.values.value_kind(node) in (Kind.STATIC, Kind.DATA):
+        return False
+    bindings, on_entry = reaching_bindings(node.id, node, ctx)
+    values = [getattr(binding, "value", None) for binding in bindings]
+    return bool(values) and not on_entry and all(
+        isinstance(value, ast.expr)
+        and not isinstance(value, (ast.Name, ast.Attribute))
+        and root_name(value) != "self"
+        for value in values
+    )
 
 
 def _builds_parameters(qualified: str) -> bool:
