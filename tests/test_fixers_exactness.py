@@ -5528,6 +5528,946 @@ class Model(nn.Module):
     (torch.tensor([1.0, 2.0]),),
     None,
 )
+#: Sweep 30 (45 programs): what [Where] and [Trap] read on the path not taken that the file
+#: shows may be None, missing, not a tensor or code (a property); each case failed before
+#: (`TorchRuntimeError` of `x * None`, a print or warning of the path not taken, `NameError`).
+SWEEP_30 = {
+    "parameter's attribute may be None (SimpleNamespace(scale=None) in build)": (
+        """
+import types
+
+
+class Model(nn.Module):
+    def forward(self, x, cfg):
+        y = x * cfg.scale if x.mean() > 100 else x + 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4), types.SimpleNamespace(scale=None))
+""",
+        '`cfg.scale` is an attribute of an object the analysis does n',
+    ),
+    'a block taken by index holds an attribute a constructor call passes None for': (
+        """
+class Block(nn.Module):
+    def __init__(self, gamma):
+        super().__init__()
+        self.gamma = gamma
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(None), Block(None)])
+
+    def forward(self, x):
+        blk = self.blocks[0]
+        y = x * blk.gamma if x.mean() > 100 else x + 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`blk.gamma` is an attribute of an object the analysis does n',
+    ),
+    'a method returns an attribute that may be None': (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4, bias=False)
+
+    def get_bias(self):
+        return self.proj.bias
+
+    def forward(self, x):
+        b = self.get_bias()
+        y = x + b if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`b` may be None, and computing with it on the path that did ',
+    ),
+    'a method returns what another method returns, which falls off its end': (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.use_scale = False
+
+    def _scale(self):
+        if self.use_scale:
+            return torch.tensor(2.0)
+
+    def scale(self):
+        return self._scale()
+
+    def forward(self, x):
+        s = self.scale()
+        y = x * s if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'static method called through the class returns None': (
+        """
+class Model(nn.Module):
+    @staticmethod
+    def default_scale():
+        return None
+
+    def forward(self, x):
+        s = Model.default_scale()
+        y = x * s if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'a decorator of the file wraps a helper so that the call may return None': (
+        """
+import functools
+
+ENABLED = False
+
+
+def optional(fn):
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return fn(*args) if ENABLED else None
+    return wrapper
+
+
+@optional
+def make_scale(x):
+    return x.abs() + 1
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        s = make_scale(x)
+        y = x * s if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'a lambda stored as an attribute returns None': (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale_fn = lambda x: None
+
+    def forward(self, x):
+        s = self.scale_fn(x)
+        y = x * s if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'an attention block returns (out, None): the unpacked weights are None': (
+        """
+class Attn(nn.Module):
+    def forward(self, x):
+        return x * 2, None
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = Attn()
+
+    def forward(self, x):
+        h, w = self.attn(x)
+        y = h * w if h.mean() > 100 else h - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`w` may be None, and computing with it on the path that did ',
+    ),
+    'an attribute set from a helper of the file that may return None': (
+        """
+def make_scale(flag):
+    if flag:
+        return nn.Parameter(torch.ones(4))
+
+
+class Model(nn.Module):
+    def __init__(self, flag=False):
+        super().__init__()
+        self.scale = make_scale(flag)
+
+    def forward(self, x):
+        y = x * self.scale if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`self.scale` may be None or not be there, and computing with',
+    ),
+    'the base initialiser called by name passes None': (
+        """
+class Base(nn.Module):
+    def __init__(self, gamma):
+        super().__init__()
+        self.gamma = gamma
+
+
+class Model(Base):
+    def __init__(self):
+        Base.__init__(self, None)
+
+    def forward(self, x):
+        y = x * self.gamma if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`self.gamma` may be None or not be there, and computing with',
+    ),
+    'super().__init__(None) through a middle class without __init__': (
+        """
+class Base(nn.Module):
+    def __init__(self, gamma):
+        super().__init__()
+        self.gamma = gamma
+
+
+class Mid(Base):
+    pass
+
+
+class Model(Mid):
+    def __init__(self):
+        super().__init__(None)
+
+    def forward(self, x):
+        y = x * self.gamma if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`self.gamma` may be None or not be there, and computing with',
+    ),
+    'cls(None) in a classmethod constructor': (
+        """
+class Model(nn.Module):
+    def __init__(self, gamma=1.0):
+        super().__init__()
+        self.gamma = gamma
+
+    @classmethod
+    def from_config(cls, cfg):
+        return cls(cfg.get("gamma"))
+
+    def forward(self, x):
+        y = x * self.gamma if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model.from_config({}), (torch.randn(4),)
+""",
+        '`self.gamma` may be None or not be there, and computing with',
+    ),
+    'build() sets an attribute to None with setattr': (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gamma = nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        y = x * self.gamma if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    m = Model()
+    setattr(m, "gamma", None)
+    return m, (torch.randn(4),)
+""",
+        '`self.gamma` may be None or not be there, and computing with',
+    ),
+    'dataclasses.replace gives a field None': (
+        """
+import dataclasses
+
+
+@dataclasses.dataclass
+class Cfg:
+    gain: float = 2.0
+
+
+class Model(nn.Module):
+    def __init__(self, cfg=Cfg()):
+        super().__init__()
+        self.cfg = cfg
+
+    def forward(self, x):
+        y = x * self.cfg.gain if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(dataclasses.replace(Cfg(), gain=None)), (torch.randn(4),)
+""",
+        '`self.cfg.gain` may be None or not be there, and computing w',
+    ),
+    'dict.get with a default that is an attribute holding None': (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scales = {}
+        self.fallback = None
+
+    def forward(self, x):
+        s = self.scales.get("main", self.fallback)
+        y = x * s if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'a constructor given a local that is None': (
+        """
+class Model(nn.Module):
+    def __init__(self, gamma=1.0):
+        super().__init__()
+        self.gamma = gamma
+
+    def forward(self, x):
+        y = x * self.gamma if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    g = None
+    return Model(g), (torch.randn(4),)
+""",
+        '`self.gamma` may be None or not be there, and computing with',
+    ),
+    'nn.Identity stand-in for a norm layer: its weight does not exist': (
+        """
+class Model(nn.Module):
+    def __init__(self, use_norm=False):
+        super().__init__()
+        if use_norm:
+            self.norm = nn.LayerNorm(4)
+        else:
+            self.norm = nn.Identity()
+
+    def forward(self, x):
+        y = x * self.norm.weight if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`self.norm.weight` may be None or not be there, and computin',
+    ),
+    '`a or b` of two attributes, both None': (
+        """
+class Model(nn.Module):
+    def __init__(self, scale=None):
+        super().__init__()
+        self.scale = scale
+        self.default_scale = self.scale
+
+    def forward(self, x):
+        s = self.scale or self.default_scale
+        y = x * s if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'a method of a held submodule returns None': (
+        """
+class Head(nn.Module):
+    def get_scale(self):
+        return None
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = Head()
+
+    def forward(self, x):
+        s = self.head.get_scale()
+        y = x * s if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'next(iter(...), None) of an empty container': (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scales = nn.ParameterList()
+
+    def forward(self, x):
+        s = next(iter(self.scales), None)
+        y = x * s if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'dict.setdefault(k, None)': (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cache = {}
+
+    def forward(self, x):
+        s = self.cache.setdefault("scale", None)
+        y = x * s if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'an entry of **kwargs that build() passes as None': (
+        """
+class Model(nn.Module):
+    def forward(self, x, **kwargs):
+        s = kwargs["scale"]
+        y = x * s if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),), {"scale": None}
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'an element of *extra that build() passes as None': (
+        """
+class Model(nn.Module):
+    def forward(self, x, *extra):
+        s = extra[0]
+        y = x * s if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4), None)
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'a submodule sets its layer-scale attribute only on some paths': (
+        """
+class Block(nn.Module):
+    def __init__(self, use_ls=False):
+        super().__init__()
+        if use_ls:
+            self.gamma = nn.Parameter(torch.ones(4))
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        y = x * self.block.gamma if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`self.block.gamma` may not be set (the file tests for it, de',
+    ),
+    "a submodule's attribute is deleted by the parent after construction": (
+        """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gamma = nn.Parameter(torch.ones(4))
+
+
+class Model(nn.Module):
+    def __init__(self, drop_gamma=True):
+        super().__init__()
+        self.block = Block()
+        if drop_gamma:
+            del self.block.gamma
+
+    def forward(self, x):
+        y = x * self.block.gamma if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`self.block.gamma` may not be set (the file tests for it, de',
+    ),
+    'build() replaces a layer by nn.Identity (torchvision feature-extractor idiom)': (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = x + self.fc.bias if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    model = Model()
+    model.fc = nn.Identity()
+    return model, (torch.randn(4),)
+""",
+        '`self.fc.bias` may be None or not be there, and computing wi',
+    ),
+    'build() replaces a layer by one without a bias': (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = x + self.fc.bias if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    model = Model()
+    model.fc = nn.Linear(4, 4, bias=False)
+    return model, (torch.randn(4),)
+""",
+        '`self.fc.bias` may be None or not be there, and computing wi',
+    ),
+    'tuple-unpacked from self': (
+        """
+class Noisy(nn.Module):
+    def forward(self, x):
+        print("noisy called")
+        return x * 2
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Module()
+        self.head.relu = Noisy()
+        self.tail = nn.Identity()
+
+    def forward(self, x):
+        head, tail = self.head, self.tail
+        y = head.relu(x) if x.mean() > 100 else x - 1
+        return tail(y)
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`head` may not be a tensor: `head.relu()` may call a module ',
+    ),
+    'a local bound to one of two held modules by a conditional expression': (
+        """
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros((), dtype=torch.long))
+
+    def forward(self, x):
+        self.calls += 1
+        return x * 2
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mul = Counter()
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = Pair()
+        self.b = Pair()
+
+    def forward(self, x):
+        p = self.a if self.training else self.b
+        y = p.mul(x) if x.sum() > 100 else x + 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`p` may not be a tensor: `p.mul()` may call a module or a me',
+    ),
+    'a module-level object with a method named like a tensor op': (
+        """
+class Ops:
+    def mean(self, x):
+        print("Ops.mean called")
+        return x.mean()
+
+
+OPS = Ops()
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        y = x - OPS.mean(x) if x.sum() > 100 else x + 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`OPS` may not be a tensor: `OPS.mean()` may call a module or',
+    ),
+    'getattr(self.heads, task): a held module by name from a container': (
+        """
+class Noisy(nn.Module):
+    def forward(self, x):
+        print("noisy called")
+        return x * 2
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.Module()
+        self.heads.cls = nn.Module()
+        self.heads.cls.linear = Noisy()
+
+    def forward(self, x, task="cls"):
+        head = getattr(self.heads, task)
+        y = head.linear(x) if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`head` may not be a tensor: `head.linear()` may call a modul',
+    ),
+    'a local alias of a held ModuleList, then an element of it': (
+        """
+class Noisy(nn.Module):
+    def forward(self, x):
+        print("noisy called")
+        return x * 2
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = Noisy()
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block()])
+
+    def forward(self, x):
+        blocks = self.blocks
+        first = blocks[0]
+        y = first.linear(x) if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`first` may not be a tensor: `first.linear()` may call a mod',
+    ),
+    'a module class named F in the file shadows the usual functional alias': (
+        """
+class F:
+    calls = 0
+
+    @staticmethod
+    def relu(x):
+        F.calls += 1
+        return x.clamp_min(0)
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        y = F.relu(x) if x.mean() > 100 else x - 1
+        return y, F.calls
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`F` may not be a tensor: `F.relu()` may call a module or a m',
+    ),
+    "the method's first parameter is not spelled self": (
+        """
+class Noisy(nn.Module):
+    def forward(self, x):
+        print("noisy called")
+        return x * 2
+
+
+class Model(nn.Module):
+    def __init__(this):
+        super().__init__()
+        this.linear = Noisy()
+
+    def forward(this, x):
+        y = this.linear(x) if x.mean() > 100 else x - 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`this` may not be a tensor: `this.linear()` may call a modul',
+    ),
+    'a property of an element of a held ModuleList, read through a local': (
+        """
+class Block(nn.Module):
+    @property
+    def gain(self):
+        print("gain read")
+        return 2.0
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block()])
+
+    def forward(self, x):
+        blk = self.blocks[0]
+        y = x * blk.gain if x.mean() > 100 else x + 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`blk.gain` is an attribute of an object the analysis does no',
+    ),
+    'a property of a dataclass config passed as a forward parameter': (
+        """
+import dataclasses
+import warnings
+
+
+@dataclasses.dataclass
+class Cfg:
+    dim: int = 4
+
+    @property
+    def scale(self):
+        warnings.warn("Cfg.scale is deprecated", FutureWarning)
+        return self.dim ** -0.5
+
+
+class Model(nn.Module):
+    def forward(self, x, cfg):
+        y = x * cfg.scale if x.mean() > 100 else x + 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4), Cfg())
+""",
+        '`cfg.scale` is an attribute of an object the analysis does n',
+    ),
+    'a property of a module-level config object': (
+        """
+class Config:
+    reads = 0
+
+    @property
+    def scale(self):
+        Config.reads += 1
+        return 0.5
+
+
+CONFIG = Config()
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        y = x * CONFIG.scale if x.mean() > 100 else x + 1
+        return y, Config.reads
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`CONFIG.scale` is an attribute of an object the analysis doe',
+    ),
+    'a property attached to the class after its body, with setattr': (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        y = x * self.gain if x.mean() > 100 else x + 1
+        return y
+
+
+def _gain(self):
+    print("gain read")
+    return 2.0
+
+
+setattr(Model, "gain", property(_gain))
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`self.gain` may be a property, which runs code (or a descrip',
+    ),
+    '__getattr__ serves a deprecated name that another class of the file sets': (
+        """
+import warnings
+
+
+class Other:
+    def __init__(self):
+        self.alpha = 1.0
+
+
+class Model(nn.Module):
+    def __getattr__(self, name):
+        if name == "alpha":
+            warnings.warn("`alpha` is deprecated", DeprecationWarning)
+            return 0.5
+        return super().__getattr__(name)
+
+    def forward(self, x):
+        y = x * self.alpha if x.mean() > 100 else x + 1
+        return y
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`self.alpha` may be a property, which runs code (or a descri',
+    ),
+    "the guard's message constant is bound only on some paths of the module": (
+        """
+if torch.cuda.is_available():
+    NAN_INPUT = "NaN in input"
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        if torch.isnan(x).any():
+            raise ValueError(NAN_INPUT)
+        return x * 2
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        'the message is not a string literal or an f-string of plain ',
+    ),
+    'the message constant is defined in a try block whose first statement may fail': (
+        """
+try:
+    import not_a_real_module_graphmend  # noqa: F401
+    NAN_INPUT = "NaN in input"
+except ImportError:
+    pass
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        if torch.isnan(x).any():
+            raise ValueError(NAN_INPUT)
+        return x * 2
+
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        'the message is not a string literal or an f-string of plain ',
+    ),
+    "GM201 statement form and early-return form with a parameter's None attribute": (
+        """
+import types
+
+
+class Model(nn.Module):
+    def forward(self, x, cfg):
+        if x.mean() > 100:
+            y = x * cfg.scale
+        else:
+            y = x - 1
+        if y.sum() > 1000:
+            return y + cfg.shift
+        return y * 2
+
+
+def build():
+    return Model(), (torch.randn(4), types.SimpleNamespace(scale=None, shift=None))
+""",
+        '`cfg.scale` is an attribute of an object the analysis does n',
+    ),
+}
+CASES.update(
+    (name, (body, (torch.tensor([1.0, 2.0]),), decline))
+    for name, (body, decline) in SWEEP_30.items()
+)
 #: A layer called only under `if mask is not None:` gets a mask: its selection is fixed.
 CASES["a selection over a parameter its caller passes only when not None"] = (
     """

@@ -14,9 +14,8 @@ from typing import AbstractSet, FrozenSet, Optional, Set, Tuple
 
 from .index import node_memo, walk
 from .inplace import updates_first_argument
-from .symbols import (
-    FunctionNode, ModuleSymbols, is_self, self_attribute, self_stores, taken_from_self,
-)
+from .layers import holds_tensor
+from .symbols import FunctionNode, ModuleSymbols, is_self, taken_from_self
 from .values import Kind, ValueAnalysis
 
 #: Operations that have no effects and whose only failures come from shapes, dtypes or devices,
@@ -259,14 +258,36 @@ _VALUED_ARGUMENTS = {
 
 
 def _held_object(node: ast.expr, values: ValueAnalysis, symbols: ModuleSymbols) -> bool:
-    """Whether ``node`` is an object that ``self`` holds, not known to be a tensor: ``self.head``,
-    ``self.layers[i]``, a local taken from them (``for block in self.blocks``); a module's
-    child named like a tensor method (``self.head.relu``) is a module, not ``Tensor.relu``."""
-    if values.kind(node) is not Kind.UNKNOWN or _layer_tensor(node, symbols):
+    """Whether ``node``, the receiver of a call named like a tensor method, may be another
+    object: what ``self`` holds (``self.head``, ``self.layers[i]``, not a tensor of an ``nn``
+    layer: ``self.proj.weight``), a local taken from it (``_held_locals``), or what the module
+    defines (a class ``F``, ``OPS = Ops()``). A module's child named like a tensor method
+    (``self.head.relu``) is a module, not ``Tensor.relu``. (A module passed as a parameter is
+    not seen.)"""
+    if values.kind(node) in (Kind.TENSOR, Kind.DATA) or holds_tensor(node, symbols):
         return False
-    if node is not _held_root(node) and is_self(_held_root(node)):
+    root = _held_root(node)
+    function = values.function
+    if is_self(root) or _first_parameter(root, function):
         return True
-    return isinstance(node, ast.Name) and node.id in _held_locals(values.function)
+    if not isinstance(root, ast.Name):
+        return False
+    if root.id in _held_locals(function):
+        return True
+    defined = set(symbols.functions) | set(symbols.classes) | set(symbols.assignments)
+    return root.id in defined and not (
+        values.is_parameter(root.id) or values.assignments_of(root.id)
+    )
+
+
+def _first_parameter(node: ast.expr, function: FunctionNode) -> bool:
+    """The first parameter of a method whose owner spells it otherwise (``this.linear(x)``)."""
+    arguments = [*function.args.posonlyargs, *function.args.args]
+    static = any(getattr(d, "id", "") == "staticmethod" for d in function.decorator_list)
+    return (
+        isinstance(node, ast.Name) and bool(arguments) and not static
+        and node.id == arguments[0].arg and node.id in ("this", "module", "me", "obj")
+    )
 
 
 def _held_root(node: ast.expr) -> ast.expr:
@@ -279,41 +300,33 @@ def _held_root(node: ast.expr) -> ast.expr:
 @node_memo
 def _held_locals(function: FunctionNode) -> FrozenSet[str]:
     """The locals ``function`` binds to objects ``self`` holds: loop targets over them (``for
-    block in self.blocks``, ``enumerate(self.layers)``), ``head = self.heads[task]``,
-    ``getattr(self, name)``; not what calling them returns (``h = self.fc(h)``)."""
+    block in self.blocks``, ``enumerate(self.layers)``), ``head = self.heads[task]``, ``head,
+    tail = self.head, self.tail``, ``p = self.a if c else self.b``, ``getattr(self.heads,
+    task)``, and, in turn, what is taken from those (``first = blocks[0]``); not what calling
+    them returns (``h = self.fc(h)``)."""
     names: Set[str] = set()
-    for node in walk(function):
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            if taken_from_self(node.iter):
-                names |= {n.id for n in walk(node.target) if isinstance(n, ast.Name)}
-        elif isinstance(node, ast.Assign) and (
-            is_self(_held_root(node.value)) and node.value is not _held_root(node.value)
-            or isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "getattr"
-            and bool(node.value.args) and is_self(node.value.args[0])
-        ):
-            names |= {n.id for t in node.targets for n in walk(t) if isinstance(n, ast.Name)}
-    return frozenset(names)
 
+    def held(value: ast.expr) -> bool:
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return any(held(element) for element in value.elts)
+        if isinstance(value, ast.IfExp):
+            return held(value.body) or held(value.orelse)
+        if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "getattr":
+            return bool(value.args) and (is_self(value.args[0]) or held(value.args[0]))
+        root = _held_root(value)
+        taken = root is not value or isinstance(value, ast.Name)
+        return taken and (is_self(root) and root is not value or getattr(root, "id", "") in names)
 
-def _layer_tensor(node: ast.expr, symbols: ModuleSymbols) -> bool:
-    """``self.proj.weight``: a tensor of an ``nn`` layer (``_LAYER_TENSORS``) that ``self.proj``
-    is on every build of the file (``nn.Linear(...)``); whether it may be None is judged
-    elsewhere (``planning/presence.py``)."""
-    if not (isinstance(node, ast.Attribute) and node.attr in _LAYER_TENSORS):
-        return False
-    holder = self_attribute(node.value)
-    builds = self_stores(symbols.tree).get(holder or "", ())
-    return bool(builds) and all(
-        isinstance(build, ast.Call)
-        and (symbols.qualified_name(build.func) or "").startswith("torch.nn.")
-        for build in builds
-    )
-
-
-#: The tensors that ``nn`` layers hold under these names.
-_LAYER_TENSORS = frozenset({
-    "weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias",
-})
+    while True:
+        before = len(names)
+        for node in walk(function):
+            if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                if taken_from_self(node.iter) or held(node.iter):
+                    names |= {n.id for n in walk(node.target) if isinstance(n, ast.Name)}
+            elif isinstance(node, ast.Assign) and held(node.value):
+                names |= {n.id for t in node.targets for n in walk(t) if isinstance(n, ast.Name)}
+        if len(names) == before:
+            return frozenset(names)
 
 
 def _value_failure(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols) -> Optional[str]:

@@ -8,7 +8,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from typing import (
-    Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union,
+    AbstractSet, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union,
 )
 
 from .index import assignment_targets, node_memo, root_name, walk
@@ -139,11 +139,12 @@ class ModuleSymbols:
         )
 
     def may_be_unset(self, node: ast.expr) -> bool:
-        """Whether ``node`` (``self.name``) may not be set when it is read: the module deletes
+        """Whether ``node`` (``self.name``, or ``self.block.name`` of what ``self`` holds) may
+        not be set when it is read: the module deletes
         attributes of that name, probes for them (``hasattr(self, "name")``,
         ``getattr(self, "name", None)``), or sets them in an ``__init__`` only on some paths
         (``if use_layer_scale: self.register_buffer("gamma", ...)``)."""
-        attribute = self_attribute(node)
+        attribute = node.attr if isinstance(node, ast.Attribute) and self_chain(node) else None
         unset = deleted_attributes(self.tree) | probed_attributes(self.tree)
         return attribute is not None and not attribute.startswith("__") and bool(
             (unset | conditionally_set_attributes(self.tree)) & {attribute, "*"}
@@ -279,11 +280,16 @@ def _class_values(node: ast.ClassDef) -> Set[str]:
 @node_memo
 def _attribute_code(tree: ast.Module) -> Tuple[FrozenSet[str], bool, bool]:
     """For ``may_run_code``: the names whose reads may run code (the methods of the classes,
-    their class-level objects made by calls other than a dataclass ``field()``), whether a
-    class defines ``__getattribute__``, and whether one defines ``__getattr__``."""
+    their class-level objects made by calls other than a dataclass ``field()``, also when
+    attached after the body, the names a ``__getattr__`` tests for), whether a class defines
+    ``__getattribute__``, and whether one defines ``__getattr__``."""
     names: Set[str] = set()
     every_read = lookup = False
+    classes = {node.name for node in walk(tree) if isinstance(node, ast.ClassDef)}
     for node in walk(tree):
+        attached = _attached_to_class(node, classes)  # `Model.gain = property(getter)`
+        if attached is not None:
+            names.add(attached)
         if not isinstance(node, ast.ClassDef):
             continue
         for statement in node.body:
@@ -291,6 +297,11 @@ def _attribute_code(tree: ast.Module) -> Tuple[FrozenSet[str], bool, bool]:
                 every_read |= statement.name == "__getattribute__"
                 lookup |= statement.name == "__getattr__"
                 names.add(statement.name)
+                if statement.name == "__getattr__":  # `if name == "alpha":` serves `alpha`
+                    names |= {
+                        c.value for c in walk(statement)
+                        if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                    }
             elif isinstance(statement, (ast.Assign, ast.AnnAssign)) and isinstance(
                 statement.value, ast.Call
             ):
@@ -299,6 +310,21 @@ def _attribute_code(tree: ast.Module) -> Tuple[FrozenSet[str], bool, bool]:
                     names |= {t.id for t in assignment_targets(statement)
                               if isinstance(t, ast.Name)}
     return frozenset(names), every_read, lookup
+
+
+def _attached_to_class(node: ast.AST, classes: AbstractSet[str]) -> Optional[str]:
+    """The name that ``node`` gives a class of the file an object made by a call outside its
+    body: ``Model.gain = property(getter)``, ``setattr(Model, "gain", property(getter))``."""
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+        for target in node.targets:
+            if isinstance(target, ast.Attribute) and getattr(target.value, "id", "") in classes:
+                return target.attr
+    if isinstance(node, ast.Call) and _is_setattr(node) and len(node.args) == 3:
+        owner, key, value = node.args
+        if getattr(owner, "id", "") in classes and isinstance(value, ast.Call):
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                return key.value
+    return None
 
 
 @node_memo
@@ -318,16 +344,20 @@ def _attributes_stored(tree: ast.Module) -> FrozenSet[str]:
 
 
 @node_memo
-def self_stores(tree: ast.Module) -> Dict[str, Tuple[ast.expr, ...]]:
-    """For each name ``X``, the values the file assigns to ``self.X`` (``self.proj =
-    nn.Linear(4, 4)``), in any class."""
+def attribute_stores(tree: ast.Module) -> Dict[str, Tuple[ast.expr, ...]]:
+    """For each name ``X``, the values the file stores into ``<object>.X``: ``self.proj =
+    nn.Linear(4, 4)`` in a class, ``model.fc = nn.Identity()`` in a function that builds a
+    model, ``setattr(model, "fc", layer)``."""
     found: Dict[str, List[ast.expr]] = {}
     for node in walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             for target in assignment_targets(node):
-                name = self_attribute(target)
-                if name is not None:
-                    found.setdefault(name, []).append(node.value)
+                if isinstance(target, ast.Attribute):
+                    found.setdefault(target.attr, []).append(node.value)
+        elif isinstance(node, ast.Call) and _is_setattr(node) and len(node.args) == 3:
+            key = node.args[1]
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                found.setdefault(key.value, []).append(node.args[2])
     return {name: tuple(values) for name, values in found.items()}
 
 

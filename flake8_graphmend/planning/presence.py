@@ -16,12 +16,13 @@ from one) is a known problem of GM201.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from ..analysis.index import assignment_targets, child_nodes, node_memo, walk
+from ..analysis.layers import holds_tensor
 from ..analysis.symbols import (
     FunctionNode, ModuleSymbols, is_self, is_super_call, self_attribute, self_chain,
-    self_stores,
+    attribute_stores,
 )
 from ..analysis.values import parameter_defaults, registered_name
 from .aliasing import alternatives, reaching_bindings, statement_blocks
@@ -71,92 +72,24 @@ def may_be_none(
 
 
 def _attribute_may_be_none(node: ast.Attribute, symbols: ModuleSymbols) -> bool:
-    """Whether ``self.a.b`` may be None: the file may store None into attributes named ``b``,
-    ``b`` is a gradient, or ``b`` is a tensor that an ``nn`` layer holds only in some
-    configurations (``OPTIONAL_TENSORS``) and ``self.a`` is not built here, on every build,
-    as a layer that has it (``nn.Linear(4, 4)``, not ``bias=False``, ``bias=use_bias`` or a
-    factory's result)."""
+    """Whether ``self.a.b`` may be None (or not be there): the file may store None into
+    attributes named ``b``, ``b`` is a gradient, or ``self.a`` is not surely an ``nn`` layer
+    that holds a tensor ``b`` (``layers.holds_tensor``: not ``bias=False``, not
+    ``nn.Identity()``) nor an object of a class of this file (whose None stores
+    ``none_attributes`` knows)."""
     if not self_chain(node):
         return False
     if node.attr in none_attributes(symbols.tree) or node.attr == "grad":
         return True
     holder = self_attribute(node.value)
-    if node.attr not in _OPTIONAL_NAMES:
+    if holder is None:  # `self.a.b.c`: judged by the names the file stores None into
         return False
-    builds = self_stores(symbols.tree).get(holder or "", ())
-    return not builds or any(not _built_with(build, node.attr, symbols) for build in builds)
-
-
-def _built_with(build: ast.expr, name: str, symbols: ModuleSymbols) -> bool:
-    """Whether the object ``build`` makes surely holds a tensor ``name``: a class of this file
-    (whose None stores ``none_attributes`` knows), or an ``nn`` layer whose arguments keep it
-    (``OPTIONAL_TENSORS``)."""
-    if not isinstance(build, ast.Call):
-        return False
-    if isinstance(build.func, ast.Name) and build.func.id in symbols.classes:
-        return True
-    qualified = symbols.qualified_name(build.func) or ""
-    layer = qualified.rpartition(".")[2]
-    if not qualified.startswith("torch.nn.") or layer in _ALWAYS_OPTIONAL_LAYERS:
-        return False
-    needs = OPTIONAL_TENSORS.get(layer, {}).get(name)
-    if needs is None:
-        return True  # `name` is not optional in this layer (`nn.Linear(...).weight`)
-    for keyword, position, default in needs:
-        given = next((k.value for k in build.keywords if k.arg == keyword), None)
-        if given is None and position < len(build.args):
-            given = build.args[position]
-        if any(isinstance(a, ast.Starred) for a in build.args) or any(
-            k.arg is None for k in build.keywords
-        ):
-            return False
-        if not (default if given is None else _true(given)):
-            return False
-    return True
-
-
-def _true(value: ast.expr) -> bool:
-    return isinstance(value, ast.Constant) and value.value is True
-
-
-_CONVOLUTIONS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-                 "ConvTranspose3d")
-_Needs = Tuple[Tuple[str, int, bool], ...]
-_AFFINE_TRACKED: Dict[str, _Needs] = {
-    "weight": (("affine", 3, True),),
-    "bias": (("affine", 3, True),),
-    "running_mean": (("track_running_stats", 4, True),),
-    "running_var": (("track_running_stats", 4, True),),
-    "num_batches_tracked": (("track_running_stats", 4, True),),
-}
-#: The tensors an ``nn`` layer holds only in some configurations: for each, the arguments
-#: (keyword, position, default) that must all be true for the layer to hold it.
-OPTIONAL_TENSORS: Dict[str, Dict[str, _Needs]] = {
-    "Linear": {"bias": (("bias", 2, True),)},
-    "Bilinear": {"bias": (("bias", 3, True),)},
-    **{name: {"bias": (("bias", 7, True),)} for name in _CONVOLUTIONS},
-    "LayerNorm": {
-        "weight": (("elementwise_affine", 2, True),),
-        "bias": (("elementwise_affine", 2, True), ("bias", 3, True)),
-    },
-    "RMSNorm": {"weight": (("elementwise_affine", 2, True),)},
-    "GroupNorm": {"weight": (("affine", 3, True),), "bias": (("affine", 3, True),)},
-    **{name: _AFFINE_TRACKED for name in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
-                                          "SyncBatchNorm")},
-    **{
-        name: {key: tuple((k, p, False) for k, p, _ in needs)
-               for key, needs in _AFFINE_TRACKED.items()}
-        for name in ("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d")
-    },
-}
-#: Layers whose projection tensors depend on several arguments at once: taken to may not
-#: hold them.
-_ALWAYS_OPTIONAL_LAYERS = frozenset({"MultiheadAttention"})
-_OPTIONAL_NAMES = frozenset(
-    {name for tensors in OPTIONAL_TENSORS.values() for name in tensors}
-    | {"in_proj_weight", "in_proj_bias", "bias_k", "bias_v", "q_proj_weight", "k_proj_weight",
-       "v_proj_weight"}
-)
+    builds = attribute_stores(symbols.tree).get(holder, ())
+    of_this_file = bool(builds) and all(
+        isinstance(b, ast.Call) and isinstance(b.func, ast.Name) and b.func.id in symbols.classes
+        for b in builds
+    )
+    return not of_this_file and not holds_tensor(node, symbols)
 
 
 def _pairs(target: ast.expr, value: ast.expr) -> List[Tuple[ast.expr, ast.expr]]:
@@ -200,13 +133,44 @@ def _binding_may_give_none(
         return value is not None
     # `(y := x)` binds a name, never a tuple to unpack
     targets = [] if isinstance(binding, ast.NamedExpr) else assignment_targets(binding)
+    nones, tuples = _none_returning(ctx.symbols)
     if any(isinstance(t, (ast.Tuple, ast.List)) for t in targets):
+        if isinstance(value, ast.Call):  # `out, weights = self.attn(x)` of `return out, None`
+            return any(id(f) in tuples for f in _called_functions(value, ctx))
         return any(isinstance(sub, ast.Constant) and sub.value is None for sub in walk(value))
-    if isinstance(value, (ast.Name, ast.Attribute)):  # `b = bias`, `m = self.mask`
-        return may_be_none(value, binding, ctx, passed_none, depth + 1)
+    parts = alternatives(value) or [value]  # `self.a or self.b`: either may be the value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr in ("get", "pop", "setdefault") and len(value.args) == 2:
+            parts = [value.args[1]]  # `d.get(k, self.fallback)`: the default may be given
+    if any(
+        isinstance(part, (ast.Name, ast.Attribute))  # `b = bias`, `m = self.mask`
+        and may_be_none(part, binding, ctx, passed_none, depth + 1)
+        for part in parts
+    ):
+        return True
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
+        return value.value.id in _unpacked_parameters(ctx.region.function)  # `kwargs["s"]`
     if isinstance(value, ast.Call):  # `s = self.scale(x)` of a method that may return None
-        return any(returns_none(f) for f in _called_functions(value, ctx))
+        if self_attribute(value.func) in _none_lambdas(ctx.symbols.tree):
+            return True  # `self.scale_fn = lambda x: None`
+        return any(id(f) in nones for f in _called_functions(value, ctx))
     return False
+
+
+def _unpacked_parameters(function: FunctionNode) -> Set[str]:
+    """``args`` of ``*args`` and ``kwargs`` of ``**kwargs``: what they hold may be None."""
+    return {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
+
+
+@node_memo
+def _none_lambdas(tree: ast.Module) -> FrozenSet[str]:
+    """The attribute names the file stores a lambda into that may return None (``self.scale_fn
+    = lambda x: None``)."""
+    return frozenset(
+        name
+        for name, values in attribute_stores(tree).items()
+        if any(isinstance(v, ast.Lambda) and none_value(v.body) for v in values)
+    )
 
 
 def _called_functions(call: ast.Call, ctx: FunctionContext) -> List[FunctionNode]:
@@ -219,24 +183,113 @@ def _called_functions(call: ast.Call, ctx: FunctionContext) -> List[FunctionNode
         return [found] if found is not None and func.id not in ctx.local_names else []
     if not isinstance(func, ast.Attribute):
         return []
-    if is_self(func.value) or is_super_call(func.value):
-        methods = [
-            info.methods[func.attr] for info in symbols.classes.values()
-            if func.attr in info.methods
-        ]
-        if methods:
-            return methods
+    methods = _methods_named(func, symbols)
+    if methods:
+        return methods
     owner = ctx.region.owner
     if owner is None:
         return []
     return module_call_targets(func, ctx.region.function, owner, symbols) or []
 
 
+def _methods_named(func: ast.Attribute, symbols: ModuleSymbols) -> List[FunctionNode]:
+    """Every method of the file's classes named as ``self.m``, ``self.block.m``, ``cls.m``,
+    ``super().m``, ``type(self).m`` or ``Model.m`` calls it (by name: a subclass may override
+    it)."""
+    receiver = func.value
+    own = (
+        self_chain(receiver)  # `self.m()`, `self.block.m()`: a method of a class of the file
+        or is_self(receiver)
+        or is_super_call(receiver)
+        or isinstance(receiver, ast.Name)
+        and (receiver.id == "cls" or receiver.id in symbols.classes)
+        or isinstance(receiver, ast.Call) and getattr(receiver.func, "id", "") == "type"
+    )
+    if not own:
+        return []
+    return [
+        info.methods[func.attr] for info in symbols.classes.values() if func.attr in info.methods
+    ]
+
+
+def _none_returning(symbols: ModuleSymbols) -> Tuple[FrozenSet[int], FrozenSet[int]]:
+    """The ids of the file's functions that may return None (``_may_return_none``), and of
+    those that may return a tuple holding None (``return out, None``), following the calls of
+    the file they return (``return self._scale()``) until nothing changes."""
+    kept = vars(symbols).get("_none_returning")  # like a cached_property's value
+    if kept is not None:
+        return kept
+    functions = [node for node in walk(symbols.tree)
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    nones = {id(f) for f in functions if _may_return_none(f, symbols)}
+    tuples = {
+        id(f) for f in functions
+        for node in _own_nodes(f)
+        if isinstance(node, ast.Return) and isinstance(node.value, (ast.Tuple, ast.List))
+        and any(none_value(element) for element in node.value.elts)
+    }
+    while True:
+        more = {
+            id(f) for f in functions
+            if id(f) not in nones
+            and any(
+                isinstance(node, ast.Return) and isinstance(node.value, ast.Call)
+                and any(id(g) in nones for g in _file_callees(node.value, symbols))
+                for node in _own_nodes(f)
+            )
+        }
+        if not more:
+            break
+        nones |= more
+    kept = vars(symbols)["_none_returning"] = (frozenset(nones), frozenset(tuples))
+    return kept
+
+
+def _file_callees(call: ast.Call, symbols: ModuleSymbols) -> List[FunctionNode]:
+    """The functions of the file a call names: a module-level function, or methods named as
+    ``_methods_named`` takes them."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        found = symbols.functions.get(func.id)
+        return [found] if found is not None else []
+    return _methods_named(func, symbols) if isinstance(func, ast.Attribute) else []
+
+
+def _may_return_none(function: FunctionNode, symbols: ModuleSymbols) -> bool:
+    """Whether a call of ``function`` may return None by its own code: a ``return`` of None
+    (bare, ``return None``, a value that may be None, a local bound to None, an optional
+    parameter, an attribute that may be None: ``return self.proj.bias``), an end of its body
+    that running it may reach, or a decorator of the file whose wrapper may. A generator
+    returns a generator."""
+    own = _own_nodes(function)
+    if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in own):
+        return False
+    if plainly_returns_none(function):
+        return True
+    if any(
+        isinstance(node, ast.Return) and isinstance(node.value, ast.Attribute) and (
+            self_attribute(node.value) in none_attributes(symbols.tree)
+            or _attribute_may_be_none(node.value, symbols)
+        )
+        for node in own
+    ):
+        return True
+    for decorator in function.decorator_list:
+        wrapper = symbols.functions.get(getattr(decorator, "id", ""))
+        if wrapper is not None and any(
+            isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and _may_return_none(inner, symbols)
+            for inner in wrapper.body
+        ):
+            return True
+    return False
+
+
 @node_memo
-def returns_none(function: FunctionNode) -> bool:
-    """Whether a call of ``function`` may return None: a ``return`` of None (bare, ``return
-    None``, a value that may be None, a local bound to None or an optional parameter), or an
-    end of its body that running it may reach. A generator returns a generator."""
+def plainly_returns_none(function: FunctionNode) -> bool:
+    """Whether ``function``'s own code may return None: a ``return`` of None (bare, ``return
+    None``, a value that may be None, a local bound to None, an optional parameter) or an end
+    of its body that running it may reach; not a generator."""
     own = _own_nodes(function)
     if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in own):
         return False
@@ -365,15 +418,18 @@ def _gives_a_value(statement: ast.stmt, name: str) -> bool:
 
 def none_value(value: Optional[ast.expr]) -> bool:
     """Whether ``value`` may be None: the literal, ``d.get(k)`` / ``d.pop(k)`` /
-    ``getattr(o, name, None)`` without a default other than None, or one of the values of ``a
+    ``d.setdefault(k)`` / ``getattr(o, name, None)`` / ``next(it, None)`` without a default
+    other than None, or one of the values of ``a
     if c else b``, ``a or b``, ``(y := x)`` that is."""
     if isinstance(value, ast.Constant):
         return value.value is None
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-        if value.func.attr in ("get", "pop") and len(value.args) in (1, 2):
+        if value.func.attr in ("get", "pop", "setdefault") and len(value.args) in (1, 2):
             return len(value.args) == 1 or none_value(value.args[1])
-    if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "getattr":
-        return len(value.args) == 3 and none_value(value.args[2])
+    called = getattr(value.func, "id", "") if isinstance(value, ast.Call) else ""
+    if isinstance(value, ast.Call) and called in ("getattr", "next"):
+        default = 2 if called == "getattr" else 1
+        return len(value.args) == default + 1 and none_value(value.args[default])
     return value is not None and any(none_value(part) for part in alternatives(value))
 
 
@@ -395,8 +451,9 @@ def none_attributes(tree: ast.Module) -> FrozenSet[str]:
     ``X = None`` in a class body, ``register_buffer("X", None)`` and the like, ``obj.X =
     scale`` of a parameter that defaults to None or that a constructor call of the file passes
     None for (``Block(None)``), a field given None when a record is made (``Config(scale=None)``
-    of a dataclass of the file, ``SimpleNamespace(scale=None)``), and ``obj.X = config.Y`` of a
-    name ``Y`` that may be None."""
+    of a dataclass of the file, ``SimpleNamespace(scale=None)``), ``setattr(m, "X", None)``,
+    ``obj.X = make_scale(flag)`` of a function of the file that may return None, and ``obj.X =
+    config.Y`` of a name ``Y`` that may be None."""
     names: Set[str] = _field_nones(tree)
     passed = _constructor_nones(tree)
     for function in walk(tree):  # `self.scale = scale` of `__init__(self, scale=None)`
@@ -413,19 +470,7 @@ def none_attributes(tree: ast.Module) -> FrozenSet[str]:
                 if isinstance(target, ast.Attribute)
             }
     for node in walk(tree):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            for target in assignment_targets(node):
-                for element, value in _pairs(target, node.value):  # `self.g, self.h = None, x`
-                    if not none_value(value):
-                        continue
-                    if isinstance(element, ast.Attribute):
-                        names.add(element.attr)
-                    elif isinstance(element, ast.Name):
-                        names.add(element.id)  # a class-level default (or a global: harmless)
-        elif isinstance(node, ast.Call) and len(node.args) >= 2 and none_value(node.args[1]):
-            name = registered_name(node)
-            if name is not None:
-                names.add(name)
+        names |= _stored_none(node, tree)
     copies = [  # `self.scale = config.attention_scale`
         (target.attr, node.value.attr)
         for node in walk(tree)
@@ -440,10 +485,58 @@ def none_attributes(tree: ast.Module) -> FrozenSet[str]:
         names |= more
 
 
+def _stored_none(node: ast.AST, tree: ast.Module) -> Set[str]:
+    """The names ``node`` may store None into: ``obj.X = <may be None>`` (``self.g, self.h =
+    None, x`` too), ``X = None`` in a class body, ``register_buffer("X", None)``,
+    ``setattr(m, "X", None)``, ``obj.X = make_scale(flag)`` of a function that may return
+    None."""
+    names: Set[str] = set()
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+        for target in assignment_targets(node):
+            for element, value in _pairs(target, node.value):
+                if not none_value(value):
+                    continue
+                if isinstance(element, ast.Attribute):
+                    names.add(element.attr)
+                elif isinstance(element, ast.Name):
+                    names.add(element.id)  # a class-level default (or a global: harmless)
+        if isinstance(node.value, ast.Call) and any(
+            plainly_returns_none(f) for f in _named_functions(node.value.func, tree)
+        ):
+            names |= {t.attr for t in assignment_targets(node) if isinstance(t, ast.Attribute)}
+    elif isinstance(node, ast.Call) and len(node.args) >= 2:
+        name = registered_name(node)
+        if name is not None and none_value(node.args[1]):
+            names.add(name)
+        key = node.args[1] if len(node.args) == 3 else None
+        if getattr(node.func, "id", "") == "setattr" and isinstance(key, ast.Constant):
+            if isinstance(key.value, str) and none_value(node.args[2]):
+                names.add(key.value)
+    return names
+
+
+def _named_functions(func: ast.expr, tree: ast.Module) -> List[FunctionNode]:
+    """The functions of ``tree`` a call of ``func`` may run, by name: a module-level function
+    (``make_scale``), or the methods of its classes named as ``self.m``/``cls.m``."""
+    if isinstance(func, ast.Name):
+        return [
+            s for s in tree.body
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == func.id
+        ]
+    if isinstance(func, ast.Attribute) and getattr(func.value, "id", "") in ("self", "cls"):
+        return [
+            s for node in walk(tree) if isinstance(node, ast.ClassDef)
+            for s in node.body
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == func.attr
+        ]
+    return []
+
+
 def _field_nones(tree: ast.Module) -> Set[str]:
     """The fields that a call of the file gives None when it makes a record: by keyword or
     position for a class of the file without an ``__init__`` (a dataclass, a ``NamedTuple``:
-    its annotated fields in order), by keyword for ``SimpleNamespace``/``Namespace``."""
+    its annotated fields in order), by keyword for ``SimpleNamespace``/``Namespace`` and
+    ``dataclasses.replace``."""
     fields = {
         node.name: [
             s.target.id for s in node.body
@@ -461,7 +554,7 @@ def _field_nones(tree: ast.Module) -> Set[str]:
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if name in fields and isinstance(func, ast.Name):
             given = [*zip(fields[name], call.args), *((k.arg, k.value) for k in call.keywords)]
-        elif name in ("SimpleNamespace", "Namespace"):
+        elif name in ("SimpleNamespace", "Namespace", "replace"):  # `dataclasses.replace`
             given = [(k.arg, k.value) for k in call.keywords]
         else:
             continue
@@ -471,58 +564,89 @@ def _field_nones(tree: ast.Module) -> Set[str]:
 
 def _constructor_nones(tree: ast.Module) -> Set[Tuple[int, str]]:
     """(id of an ``__init__``, parameter) for each parameter that a call of the file may pass
-    None for: ``Block(None)``, ``Block(scale=scale)`` of a caller's optional parameter,
-    ``super().__init__(None)`` in a subclass, or unpacked arguments (``Block(*args)``)."""
-    classes = [node for node in walk(tree) if isinstance(node, ast.ClassDef)]
-    initialisers = {
-        node.name: statement
-        for node in classes
-        for statement in node.body
-        if isinstance(statement, ast.FunctionDef) and statement.name == "__init__"
-    }
-    found: Set[Tuple[int, str]] = set()
-    if not initialisers:
-        return found
-    bases_of = {  # a method's id: the initialisers of its class's bases of this file
-        id(statement): [initialisers[b.id] for b in node.bases
-                        if isinstance(b, ast.Name) and b.id in initialisers]
-        for node in classes
+    None for: ``Block(None)``, ``Block(scale=scale)`` of a caller's optional parameter or of a
+    local it binds to None, ``super().__init__(None)``, ``Base.__init__(self, None)``,
+    ``cls(None)`` and ``type(self)(None)`` (each reaching the nearest ``__init__`` of the
+    file up the class's bases), or unpacked arguments (``Block(*args)``)."""
+    classes = {node.name: node for node in walk(tree) if isinstance(node, ast.ClassDef)}
+
+    def initialiser(name: str, seen: FrozenSet[str] = frozenset()) -> Optional[ast.FunctionDef]:
+        node = classes.get(name)
+        if node is None or name in seen:
+            return None
+        own = next((s for s in node.body
+                    if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        if own is not None:
+            return own
+        bases = [b.id for b in node.bases if isinstance(b, ast.Name)]
+        return next((i for b in bases if (i := initialiser(b, seen | {name})) is not None), None)
+
+    owner_of = {  # a method's id: its class
+        id(statement): node
+        for node in classes.values()
         for statement in node.body
         if isinstance(statement, ast.FunctionDef)
     }
+    found: Set[Tuple[int, str]] = set()
     # the module's walk sees every call; a function's, the parameters its calls hand on
     callers = [node for node in walk(tree) if isinstance(node, ast.FunctionDef)]
     for caller in [tree, *callers]:
+        owner = owner_of.get(id(caller))
         for call in walk(caller):
-            if not isinstance(call, ast.Call):
-                continue
-            func = call.func
-            called = initialisers.get(func.id) if isinstance(func, ast.Name) else None
-            if isinstance(func, ast.Attribute) and func.attr == "__init__" and is_super_call(
-                func.value
-            ):
-                called = next(iter(bases_of.get(id(caller), [])), None)
-            if called is not None:
-                found |= _nones_passed(call, called, caller)
+            if isinstance(call, ast.Call):
+                called, skipped = _initialiser_called(call, owner, initialiser)
+                if called is not None:
+                    found |= _nones_passed(call, called, caller, skipped)
     return found
 
 
+def _initialiser_called(
+    call: ast.Call,
+    owner: Optional[ast.ClassDef],
+    initialiser: Callable[[str], Optional[ast.FunctionDef]],
+) -> Tuple[Optional[ast.FunctionDef], int]:
+    """The ``__init__`` of the file that ``call`` (in a method of ``owner``) runs, and how many
+    of its first arguments are not parameters after ``self`` (1 for ``Base.__init__(self,
+    ...)``)."""
+    func = call.func
+    if isinstance(func, ast.Name):  # `Block(...)`, `cls(...)` in a classmethod
+        name = owner.name if owner is not None and func.id == "cls" else func.id
+        return initialiser(name), 0
+    if isinstance(func, ast.Call) and getattr(func.func, "id", "") == "type" and owner:
+        return initialiser(owner.name), 0  # `type(self)(...)`
+    if not (isinstance(func, ast.Attribute) and func.attr == "__init__"):
+        return None, 0
+    if is_super_call(func.value):
+        bases = [b.id for b in owner.bases if isinstance(b, ast.Name)] if owner else []
+        return next((i for b in bases if (i := initialiser(b)) is not None), None), 0
+    if isinstance(func.value, ast.Name):  # `Base.__init__(self, ...)`
+        return initialiser(func.value.id), 1
+    return None, 0
+
+
 def _nones_passed(
-    call: ast.Call, initialiser: ast.FunctionDef, caller: ast.AST
+    call: ast.Call, initialiser: ast.FunctionDef, caller: ast.AST, skipped: int = 0
 ) -> Set[Tuple[int, str]]:
-    """The parameters of ``initialiser`` that ``call``, in ``caller``, may pass None for."""
+    """The parameters of ``initialiser`` that ``call``, in ``caller``, may pass None for
+    (``skipped``: leading arguments that are not parameters after ``self``)."""
     parameters = [a.arg for a in [*initialiser.args.posonlyargs, *initialiser.args.args]][1:]
     if any(isinstance(a, ast.Starred) for a in call.args) or any(
         k.arg is None for k in call.keywords
     ):
         return {(id(initialiser), name) for name in parameters}
-    given = [*zip(parameters, call.args), *((k.arg, k.value) for k in call.keywords)]
+    given = [*zip(parameters, call.args[skipped:]), *((k.arg, k.value) for k in call.keywords)]
+    nones = {  # the caller's locals bound to None (`g = None; Block(g)`)
+        target.id
+        for node in (walk(caller) if isinstance(caller, ast.FunctionDef) else ())
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and none_value(node.value)
+        for target in assignment_targets(node)
+        if isinstance(target, ast.Name)
+    }
     return {
         (id(initialiser), str(name))
         for name, value in given
-        if none_value(value) or (
-            isinstance(value, ast.Name)
-            and isinstance(caller, ast.FunctionDef)
-            and optional_parameter(caller, value.id)
+        if none_value(value) or isinstance(value, ast.Name) and (
+            value.id in nones
+            or isinstance(caller, ast.FunctionDef) and optional_parameter(caller, value.id)
         )
     }

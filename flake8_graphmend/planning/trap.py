@@ -1044,7 +1044,8 @@ def _tested(test: ast.expr, ctx: FunctionContext) -> FrozenSet[str]:
 def _constant_text(name: str, ctx: FunctionContext) -> bool:
     """Whether ``name`` is a module-level string constant (``ERR = "bad input"``): the only
     binding of that name anywhere in the file (no other store, ``del``, import or ``global``
-    declaration of it)."""
+    declaration of it), a statement of the module's top level (not under an ``if`` or in a
+    ``try``, which may leave it unbound)."""
     tree = ctx.symbols.tree
     value = ctx.symbols.assignments.get(name)
     if name in ctx.local_names or not (
@@ -1057,7 +1058,10 @@ def _constant_text(name: str, ctx: FunctionContext) -> bool:
         or isinstance(node, ast.Global) and name in node.names
         or isinstance(node, ast.alias) and (node.asname or node.name) == name
     ]
-    return len(stores) == 1
+    return len(stores) == 1 and any(  # at the top level: not under an `if`, in a `try`
+        isinstance(statement, ast.Assign) and stores[0] in statement.targets
+        for statement in tree.body
+    )
 
 
 def _message_problem(

@@ -1,0 +1,83 @@
+"""What the ``torch.nn`` layers a module builds hold: ``self.proj.weight`` of ``self.proj =
+nn.Linear(4, 4)`` is a tensor, ``self.proj.bias`` of ``nn.Linear(4, 4, bias=False)`` is None,
+``self.norm.weight`` of ``nn.Identity()`` does not exist.
+
+A positive table: a layer that is not in it, or a build that is not a call of one (a factory,
+a class of another module), is not known to hold anything.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, Tuple
+
+from .symbols import ModuleSymbols, self_attribute, attribute_stores
+
+#: (keyword, position, default) of an argument that must be true for a layer to hold a tensor.
+_Needs = Tuple[Tuple[str, int, bool], ...]
+
+_CONVOLUTIONS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+                 "ConvTranspose3d")
+_AFFINE_TRACKED: Dict[str, _Needs] = {
+    "weight": (("affine", 3, True),),
+    "bias": (("affine", 3, True),),
+    "running_mean": (("track_running_stats", 4, True),),
+    "running_var": (("track_running_stats", 4, True),),
+    "num_batches_tracked": (("track_running_stats", 4, True),),
+}
+#: The tensors each ``nn`` layer holds, each with the arguments that must all be true for the
+#: layer to hold it (none: always).
+LAYER_TENSORS: Dict[str, Dict[str, _Needs]] = {
+    "Linear": {"weight": (), "bias": (("bias", 2, True),)},
+    "Bilinear": {"weight": (), "bias": (("bias", 3, True),)},
+    **{name: {"weight": (), "bias": (("bias", 7, True),)} for name in _CONVOLUTIONS},
+    "Embedding": {"weight": ()},
+    "EmbeddingBag": {"weight": ()},
+    "PReLU": {"weight": ()},
+    "LayerNorm": {
+        "weight": (("elementwise_affine", 2, True),),
+        "bias": (("elementwise_affine", 2, True), ("bias", 3, True)),
+    },
+    "RMSNorm": {"weight": (("elementwise_affine", 2, True),)},
+    "GroupNorm": {"weight": (("affine", 3, True),), "bias": (("affine", 3, True),)},
+    **{name: _AFFINE_TRACKED for name in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+                                          "SyncBatchNorm")},
+    **{
+        name: {key: tuple((k, p, False) for k, p, _ in needs)
+               for key, needs in _AFFINE_TRACKED.items()}
+        for name in ("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d")
+    },
+}
+
+
+def holds_tensor(node: ast.expr, symbols: ModuleSymbols) -> bool:
+    """Whether ``node``, ``self.proj.weight``, is surely a tensor: ``self.proj`` is built in
+    this file, on every build, as an ``nn`` layer that holds ``weight`` with the arguments
+    given (``LAYER_TENSORS``)."""
+    if not isinstance(node, ast.Attribute):
+        return False
+    holder = self_attribute(node.value)
+    builds = attribute_stores(symbols.tree).get(holder or "", ())
+    return bool(builds) and all(_built_with(build, node.attr, symbols) for build in builds)
+
+
+def _built_with(build: ast.expr, name: str, symbols: ModuleSymbols) -> bool:
+    """Whether the layer ``build`` makes holds a tensor ``name`` (``LAYER_TENSORS``)."""
+    if not isinstance(build, ast.Call):
+        return False
+    qualified = symbols.qualified_name(build.func) or ""
+    needs = LAYER_TENSORS.get(qualified.rpartition(".")[2], {}).get(name)
+    if not qualified.startswith("torch.nn.") or needs is None:
+        return False
+    if any(isinstance(a, ast.Starred) for a in build.args) or any(
+        k.arg is None for k in build.keywords
+    ):
+        return False
+    for keyword, position, default in needs:
+        given = next((k.value for k in build.keywords if k.arg == keyword), None)
+        if given is None and position < len(build.args):
+            given = build.args[position]
+        true = isinstance(given, ast.Constant) and given.value is True
+        if not (default if given is None else true):
+            return False
+    return True
