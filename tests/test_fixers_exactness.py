@@ -6468,6 +6468,22 @@ CASES.update(
     (name, (body, (torch.tensor([1.0, 2.0]),), decline))
     for name, (body, decline) in SWEEP_30.items()
 )
+#: A loop over an `nn` container binds no None (an over-decline sweep 30 noted).
+CASES["a selection over the elements of a parameter list, in a loop"] = (
+    """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scales = nn.ParameterList([nn.Parameter(torch.full((2,), 2.0)) for _ in range(2)])
+
+    def forward(self, x):
+        for s in self.scales:
+            x = x * s if x.sum() > 1000 else x + 1
+        return x
+""",
+    (torch.tensor([1.0, 2.0]),),
+    None,
+)
 #: A layer called only under `if mask is not None:` gets a mask: its selection is fixed.
 CASES["a selection over a parameter its caller passes only when not None"] = (
     """

@@ -126,6 +126,8 @@ def _binding_may_give_none(
     is not known (a loop, ``with ... as``)."""
     if isinstance(binding, ast.AugAssign):
         return False  # `h += self.bias` gives what the operation computes, or raises
+    if isinstance(binding, (ast.For, ast.AsyncFor)):
+        return not _over_module_containers(binding.iter, ctx.symbols)
     if not isinstance(binding, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
         return True
     value = binding.value
@@ -155,6 +157,28 @@ def _binding_may_give_none(
             return True  # `self.scale_fn = lambda x: None`
         return any(id(f) in nones for f in _called_functions(value, ctx))
     return False
+
+
+def _over_module_containers(iterated: ast.expr, symbols: ModuleSymbols) -> bool:
+    """Whether a loop over ``iterated`` binds only elements of ``nn`` containers, which hold no
+    None: ``self.blocks`` (and ``enumerate``/``zip``/``reversed`` of such) where the file
+    builds ``self.blocks`` as an ``nn.ModuleList``, ``nn.Sequential`` or ``nn.ParameterList``
+    on every build."""
+    if isinstance(iterated, ast.Call) and getattr(iterated.func, "id", "") in (
+        "enumerate", "zip", "reversed",
+    ):
+        held = [a for a in iterated.args if not isinstance(a, ast.Constant)]
+        return bool(held) and all(_over_module_containers(a, symbols) for a in held)
+    builds = attribute_stores(symbols.tree).get(self_attribute(iterated) or "", ())
+    return bool(builds) and all(
+        isinstance(build, ast.Call)
+        and (symbols.qualified_name(build.func) or "").rpartition(".")[2] in _CONTAINERS
+        and (symbols.qualified_name(build.func) or "").startswith("torch.nn.")
+        for build in builds
+    )
+
+
+_CONTAINERS = frozenset({"ModuleList", "Sequential", "ParameterList"})
 
 
 def _unpacked_parameters(function: FunctionNode) -> Set[str]:
