@@ -6484,6 +6484,38 @@ class Model(nn.Module):
     (torch.tensor([1.0, 2.0]),),
     None,
 )
+#: A layer's bias is judged by the stores into that layer, not by another class's own
+#: `self.bias = None` (an over-decline sweep 30 noted); a store into the layer declines.
+_LINEAR_BESIDE_OPTIONAL_BIAS = """
+class Other(nn.Module):
+    def __init__(self, bias=True):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(2)) if bias else None
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(2, 2)
+        nn.init.constant_(self.proj.bias, 0.5)
+
+    def forward(self, x):
+        return x + self.proj.bias if x.sum() > 1000 else x * 2
+"""
+CASES["the bias of a linear layer beside a class whose own bias may be None"] = (
+    _LINEAR_BESIDE_OPTIONAL_BIAS, (torch.tensor([1.0, 2.0]),), None,
+)
+CASES["the bias of a linear layer that a subclass sets to None"] = (
+    _LINEAR_BESIDE_OPTIONAL_BIAS + """
+
+class Unbiased(Model):
+    def __init__(self):
+        super().__init__()
+        self.proj.bias = None
+""",
+    (torch.tensor([1.0, 2.0]),),
+    "`self.proj.bias` may be None",
+)
 #: A layer called only under `if mask is not None:` gets a mask: its selection is fixed.
 CASES["a selection over a parameter its caller passes only when not None"] = (
     """

@@ -72,16 +72,21 @@ def may_be_none(
 
 
 def _attribute_may_be_none(node: ast.Attribute, symbols: ModuleSymbols) -> bool:
-    """Whether ``self.a.b`` may be None (or not be there): the file may store None into
-    attributes named ``b``, ``b`` is a gradient, or ``self.a`` is not surely an ``nn`` layer
-    that holds a tensor ``b`` (``layers.holds_tensor``: not ``bias=False``, not
-    ``nn.Identity()``) nor an object of a class of this file (whose None stores
-    ``none_attributes`` knows)."""
+    """Whether ``self.a.b`` may be None (or not be there): ``b`` is a gradient; ``self.a`` is
+    an ``nn`` layer that holds a tensor ``b`` (``layers.holds_tensor``: not ``bias=False``,
+    not ``nn.Identity()``) and the file stores None into ``b`` of an object other than
+    ``self`` (``layer.bias = None``: another class's ``self.bias = None`` is not this
+    layer's); else the file stores None into attributes named ``b``, or ``self.a`` is not an
+    object of a class of this file (whose None stores ``none_attributes`` knows)."""
     if not self_chain(node):
         return False
-    if node.attr in none_attributes(symbols.tree) or node.attr == "grad":
+    if node.attr == "grad":
         return True
     holder = self_attribute(node.value)
+    if holder is not None and holds_tensor(node, symbols):  # only a store into the layer
+        return node.attr in _none_stored_into_others(symbols.tree)  # (`layer.bias = None`)
+    if node.attr in none_attributes(symbols.tree):
+        return True
     if holder is None:  # `self.a.b.c`: judged by the names the file stores None into
         return False
     builds = attribute_stores(symbols.tree).get(holder, ())
@@ -90,6 +95,27 @@ def _attribute_may_be_none(node: ast.Attribute, symbols: ModuleSymbols) -> bool:
         for b in builds
     )
     return not of_this_file and not holds_tensor(node, symbols)
+
+
+@node_memo
+def _none_stored_into_others(tree: ast.Module) -> FrozenSet[str]:
+    """The names the file stores None into on an object other than ``self`` itself:
+    ``layer.bias = None``, ``self.proj.bias = None``, ``setattr(layer, "bias", None)``,
+    ``layer.register_parameter("bias", None)``."""
+    names: Set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and none_value(node.value):
+            names |= {
+                t.attr for t in assignment_targets(node)
+                if isinstance(t, ast.Attribute) and not is_self(t.value)
+            }
+        elif isinstance(node, ast.Call) and len(node.args) >= 2:
+            receiver = node.args[0] if getattr(node.func, "id", "") == "setattr" else (
+                node.func.value if isinstance(node.func, ast.Attribute) else None
+            )
+            if receiver is not None and not is_self(receiver):
+                names |= _stored_none(node, tree)
+    return frozenset(names)
 
 
 def _pairs(target: ast.expr, value: ast.expr) -> List[Tuple[ast.expr, ast.expr]]:
