@@ -6516,6 +6516,539 @@ class Unbiased(Model):
     (torch.tensor([1.0, 2.0]),),
     "`self.proj.bias` may be None",
 )
+#: Sweep 31 (59 programs): names, parameters, globals and plain `self.X` that the file
+#: shows may be None or not a tensor on the path not taken, metadata names of objects,
+#: receivers made or returned by the file, a guard message formatting an object of the
+#: file; each failed before (`TorchRuntimeError`, a counter or `__str__` run).
+SWEEP_31 = {
+    'a module-level global bound to None (SCALE = None) read in a [Where] side': (
+        """
+SCALE = None
+
+class Model(nn.Module):
+    def forward(self, x):
+        y = x * SCALE if x.abs().mean() > 100 else x - 1
+        return y
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`SCALE` may be None, and computing with it on the path that ',
+    ),
+    'a local taken by subscript from a list attribute holding None (g = self.gammas[0])': (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gammas = [None, 0.5]
+
+    def forward(self, x):
+        g = self.gammas[0]
+        y = x * g if x.abs().mean() > 100 else x - 1
+        return y
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`g` may be None, and computing with it on the path that did ',
+    ),
+    "an item of a dict parameter a caller of the file gives None (cfg['scale'])": (
+        """
+class Block(nn.Module):
+    def forward(self, x, cfg):
+        s = cfg["scale"]
+        y = x * s if x.abs().mean() > 100 else x - 1
+        return y
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        return self.block(x, {"scale": None})
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'object.__setattr__(self, "gain", None) in a method run by __init__': (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gain = 2.0
+        self.reset()
+
+    def reset(self):
+        object.__setattr__(self, "gain", None)
+
+    def forward(self, x):
+        y = x * self.gain if x.abs().mean() > 100 else x - 1
+        return y
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`self.gain` may be None or not be there, and computing with ',
+    ),
+    'self.__setattr__("gain", None) in __init__': (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gain = 2.0
+        self.__setattr__("gain", None)
+
+    def forward(self, x):
+        y = x * self.gain if x.abs().mean() > 100 else x - 1
+        return y
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`self.gain` may be None or not be there, and computing with ',
+    ),
+    'an in-file caller passes a Python list for the parameter multiplied in a side': (
+        """
+class Block(nn.Module):
+    def forward(self, x, scale):
+        y = x * scale if x.abs().mean() > 100 else x - 1
+        return y
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        return self.block(x, [0.5, 2.0])
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`scale` may be None, and computing with it on the path that ',
+    ),
+    'a local bound by getattr(self, "gain") (two arguments) of an attribute set to None': (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gain = None
+
+    def forward(self, x):
+        s = getattr(self, "gain")
+        y = x * s if x.abs().mean() > 100 else x - 1
+        return y
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'self.scale_fn = <module function of the file that may return None>; s = self.scale_fn(x)': (
+        """
+def get_scale(x):
+    if x.dim() > 3:
+        return x.new_tensor(2.0)
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale_fn = get_scale
+
+    def forward(self, x):
+        s = self.scale_fn(x)
+        y = x * s if x.abs().mean() > 100 else x - 1
+        return y
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'self.scale_fn = functools.partial(<function of the file that returns None>, ...)': (
+        """
+import functools
+
+def get_scale(x, mode="on"):
+    if mode == "on":
+        return x.new_tensor(2.0)
+    return None
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale_fn = functools.partial(get_scale, mode="off")
+
+    def forward(self, x):
+        s = self.scale_fn(x)
+        y = x * s if x.abs().mean() > 100 else x - 1
+        return y
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'a local list literal holding None, indexed: scales = [None, self.w]; s = scales[0]': (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        scales = [None, self.w]
+        s = scales[0]
+        y = x * s if x.abs().mean() > 100 else x - 1
+        return y
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`s` may be None, and computing with it on the path that did ',
+    ),
+    'tuple unpacking of an attribute holding (None, None): w, b = self.affine': (
+        """
+class Model(nn.Module):
+    def __init__(self, affine=False):
+        super().__init__()
+        self.affine = (
+            (nn.Parameter(torch.ones(4)), nn.Parameter(torch.zeros(4))) if affine else (None, None)
+        )
+
+    def forward(self, x):
+        w, b = self.affine
+        y = x * w + b if x.abs().mean() > 100 else x - 1
+        return y
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`b` may be None, and computing with it on the path that did ',
+    ),
+    'a registered buffer replaced by None through self._buffers["shift"] = None': (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("shift", torch.zeros(4))
+
+    def drop_shift(self):
+        self._buffers["shift"] = None
+
+    def forward(self, x):
+        y = x - self.shift if x.abs().mean() > 100 else x - 1
+        return y
+
+def build():
+    m = Model()
+    m.drop_shift()
+    return m, (torch.randn(4),)
+""",
+        '`self.shift` may be None or not be there, and computing with',
+    ),
+    'self.gain = self._default_gain(), a method that returns self.base_gain, which may be None': (
+        """
+class Model(nn.Module):
+    def __init__(self, base_gain=0.0):
+        super().__init__()
+        self.base_gain = base_gain or None
+        self.gain = self._default_gain()
+
+    def _default_gain(self):
+        return self.base_gain
+
+    def forward(self, x):
+        y = x * self.gain if x.abs().mean() > 100 else x - 1
+        return y
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`self.gain` may be None or not be there, and computing with ',
+    ),
+    'self.gain = config["layer_scale"] of a module-level dict default holding None': (
+        """
+DEFAULTS = {"layer_scale": None, "dim": 4}
+
+class Model(nn.Module):
+    def __init__(self, config=DEFAULTS):
+        super().__init__()
+        self.gain = config["layer_scale"]
+
+    def forward(self, x):
+        y = x * self.gain if x.abs().mean() > 100 else x - 1
+        return y
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`self.gain` may be None or not be there, and computing with ',
+    ),
+    'self.weight, self.bias = self._make_affine(affine), which returns None, None': (
+        """
+class Model(nn.Module):
+    def __init__(self, affine=False):
+        super().__init__()
+        self.weight, self.bias = self._make_affine(affine)
+
+    def _make_affine(self, affine):
+        if affine:
+            return nn.Parameter(torch.ones(4)), nn.Parameter(torch.zeros(4))
+        return None, None
+
+    def forward(self, x):
+        y = x * self.weight if x.abs().mean() > 100 else x - 1
+        return y
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`self.weight` may be None or not be there, and computing wit',
+    ),
+    "an in-file caller passes CFG['scale'] of a module-level dict holding None": (
+        """
+CFG = {"scale": None}
+
+class Block(nn.Module):
+    def forward(self, x, scale):
+        y = x * scale if x.abs().mean() > 100 else x - 1
+        return y
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        return self.block(x, CFG["scale"])
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`scale` may be None, and computing with it on the path that ',
+    ),
+    'an in-file caller passes self.compute_scale(x), a method that may fall off its end (None)': (
+        """
+class Block(nn.Module):
+    def forward(self, x, scale):
+        y = x * scale if x.abs().mean() > 100 else x - 1
+        return y
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def compute_scale(self, x):
+        if x.dim() > 2:
+            return x.mean()
+
+    def forward(self, x):
+        return self.block(x, self.compute_scale(x))
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`scale` may be None, and computing with it on the path that ',
+    ),
+    'a dataclass field None by default, read under a metadata name (spec.imag)': (
+        """
+from dataclasses import dataclass
+from typing import Optional
+
+@dataclass
+class Spectrum:
+    real: torch.Tensor
+    imag: Optional[torch.Tensor] = None
+
+class Model(nn.Module):
+    def encode(self, x):
+        return Spectrum(x * 2)
+
+    def forward(self, x):
+        spec = self.encode(x)
+        y = x * spec.imag if x.abs().mean() > 100 else x - 1
+        return y
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`spec.imag` is an attribute of an object the analysis does n',
+    ),
+    'a receiver a method returns from what self holds (head = self.get_head())': (
+        """
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def mean(self, x):
+        self.calls += 1
+        return x.mean()
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleDict({"a": Head()})
+
+    def get_head(self):
+        return self.heads["a"]
+
+    def forward(self, x):
+        head = self.get_head()
+        y = x - head.mean(x) if x.abs().mean() > 100 else x - 1
+        return y, torch.tensor(self.heads["a"].calls)
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`head` may not be a tensor: `head.mean()` may call a module ',
+    ),
+    'a receiver built from a plain class of the file (ema = Ema(); ema.mul(x))': (
+        """
+class Ema:
+    calls = 0
+    def mul(self, x):
+        Ema.calls += 1
+        return x * 0.9
+
+class Model(nn.Module):
+    def forward(self, x):
+        ema = Ema()
+        y = ema.mul(x) if x.abs().mean() > 100 else x - 1
+        return y, torch.tensor(Ema.calls)
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`ema` may not be a tensor: `ema.mul()` may call a module or ',
+    ),
+    'a property named like tensor metadata read through an alias of a held module': (
+        """
+import warnings
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.reads = 0
+
+    @property
+    def dtype(self):
+        self.reads += 1
+        return self.proj.weight.dtype
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+
+    def forward(self, x):
+        enc = self.encoder
+        y = (x * 2).to(enc.dtype) if x.abs().mean() > 100 else x - 1
+        return y, torch.tensor(self.encoder.reads)
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`enc.dtype` is an attribute of an object the analysis does n',
+    ),
+    'an (out, attn) tuple whose second element is an attribute set to None': (
+        """
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)  # both arms build the same weights
+        self.qkv = nn.Linear(4, 4)
+        self.cached_attn = None
+
+    def forward(self, x):
+        return self.qkv(x), self.cached_attn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)  # both arms build the same weights
+        self.attn = Attention()
+
+    def forward(self, x):
+        h, attn = self.attn(x)
+        y = h * attn if h.abs().mean() > 100 else h - 1
+        return y
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`attn` may be None, and computing with it on the path that d',
+    ),
+    'a (boxes, scores) tuple whose second element is a local bound to None': (
+        """
+class Decoder(nn.Module):
+    def __init__(self, with_scores=False):
+        super().__init__()
+        torch.manual_seed(0)  # both arms build the same weights
+        self.reg = nn.Linear(4, 4)
+        self.with_scores = with_scores
+
+    def forward(self, x):
+        boxes = self.reg(x)
+        scores = None
+        if self.with_scores:
+            scores = boxes.sigmoid()
+        return boxes, scores
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)  # both arms build the same weights
+        self.decode = Decoder()
+
+    def forward(self, x):
+        boxes, scores = self.decode(x)
+        y = boxes * scores if boxes.abs().mean() > 100 else boxes - 1
+        return y
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        '`scores` may be None, and computing with it on the path that',
+    ),
+    'a guard message formatting an object whose __str__ is of this file': (
+        """
+class Spec:
+    def __init__(self):
+        self.renders = 0
+
+    def __str__(self):
+        self.renders += 1
+        return f"Spec(dim=4, renders={self.renders})"
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)  # both arms build the same weights
+        self.spec = Spec()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if torch.isnan(x).any():
+            raise ValueError(f"NaN input for {self.spec}")
+        return self.proj(x) * 2, torch.tensor(self.spec.renders)
+
+def build():
+    return Model(), (torch.randn(4),)
+""",
+        'the message would be built on every call: formatting `self.s',
+    ),
+}
+CASES.update(
+    (name, (body, (torch.tensor([1.0, -2.0, 3.0, 0.5]),), decline))
+    for name, (body, decline) in SWEEP_31.items()
+)
 #: A layer called only under `if mask is not None:` gets a mask: its selection is fixed.
 CASES["a selection over a parameter its caller passes only when not None"] = (
     """

@@ -81,3 +81,25 @@ def _built_with(build: ast.expr, name: str, symbols: ModuleSymbols) -> bool:
         if not (default if given is None else true):
             return False
     return True
+
+
+#: Settings that ``nn`` layers keep as plain Python values, never None.
+LAYER_SETTINGS = frozenset({
+    "in_features", "out_features", "in1_features", "in2_features", "in_channels",
+    "out_channels", "kernel_size", "stride", "dilation", "groups", "eps", "normalized_shape",
+    "num_embeddings", "embedding_dim", "num_features", "num_groups", "num_channels",
+    "elementwise_affine", "affine", "embed_dim", "num_heads", "head_dim",
+})
+
+
+def holds_setting(node: ast.expr, symbols: ModuleSymbols) -> bool:
+    """Whether ``node``, ``self.proj.out_features``, is a setting (``LAYER_SETTINGS``) of what
+    ``self.proj`` is on every build of the file: an ``nn`` layer."""
+    if not (isinstance(node, ast.Attribute) and node.attr in LAYER_SETTINGS):
+        return False
+    builds = attribute_stores(symbols.tree).get(self_attribute(node.value) or "", ())
+    return bool(builds) and all(
+        isinstance(build, ast.Call)
+        and (symbols.qualified_name(build.func) or "").startswith("torch.nn.")
+        for build in builds
+    )

@@ -272,12 +272,40 @@ def _held_object(node: ast.expr, values: ValueAnalysis, symbols: ModuleSymbols) 
         return True
     if not isinstance(root, ast.Name):
         return False
-    if root.id in _held_locals(function):
+    if root.id in held_locals(function) or _made_object(root.id, values, symbols):
         return True
+    local = values.is_parameter(root.id) or bool(values.assignments_of(root.id))
     defined = set(symbols.functions) | set(symbols.classes) | set(symbols.assignments)
-    return root.id in defined and not (
-        values.is_parameter(root.id) or values.assignments_of(root.id)
-    )
+    imported = symbols.imports.get(root.id, "").split(".")[0]
+    return not local and (root.id in defined or imported not in ("", *_PURE_MODULES))
+
+
+#: Modules whose functions named like tensor operations compute without effects
+#: (``math.sqrt``, ``np.log``); another import's (``wandb.log``) may have some.
+_PURE_MODULES = ("torch", "math", "cmath", "numpy", "operator")
+
+
+def _made_object(name: str, values: ValueAnalysis, symbols: ModuleSymbols) -> bool:
+    """Whether the local ``name`` may hold an object of a class of the file: one built here
+    (``ema = Ema()``) or what a method of the file returns that ``self`` holds (``head =
+    self.get_head()`` of ``return self.heads["a"]``)."""
+    for value in values.assignments_of(name):
+        if not isinstance(value, ast.Call):
+            continue
+        func = value.func
+        if isinstance(func, ast.Name) and func.id in symbols.classes:
+            return True
+        if isinstance(func, ast.Attribute) and is_self(func.value):
+            methods = [i.methods[func.attr] for i in symbols.classes.values()
+                       if func.attr in i.methods]
+            if any(
+                isinstance(r, ast.Return) and r.value is not None
+                and is_self(_held_root(r.value)) and r.value is not _held_root(r.value)
+                for method in methods
+                for r in walk(method)
+            ):
+                return True
+    return False
 
 
 def _first_parameter(node: ast.expr, function: FunctionNode) -> bool:
@@ -298,7 +326,7 @@ def _held_root(node: ast.expr) -> ast.expr:
 
 
 @node_memo
-def _held_locals(function: FunctionNode) -> FrozenSet[str]:
+def held_locals(function: FunctionNode) -> FrozenSet[str]:
     """The locals ``function`` binds to objects ``self`` holds: loop targets over them (``for
     block in self.blocks``, ``enumerate(self.layers)``), ``head = self.heads[task]``, ``head,
     tail = self.head, self.tail``, ``p = self.a if c else self.b``, ``getattr(self.heads,

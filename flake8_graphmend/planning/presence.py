@@ -16,15 +16,18 @@ from one) is a known problem of GM201.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import (
+    TYPE_CHECKING, Callable, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
+)
 
 from ..analysis.index import assignment_targets, child_nodes, node_memo, walk
-from ..analysis.layers import holds_tensor
+from ..analysis.layers import holds_setting, holds_tensor
+from ..analysis.purity import held_locals
 from ..analysis.symbols import (
     FunctionNode, ModuleSymbols, is_self, is_super_call, self_attribute, self_chain,
     attribute_stores,
 )
-from ..analysis.values import parameter_defaults, registered_name
+from ..analysis.values import Kind, is_shape, parameter_defaults, registered_name
 from .aliasing import alternatives, reaching_bindings, statement_blocks
 from .module_state import module_call_targets
 
@@ -62,6 +65,8 @@ def may_be_none(
         if on_entry and ctx.values.is_parameter(node.id):
             if optional_parameter(ctx.region.function, node.id) or passed_none(node.id):
                 return True
+        if on_entry and node.id not in ctx.local_names:  # a global: `SCALE = None`
+            return node.id in none_attributes(ctx.symbols.tree)
         return any(
             _binding_may_give_none(binding, ctx, passed_none, depth) for binding in bindings
         )
@@ -83,6 +88,8 @@ def _attribute_may_be_none(node: ast.Attribute, symbols: ModuleSymbols) -> bool:
     if node.attr == "grad":
         return True
     holder = self_attribute(node.value)
+    if holds_setting(node, symbols):  # `self.proj.out_features`
+        return node.attr in _none_stored_into_others(symbols.tree)
     if holder is not None and holds_tensor(node, symbols):  # only a store into the layer
         return node.attr in _none_stored_into_others(symbols.tree)  # (`layer.bias = None`)
     if node.attr in none_attributes(symbols.tree):
@@ -161,11 +168,21 @@ def _binding_may_give_none(
         return value is not None
     # `(y := x)` binds a name, never a tuple to unpack
     targets = [] if isinstance(binding, ast.NamedExpr) else assignment_targets(binding)
-    nones, tuples = _none_returning(ctx.symbols)
+    tuples = _none_returning(ctx.symbols)[1]
     if any(isinstance(t, (ast.Tuple, ast.List)) for t in targets):
         if isinstance(value, ast.Call):  # `out, weights = self.attn(x)` of `return out, None`
             return any(id(f) in tuples for f in _called_functions(value, ctx))
-        return any(isinstance(sub, ast.Constant) and sub.value is None for sub in walk(value))
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return any(isinstance(s, ast.Constant) and s.value is None for s in walk(value))
+        if isinstance(value, ast.Subscript):  # `h, kv = outputs[:2]`, `h, w = x.shape[1:]`
+            return unknown_item(value, ctx)
+        if isinstance(value, ast.Name):  # `h, kv = outputs` of `outputs = self.attn(x)`
+            found, _ = reaching_bindings(value.id, binding, ctx)
+            calls = all(isinstance(getattr(b, "value", None), ast.Call) for b in found)
+            return not (calls and found) and ctx.values.kind(value) is not Kind.TENSOR
+        return ctx.values.kind(value) is not Kind.TENSOR  # `w, b = self.affine`: not seen into
+    if isinstance(value, ast.Attribute) and unknown_attribute(value, ctx):
+        return True  # `s = cfg.scale`
     parts = alternatives(value) or [value]  # `self.a or self.b`: either may be the value
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
         if value.func.attr in ("get", "pop", "setdefault") and len(value.args) == 2:
@@ -176,13 +193,128 @@ def _binding_may_give_none(
         for part in parts
     ):
         return True
-    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
-        return value.value.id in _unpacked_parameters(ctx.region.function)  # `kwargs["s"]`
-    if isinstance(value, ast.Call):  # `s = self.scale(x)` of a method that may return None
-        if self_attribute(value.func) in _none_lambdas(ctx.symbols.tree):
-            return True  # `self.scale_fn = lambda x: None`
-        return any(id(f) in nones for f in _called_functions(value, ctx))
+    if isinstance(value, ast.Subscript):  # `g = self.gammas[0]`, `s = cfg["scale"]`
+        return unknown_item(value, ctx)
+    return isinstance(value, ast.Call) and _call_may_give_none(value, ctx)
+
+
+def _call_may_give_none(call: ast.Call, ctx: FunctionContext) -> bool:
+    """Whether ``call`` may return None: a function, method or module of the file that may
+    (``_none_returning``), a callable stored into an attribute that may (``self.scale_fn =
+    lambda x: None``, ``= get_scale``, ``= partial(...)``), ``getattr(self, "gain")`` of a
+    name the file stores None into."""
+    stored = attribute_stores(ctx.symbols.tree).get(self_attribute(call.func) or "", ())
+    if any(_callable_may_return_none(v, ctx.symbols) for v in stored):
+        return True
+    if getattr(call.func, "id", "") == "getattr" and len(call.args) == 2:
+        key = call.args[1]
+        return isinstance(key, ast.Constant) and key.value in none_attributes(ctx.symbols.tree)
+    nones = _none_returning(ctx.symbols)[0]
+    return any(id(f) in nones for f in _called_functions(call, ctx))
+
+
+#: What reading a tensor gives without running code of the program, and never None.
+_TENSOR_METADATA = frozenset({
+    "shape", "dtype", "device", "ndim", "T", "mT", "H", "mH", "layout", "is_cuda", "real",
+    "imag", "requires_grad", "is_sparse", "is_quantized", "is_meta", "data",
+})
+
+
+def unknown_attribute(node: ast.Attribute, ctx: FunctionContext) -> bool:
+    """Whether ``node`` is an attribute of an object the analysis does not know, other than
+    ``self`` (whose attributes ``may_be_none`` and ``impurity`` judge): ``cfg.scale`` of a
+    parameter, ``blk.gamma`` of ``blk = self.blocks[0]``, ``CONFIG.scale``, which may be None,
+    missing or a property. Not: metadata (``x.shape``) of what may be a tensor (not an object
+    ``self`` holds or a class of the file makes: ``enc.dtype`` of ``enc = self.encoder``,
+    ``spec.imag`` of ``spec = Spectrum(...)``), a name of an imported module
+    (``torch.float16``, ``math.pi``), an attribute of what a torch call returns
+    (``torch.finfo(x.dtype).min``)."""
+    root = node.value
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        root = root.value
+    if is_self(root):
+        return False
+    if isinstance(root, ast.Call):
+        return not (ctx.symbols.qualified_name(root.func) or "").startswith("torch.")
+    if not isinstance(root, ast.Name):
+        return False
+    if root.id in ctx.symbols.imports and root.id not in ctx.local_names:
+        return False
+    return not (
+        node.attr in _TENSOR_METADATA
+        and ctx.values.kind(root) is not Kind.STATIC
+        and not _object_local(root.id, ctx)
+    )
+
+
+def _object_local(name: str, ctx: FunctionContext) -> bool:
+    """Whether the local ``name`` may hold an object other than a tensor: one ``self`` holds
+    (``enc = self.encoder``), or one a class of the file makes, directly or as what a function
+    of the file returns (``spec = self.encode(x)`` of ``return Spectrum(x)``)."""
+    if name in held_locals(ctx.region.function):
+        return True
+    for value in ctx.values.assignments_of(name):
+        calls = [value] if isinstance(value, ast.Call) else []
+        for call in calls:
+            if getattr(call.func, "id", "") in ctx.symbols.classes:
+                return True
+            for function in _called_functions(call, ctx):
+                if any(
+                    isinstance(r, ast.Return) and isinstance(r.value, ast.Call)
+                    and getattr(r.value.func, "id", "") in ctx.symbols.classes
+                    for r in _own_nodes(function)
+                ):
+                    return True
     return False
+
+
+def may_pass_none(value: ast.expr, symbols: ModuleSymbols) -> bool:
+    """Whether ``value``, handed to a call, may be None or a container rather than a tensor:
+    None itself (``none_value``), a call of a function of the file that may return None, a
+    display (``[0.5, 2.0]``), or ``CFG["scale"]`` of a key a dict of the file maps to None."""
+    if none_value(value) or isinstance(value, (ast.List, ast.Tuple, ast.Dict, ast.Set)):
+        return True
+    if isinstance(value, ast.Subscript):
+        return none_key(value, symbols.tree)
+    nones = _none_returning(symbols)[0]
+    return isinstance(value, ast.Call) and any(
+        id(f) in nones for f in _file_callees(value, symbols)
+    )
+
+
+def unknown_item(value: ast.Subscript, ctx: FunctionContext) -> bool:
+    """Whether ``value``, an item of a container, may be None or not a tensor: not an index
+    of a tensor or of its shape, an item of an ``nn`` container, nor an item of what a call
+    returned (``outputs[0]`` of a module's outputs):
+    an item of a list, dict or tuple the analysis does not see into (``self.gammas[0]`` of
+    ``[None, 0.5]``, ``cfg["scale"]``, ``kwargs["scale"]``)."""
+    container = value.value
+    if ctx.values.kind(container) in (Kind.TENSOR, Kind.DATA) or is_shape(container):
+        return False
+    if _over_module_containers(container, ctx.symbols):
+        return False  # `blk = self.blocks[0]` of an `nn.ModuleList`
+    if isinstance(container, ast.Call):
+        return False  # `self.act(h).to(dtype)[:, None]`, `self.attn(x)[0]`
+    if not isinstance(container, ast.Name) or ctx.values.is_parameter(container.id):
+        return True  # `self.gammas[0]`, `cfg["scale"]`, `kwargs["scale"]`
+    bindings, _ = reaching_bindings(container.id, value, ctx)
+    return not bindings or not all(
+        isinstance(getattr(b, "value", None), ast.Call) for b in bindings
+    )
+
+
+def _callable_may_return_none(stored: ast.expr, symbols: ModuleSymbols) -> bool:
+    """Whether ``stored``, a callable stored into an attribute, may return None: a lambda of
+    None, a function of the file that may (``_none_returning``), or ``functools.partial`` of
+    one."""
+    if isinstance(stored, ast.Lambda):
+        return none_value(stored.body)
+    if isinstance(stored, ast.Call) and getattr(stored.func, "attr", getattr(
+        stored.func, "id", ""
+    )) == "partial" and stored.args:
+        stored = stored.args[0]
+    function = symbols.functions.get(getattr(stored, "id", ""))
+    return function is not None and id(function) in _none_returning(symbols)[0]
 
 
 def _over_module_containers(iterated: ast.expr, symbols: ModuleSymbols) -> bool:
@@ -205,22 +337,6 @@ def _over_module_containers(iterated: ast.expr, symbols: ModuleSymbols) -> bool:
 
 
 _CONTAINERS = frozenset({"ModuleList", "Sequential", "ParameterList"})
-
-
-def _unpacked_parameters(function: FunctionNode) -> Set[str]:
-    """``args`` of ``*args`` and ``kwargs`` of ``**kwargs``: what they hold may be None."""
-    return {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
-
-
-@node_memo
-def _none_lambdas(tree: ast.Module) -> FrozenSet[str]:
-    """The attribute names the file stores a lambda into that may return None (``self.scale_fn
-    = lambda x: None``)."""
-    return frozenset(
-        name
-        for name, values in attribute_stores(tree).items()
-        if any(isinstance(v, ast.Lambda) and none_value(v.body) for v in values)
-    )
 
 
 def _called_functions(call: ast.Call, ctx: FunctionContext) -> List[FunctionNode]:
@@ -272,12 +388,7 @@ def _none_returning(symbols: ModuleSymbols) -> Tuple[FrozenSet[int], FrozenSet[i
     functions = [node for node in walk(symbols.tree)
                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     nones = {id(f) for f in functions if _may_return_none(f, symbols)}
-    tuples = {
-        id(f) for f in functions
-        for node in _own_nodes(f)
-        if isinstance(node, ast.Return) and isinstance(node.value, (ast.Tuple, ast.List))
-        and any(none_value(element) for element in node.value.elts)
-    }
+    tuples = {id(f) for f in functions if _returns_none_element(f, symbols)}
     while True:
         more = {
             id(f) for f in functions
@@ -527,6 +638,15 @@ def none_attributes(tree: ast.Module) -> FrozenSet[str]:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute)
         for target in node.targets
         if isinstance(target, ast.Attribute)
+    ] + [  # `self.gain = self._default_gain()` of `return self.base_gain`
+        (target.attr, returned.value.attr)
+        for node in walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+        for function in _named_functions(node.value.func, tree)
+        for returned in _own_nodes(function)
+        if isinstance(returned, ast.Return) and isinstance(returned.value, ast.Attribute)
+        for target in node.targets
+        if isinstance(target, ast.Attribute)
     ]
     while True:
         more = {stored for stored, read in copies if read in names} - names
@@ -536,24 +656,16 @@ def none_attributes(tree: ast.Module) -> FrozenSet[str]:
 
 
 def _stored_none(node: ast.AST, tree: ast.Module) -> Set[str]:
-    """The names ``node`` may store None into: ``obj.X = <may be None>`` (``self.g, self.h =
-    None, x`` too), ``X = None`` in a class body, ``register_buffer("X", None)``,
-    ``setattr(m, "X", None)``, ``obj.X = make_scale(flag)`` of a function that may return
-    None."""
-    names: Set[str] = set()
+    """The names ``node`` may store None into: an assignment (``_assigned_none``),
+    ``register_buffer("X", None)``, ``setattr(m, "X", None)``, ``object.__setattr__(self,
+    "X", None)``."""
     if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-        for target in assignment_targets(node):
-            for element, value in _pairs(target, node.value):
-                if not none_value(value):
-                    continue
-                if isinstance(element, ast.Attribute):
-                    names.add(element.attr)
-                elif isinstance(element, ast.Name):
-                    names.add(element.id)  # a class-level default (or a global: harmless)
-        if isinstance(node.value, ast.Call) and any(
-            plainly_returns_none(f) for f in _named_functions(node.value.func, tree)
-        ):
-            names |= {t.attr for t in assignment_targets(node) if isinstance(t, ast.Attribute)}
+        return _assigned_none(node, node.value, tree)
+    names: Set[str] = set()
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "__setattr__":
+        given = node.args[-2:]  # `object.__setattr__(self, "g", None)`, `self.__setattr__(...)`
+        if len(given) == 2 and isinstance(given[0], ast.Constant) and none_value(given[1]):
+            names.add(str(given[0].value))
     elif isinstance(node, ast.Call) and len(node.args) >= 2:
         name = registered_name(node)
         if name is not None and none_value(node.args[1]):
@@ -563,6 +675,89 @@ def _stored_none(node: ast.AST, tree: ast.Module) -> Set[str]:
             if isinstance(key.value, str) and none_value(node.args[2]):
                 names.add(key.value)
     return names
+
+
+def _assigned_none(
+    node: Union[ast.Assign, ast.AnnAssign], value: ast.expr, tree: ast.Module
+) -> Set[str]:
+    """The names an assignment may store None into: ``obj.X = <may be None>`` (``self.g,
+    self.h = None, x`` too), ``X = None`` in a class body, ``obj.X = make_scale(flag)`` of a
+    function that may return None (or a tuple holding None, unpacked), ``obj.X =
+    CFG["scale"]`` of a key a dict of the file maps to None, ``self._buffers["X"] = None``."""
+    names: Set[str] = set()
+    for target in assignment_targets(node):
+        for element, part in _pairs(target, value):
+            if not none_value(part):
+                continue
+            if isinstance(element, ast.Attribute):
+                names.add(element.attr)
+            elif isinstance(element, ast.Name):
+                names.add(element.id)  # a class-level default (or a global: harmless)
+            elif isinstance(element, ast.Subscript) and isinstance(element.slice, ast.Constant):
+                names.add(str(element.slice.value))  # `self._buffers["shift"] = None`
+    called = _named_functions(value.func, tree) if isinstance(value, ast.Call) else []
+    if any(plainly_returns_none(f) or _returns_none_element(f) for f in called) or (
+        isinstance(value, ast.Subscript) and none_key(value, tree)
+    ):
+        names |= {
+            element.attr
+            for t in assignment_targets(node)
+            for element in walk(t)
+            if isinstance(element, ast.Attribute)
+        }
+    return names
+
+
+def _returns_none_element(
+    function: FunctionNode, symbols: Optional[ModuleSymbols] = None
+) -> bool:
+    """Whether ``function`` may return a tuple holding None: ``return None, None``, ``return
+    boxes, scores`` of ``scores = None`` before, ``return out, self.cached`` of an attribute
+    that may be None (with ``symbols``)."""
+    own = _own_nodes(function)
+    nones = {
+        target.id
+        for node in own
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and none_value(node.value)
+        for target in assignment_targets(node)
+        if isinstance(target, ast.Name)
+    }
+
+    def may_be_none_element(element: ast.expr) -> bool:
+        if none_value(element) or isinstance(element, ast.Name) and element.id in nones:
+            return True
+        attribute = self_attribute(element)
+        return symbols is not None and attribute is not None and attribute in none_attributes(
+            symbols.tree
+        )
+
+    return any(
+        isinstance(node, ast.Return) and isinstance(node.value, (ast.Tuple, ast.List))
+        and any(may_be_none_element(element) for element in node.value.elts)
+        for node in own
+    )
+
+
+def none_key(item: ast.Subscript, tree: ast.Module) -> bool:
+    """Whether ``item`` (``CFG["scale"]``) looks up a key that a dict of the file maps to
+    None (``{"scale": None}``, ``dict(scale=None)``)."""
+    key = item.slice
+    return isinstance(key, ast.Constant) and key.value in _none_keys(tree)
+
+
+@node_memo
+def _none_keys(tree: ast.Module) -> FrozenSet[object]:
+    """The keys that a dict display or ``dict(...)`` call of the file maps to None."""
+    keys: Set[object] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.Dict):
+            keys |= {
+                k.value for k, v in zip(node.keys, node.values)
+                if isinstance(k, ast.Constant) and none_value(v)
+            }
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "dict":
+            keys |= {k.arg for k in node.keywords if k.arg and none_value(k.value)}
+    return frozenset(keys)
 
 
 def _named_functions(func: ast.expr, tree: ast.Module) -> List[FunctionNode]:

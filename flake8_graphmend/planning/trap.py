@@ -19,8 +19,8 @@ from ..analysis.index import (
 )
 from ..analysis.purity import impurity, type_call
 from ..analysis.symbols import (
-    ClassInfo, FunctionNode, ModuleSymbols, is_self, is_super_call, locals_from_self,
-    self_attribute, self_chain, taken_from_self,
+    ClassInfo, FunctionNode, ModuleSymbols, attribute_stores, is_self, is_super_call,
+    locals_from_self, self_attribute, self_chain, taken_from_self,
 )
 from ..analysis.values import Kind, is_size, parameter_defaults
 from . import Plan, Planned, Position, declined, formatted_values, position
@@ -35,7 +35,9 @@ from .module_state import (
 )
 from .per_call import changes_between_calls, per_call_problem
 from .submodules import FOREIGN, NAMESPACE_CALLS
-from .presence import none_attributes, none_value, optional_parameter, tests_none
+from .presence import (
+    may_pass_none, none_attributes, none_value, optional_parameter, tests_none,
+)
 from .totals import (
     initialised_attribute, maybe_unbound, metadata_receiver, names_read,
     plain_argument,
@@ -807,10 +809,11 @@ _CHECKPOINT_OPTIONS = frozenset({
 
 def _may_pass_none(value: ast.expr, site: _CallSite, ctx: FunctionContext) -> bool:
     """Whether ``value``, handed on by ``site``, may be None: a value that may be (``None``,
-    ``m if c else None``, ``kw.get("m")``), an attribute the file may set to None, or a name
+    ``m if c else None``, ``kw.get("m")``, ``may_pass_none``: a call that may return None, a
+    list), an attribute the file may set to None, or a name
     that an optional parameter of the caller or an assignment of it may give None, unless the
     call is made under ``if name is not None:``."""
-    if none_value(value):
+    if may_pass_none(value, ctx.symbols):
         return True
     attribute = self_attribute(value)
     if attribute is not None:
@@ -1095,6 +1098,11 @@ def _message_problem(
                     "format spec, which fails for a tensor of several elements"
                 )
         problem = impurity(piece.value, ctx.values, ctx.symbols, static_indexing=False)
+        if problem is None and _formats_own_object(piece.value, ctx):
+            problem = (
+                f"formatting `{ast.unparse(piece.value)}` runs the `__str__` (or `__format__`, "
+                "`__repr__`) of a class of this file"
+            )
         if problem is None and not _always_computed(piece.value, ctx, tested):
             problem = (
                 f"`{ast.unparse(piece.value)}` may fail for some shapes, dtypes or values, "
@@ -1108,6 +1116,29 @@ def _message_problem(
         if problem:
             return problem
     return None
+
+
+def _formats_own_object(value: ast.expr, ctx: FunctionContext) -> bool:
+    """Whether formatting ``value`` may run code of this file: ``self.spec`` (or a local) that
+    the file builds from a class of its own that defines ``__str__``, ``__format__`` or
+    ``__repr__`` (or inherits one from a class of the file)."""
+    classes = ctx.symbols.classes
+    rendering = {
+        name for name, info in classes.items()
+        if any(
+            {"__str__", "__format__", "__repr__"} & set(base.methods)
+            for base in lineage(info, ctx.symbols)
+        )
+    }
+    if not rendering:
+        return False
+    attribute = self_attribute(value)
+    built = attribute_stores(ctx.symbols.tree).get(attribute, ()) if attribute else (
+        ctx.values.assignments_of(value.id) if isinstance(value, ast.Name) else ()
+    )
+    return any(
+        isinstance(b, ast.Call) and getattr(b.func, "id", "") in rendering for b in built
+    )
 
 
 def _always_computed(value: ast.expr, ctx: FunctionContext, tested: AbstractSet[str]) -> bool:

@@ -25,7 +25,7 @@ from typing import (
 
 from ..analysis.index import deleted_names, loops_around, outer_names, walk
 from ..analysis.purity import extrema_taken, impurity
-from ..analysis.symbols import is_self, self_attribute, self_chain
+from ..analysis.symbols import self_attribute, self_chain
 from ..analysis.values import Kind
 from . import Plan, Planned, declined, position
 from .aliasing import (
@@ -41,7 +41,7 @@ from .draws import DrawGuard, draw_guard_plan
 from .gradients import gradient_inputs, gradient_problem, shown_problem, shown_returned_problem
 from .items import compared_item
 from .submodules import is_torch_function
-from .presence import may_be_none
+from .presence import may_be_none, unknown_attribute
 from .totals import maybe_unbound
 from .trap import passed_none
 
@@ -893,45 +893,13 @@ def _absent_read(
     called = {id(sub.func) for sub in walk(value) if isinstance(sub, ast.Call)}
     for sub in walk(value):
         if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Load):
-            problem = None if id(sub) in called else _unknown_attribute(sub, ctx)
-            if problem:
-                return problem
+            if id(sub) not in called and unknown_attribute(sub, ctx):
+                return (
+                    f"`{ast.unparse(sub)}` is an attribute of an object the analysis does not "
+                    "know: on the path that did not read it, it may be None, missing or a "
+                    "property"
+                )
     return None
-
-
-#: What reading a tensor gives without running code of the program, and never None.
-_TENSOR_METADATA = frozenset({
-    "shape", "dtype", "device", "ndim", "T", "mT", "H", "mH", "layout", "is_cuda", "real",
-    "imag", "requires_grad", "is_sparse", "is_quantized", "is_meta", "data",
-})
-
-
-def _unknown_attribute(node: ast.Attribute, ctx: FunctionContext) -> Optional[str]:
-    """Why reading ``node`` on the path that did not may fail or run code, where its object is
-    not ``self`` (whose attributes ``may_be_none`` and ``impurity`` judge) but one the analysis
-    does not know: ``cfg.scale`` of a parameter, ``blk.gamma`` of ``blk = self.blocks[0]``,
-    ``CONFIG.scale``, which may be None, missing or a property. Not: metadata of a tensor
-    (``x.shape``, ``h.dtype``), a name of an imported module (``torch.float16``, ``math.pi``),
-    an attribute of what a torch call returns (``torch.finfo(x.dtype).min``)."""
-    root = node.value
-    while isinstance(root, (ast.Attribute, ast.Subscript)):
-        root = root.value
-    if is_self(root):
-        return None
-    if isinstance(root, ast.Call):
-        known = (ctx.symbols.qualified_name(root.func) or "").startswith("torch.")
-    elif isinstance(root, ast.Name):
-        known = root.id in ctx.symbols.imports and root.id not in ctx.local_names or (
-            node.attr in _TENSOR_METADATA and ctx.values.kind(root) is not Kind.STATIC
-        )
-    else:
-        known = True
-    if known:
-        return None
-    return (
-        f"`{ast.unparse(node)}` is an attribute of an object the analysis does not know: on "
-        "the path that did not read it, it may be None, missing or a property"
-    )
 
 
 def _compared_with_is(node: ast.expr) -> Set[int]:
