@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Seq
 
 from ..analysis.index import assignment_targets, node_memo, parent_map, root_name, run_nodes, walk
 from ..analysis.purity import impurity
-from ..analysis.symbols import ClassInfo, ModuleSymbols, self_attribute
+from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
 from ..analysis.values import Kind, is_size
 from . import Plan, Planned, Position, declined, formatted_values, position
 from .aliasing import escape_after, hands_on_caller_tensor, may_alias, reaching_bindings
@@ -44,7 +44,9 @@ from .totals import (
     total_test,
     unsure_names,
 )
-from .trap import rebuilt_message_problem, run_by_callers, state_change_problem
+from .trap import (
+    reached_from, rebuilt_message_problem, run_by_callers, state_change_problem,
+)
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
@@ -433,7 +435,10 @@ def _read_state_problem(node: ast.Call, ctx: FunctionContext) -> Optional[str]:
         if isinstance(sub, (ast.stmt, ast.expr))
         and (sub.lineno < node.lineno or any(start <= sub.lineno <= end for start, end in loops))
     ]
-    for sub, where in itertools.chain(own, run_by_callers(ctx)):
+    symbols = ctx.symbols
+    reached = reached_from(symbols, lambda f: _changes_read_state(f, symbols), "read state")
+    callers = run_by_callers(ctx) if id(ctx.region.function) in reached else ()
+    for sub, where in itertools.chain(own, callers):
         # a caller's calls are not followed: one of them leads to this very function
         changed = _read_state_changed(sub, ctx.region.owner, ctx, 0 if not where else 3)
         if changed is None:
@@ -451,6 +456,19 @@ def _read_state_problem(node: ast.Call, ctx: FunctionContext) -> Optional[str]:
             "change is applied after the graph, which makes the call before it"
         )
     return None
+
+
+def _changes_read_state(function: FunctionNode, symbols: ModuleSymbols) -> bool:
+    """Whether ``function``'s own code changes what a deferred call may read, as a caller's
+    code before the call is weighed (``_read_state_changed`` at the callers' depth)."""
+    return any(
+        isinstance(node, ast.Call)
+        and (symbols.qualified_name(node.func) or ast.unparse(node.func)).endswith(
+            "set_printoptions"
+        )
+        or _changed_object(node) is not None
+        for node in run_nodes(function)
+    )
 
 
 _PRINT_OPTIONS = "torch.set_printoptions"

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import ast
 from typing import (
-    TYPE_CHECKING, Callable, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
+    TYPE_CHECKING, Callable, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple,
+    Union,
 )
 
 from ..analysis.index import assignment_targets, child_nodes, node_memo, walk
@@ -454,13 +455,7 @@ def plainly_returns_none(function: FunctionNode) -> bool:
     own = _own_nodes(function)
     if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in own):
         return False
-    nones = {
-        target.id
-        for node in own
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and none_value(node.value)
-        for target in assignment_targets(node)
-        if isinstance(target, ast.Name)
-    }
+    nones = none_locals(own)
     for node in own:
         if isinstance(node, ast.Return):
             value = node.value
@@ -471,6 +466,17 @@ def plainly_returns_none(function: FunctionNode) -> bool:
             ):
                 return True
     return _may_complete(function.body)
+
+
+def none_locals(nodes: Iterable[ast.AST]) -> Set[str]:
+    """The names that assignments among ``nodes`` bind to a value that may be None."""
+    return {
+        target.id
+        for node in nodes
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and none_value(node.value)
+        for target in assignment_targets(node)
+        if isinstance(target, ast.Name)
+    }
 
 
 def _own_nodes(function: FunctionNode) -> List[ast.AST]:
@@ -715,13 +721,7 @@ def _returns_none_element(
     boxes, scores`` of ``scores = None`` before, ``return out, self.cached`` of an attribute
     that may be None (with ``symbols``)."""
     own = _own_nodes(function)
-    nones = {
-        target.id
-        for node in own
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and none_value(node.value)
-        for target in assignment_targets(node)
-        if isinstance(target, ast.Name)
-    }
+    nones = none_locals(own)
 
     def may_be_none_element(element: ast.expr) -> bool:
         if none_value(element) or isinstance(element, ast.Name) and element.id in nones:
@@ -880,13 +880,8 @@ def _nones_passed(
     ):
         return {(id(initialiser), name) for name in parameters}
     given = [*zip(parameters, call.args[skipped:]), *((k.arg, k.value) for k in call.keywords)]
-    nones = {  # the caller's locals bound to None (`g = None; Block(g)`)
-        target.id
-        for node in (walk(caller) if isinstance(caller, ast.FunctionDef) else ())
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and none_value(node.value)
-        for target in assignment_targets(node)
-        if isinstance(target, ast.Name)
-    }
+    # the caller's locals bound to None (`g = None; Block(g)`)
+    nones = none_locals(walk(caller)) if isinstance(caller, ast.FunctionDef) else set()
     return {
         (id(initialiser), str(name))
         for name, value in given

@@ -10,8 +10,8 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from typing import (
-    TYPE_CHECKING, AbstractSet, Callable, FrozenSet, Iterator, List, Optional, Sequence, Set,
-    Tuple, Union,
+    TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence,
+    Set, Tuple, Union,
 )
 
 from ..analysis.index import (
@@ -36,7 +36,7 @@ from .module_state import (
 from .per_call import changes_between_calls, per_call_problem
 from .submodules import FOREIGN, NAMESPACE_CALLS
 from .presence import (
-    may_pass_none, none_attributes, none_value, optional_parameter, tests_none,
+    may_pass_none, none_attributes, none_locals, optional_parameter, tests_none,
 )
 from .totals import (
     initialised_attribute, maybe_unbound, metadata_receiver, names_read,
@@ -720,6 +720,38 @@ def run_by_callers(ctx: FunctionContext) -> Iterator[Tuple[Union[ast.stmt, ast.e
             yield sub, site.where
 
 
+def reached_from(
+    symbols: ModuleSymbols, holds: Callable[[FunctionNode], bool], key: str
+) -> FrozenSet[int]:
+    """The ids of the functions of the module that a function that ``holds`` calls on towards
+    (by ``_leads_to``, as the callers' chains are found), computed once per module under
+    ``key``: a function is called on towards from one that holds only if it is in there, so
+    its callers' chains need not be found otherwise (``run_by_callers``)."""
+    cache = vars(symbols).setdefault("_reached_from", {})  # like a cached_property's value
+    if key in cache:
+        return cache[key]
+    functions: List[Tuple[FunctionNode, Optional[ClassInfo]]] = [
+        *((f, None) for f in symbols.functions.values()),
+        *((m, info) for info in symbols.classes.values() for m in info.methods.values()),
+    ]
+    calls: Dict[int, List[ast.Call]] = {}
+    for caller, _, call in _module_calls(symbols):
+        calls.setdefault(id(caller), []).append(call)
+    frontier = [(f, o) for f, o in functions if holds(f)]
+    reached: Set[int] = set()
+    while frontier:
+        caller, owner = frontier.pop()
+        for call in calls.get(id(caller), []):
+            for callee, callee_owner in functions:
+                if id(callee) not in reached and _leads_to(
+                    call, caller, owner, callee, callee_owner, symbols
+                ):
+                    reached.add(id(callee))
+                    frontier.append((callee, callee_owner))
+    cache[key] = frozenset(reached)
+    return cache[key]
+
+
 def _call_sites(ctx: FunctionContext) -> List[_CallSite]:
     """The calls in this module that lead to the guard's function, up the chain of callers:
     ``check(x)``, ``self.check(x)`` in its class, and, for a ``forward``, ``self.inner(x)``,
@@ -747,7 +779,7 @@ def passed_none(name: str, ctx: FunctionContext) -> bool:
     if bound:
         positional = positional[1:]  # `self` is bound
     index = positional.index(name) if name in positional else None
-    calls = [(site, site.call) for site in _call_sites(ctx) if site.callee is function]
+    calls = [(site, site.call) for site in _sites_calling(function, ctx.region.owner, ctx.symbols)]
     for caller, caller_owner, wrapper, handed in _handing_calls(ctx.symbols):
         if _leads_to(handed, caller, caller_owner, function, ctx.region.owner, ctx.symbols):
             calls.append((_CallSite(caller, caller_owner, wrapper, function, ctx.region.owner),
@@ -828,11 +860,8 @@ def _may_pass_none(value: ast.expr, site: _CallSite, ctx: FunctionContext) -> bo
     ]
     if guards:
         return False
-    return optional_parameter(site.caller, value.id) or any(
-        isinstance(node, (ast.Assign, ast.AnnAssign))
-        and none_value(node.value)
-        and any(isinstance(t, ast.Name) and t.id == value.id for t in assignment_targets(node))
-        for node in walk(site.caller)
+    return optional_parameter(site.caller, value.id) or value.id in none_locals(
+        walk(site.caller)
     )
 
 
