@@ -254,19 +254,19 @@ def _object_local(name: str, ctx: FunctionContext) -> bool:
     of the file returns (``spec = self.encode(x)`` of ``return Spectrum(x)``)."""
     if name in held_locals(ctx.region.function):
         return True
-    for value in ctx.values.assignments_of(name):
-        calls = [value] if isinstance(value, ast.Call) else []
-        for call in calls:
-            if getattr(call.func, "id", "") in ctx.symbols.classes:
-                return True
-            for function in _called_functions(call, ctx):
-                if any(
-                    isinstance(r, ast.Return) and isinstance(r.value, ast.Call)
-                    and getattr(r.value.func, "id", "") in ctx.symbols.classes
-                    for r in _own_nodes(function)
-                ):
-                    return True
-    return False
+    classes = ctx.symbols.classes
+    return any(
+        isinstance(value, ast.Call) and (
+            getattr(value.func, "id", "") in classes
+            or any(
+                isinstance(r, ast.Return) and isinstance(r.value, ast.Call)
+                and getattr(r.value.func, "id", "") in classes
+                for function in _called_functions(value, ctx)
+                for r in _own_nodes(function)
+            )
+        )
+        for value in ctx.values.assignments_of(name)
+    )
 
 
 def may_pass_none(value: ast.expr, symbols: ModuleSymbols) -> bool:
