@@ -128,8 +128,9 @@ class ModuleSymbols:
     def may_run_code(self, node: ast.expr) -> bool:
         """Whether reading ``node`` (``self.name``, or ``self.cfg.name`` of what ``self``
         holds) may run code of this module: one of its classes defines a method ``name``
-        (which may be a property), gives ``name`` in its body an object made by a call (a
-        descriptor: ``scale = property(get)``, ``alpha = Tracked()``), or defines
+        (which may be a property), gives ``name`` an object made by a call, in its body or
+        after it (a descriptor: ``scale = property(get)``, ``alpha = Tracked()``,
+        ``Model.gain = property(get)``), serves ``name`` from its ``__getattr__``, or defines
         ``__getattribute__``, or ``__getattr__`` where the module sets no attribute ``name``."""
         if not (isinstance(node, ast.Attribute) and self_chain(node)):
             return False
