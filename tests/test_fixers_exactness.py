@@ -7049,6 +7049,34 @@ CASES.update(
     (name, (body, (torch.tensor([1.0, -2.0, 3.0, 0.5]),), decline))
     for name, (body, decline) in SWEEP_31.items()
 )
+#: A constant of a class of the file is read as such (an over-decline sweep 31 noted); one
+#: that the file stores into elsewhere is not.
+CASES["a selection over a class constant"] = (
+    """
+class Model(nn.Module):
+    SCALE = 0.5
+
+    def forward(self, x):
+        return x * Model.SCALE if x.sum() > 1000 else x * 2
+""",
+    (torch.tensor([1.0, 2.0]),),
+    None,
+)
+CASES["a selection over a class attribute the file sets to None elsewhere"] = (
+    """
+class Model(nn.Module):
+    SCALE = 0.5
+
+    def forward(self, x):
+        return x * Model.SCALE if x.sum() > 1000 else x * 2
+
+
+def disable_scaling():
+    Model.SCALE = None
+""",
+    (torch.tensor([1.0, 2.0]),),
+    "`Model.SCALE` is an attribute of an object the analysis does not know",
+)
 #: A layer called only under `if mask is not None:` gets a mask: its selection is fixed.
 CASES["a selection over a parameter its caller passes only when not None"] = (
     """

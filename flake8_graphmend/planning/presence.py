@@ -241,10 +241,32 @@ def unknown_attribute(node: ast.Attribute, ctx: FunctionContext) -> bool:
         return False
     if root.id in ctx.symbols.imports and root.id not in ctx.local_names:
         return False
+    if node.value is root and _class_constant(root.id, node.attr, ctx):
+        return False  # `Model.SCALE` of `SCALE = 0.5` in the class body
     return not (
         node.attr in _TENSOR_METADATA
         and ctx.values.kind(root) is not Kind.STATIC
         and not _object_local(root.id, ctx)
+    )
+
+
+def _class_constant(name: str, attribute: str, ctx: FunctionContext) -> bool:
+    """Whether ``name.attribute`` is a constant of a class of the file: its body binds it once
+    to a number or string literal, and nothing else in the file stores into it."""
+    info = ctx.symbols.classes.get(name)
+    if info is None or name in ctx.local_names:
+        return False
+    values = [
+        statement.value
+        for statement in info.node.body
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None
+        and any(getattr(t, "id", "") == attribute for t in assignment_targets(statement))
+    ]
+    return (
+        len(values) == 1
+        and isinstance(values[0], ast.Constant)
+        and isinstance(values[0].value, (int, float, str))
+        and attribute not in attribute_stores(ctx.symbols.tree)
     )
 
 
