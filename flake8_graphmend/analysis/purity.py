@@ -15,7 +15,7 @@ from typing import AbstractSet, FrozenSet, Optional, Set, Tuple
 from .index import node_memo, walk
 from .inplace import updates_first_argument
 from .layers import holds_tensor
-from .symbols import FunctionNode, ModuleSymbols, is_self, taken_from_self
+from .symbols import FunctionNode, ModuleSymbols, is_self, is_staticmethod, taken_from_self
 from .values import Kind, ValueAnalysis
 
 #: Operations that have no effects and whose only failures come from shapes, dtypes or devices,
@@ -311,9 +311,8 @@ def _made_object(name: str, values: ValueAnalysis, symbols: ModuleSymbols) -> bo
 def _first_parameter(node: ast.expr, function: FunctionNode) -> bool:
     """The first parameter of a method whose owner spells it otherwise (``this.linear(x)``)."""
     arguments = [*function.args.posonlyargs, *function.args.args]
-    static = any(getattr(d, "id", "") == "staticmethod" for d in function.decorator_list)
     return (
-        isinstance(node, ast.Name) and bool(arguments) and not static
+        isinstance(node, ast.Name) and bool(arguments) and not is_staticmethod(function)
         and node.id == arguments[0].arg and node.id in ("this", "module", "me", "obj")
     )
 

@@ -20,8 +20,8 @@ from typing import (
 
 from .index import ModuleIndex, ModuleScan
 from .symbols import (
-    ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_super_call, self_attribute,
-    self_call_assignments,
+    ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_staticmethod, is_super_call,
+    self_attribute, self_call_assignments,
 )
 
 if TYPE_CHECKING:
@@ -461,10 +461,7 @@ class RegionFinder:
 
     def _bound_parameters(self, method: FunctionNode) -> int:
         """How many parameters a call through an instance binds: none for a staticmethod."""
-        for decorator in method.decorator_list:
-            if isinstance(decorator, ast.Name) and decorator.id == "staticmethod":
-                return 0
-        return 1
+        return 0 if is_staticmethod(method) else 1
 
     def _submodule_classes(self, owner: ClassInfo) -> Dict[str, List[ClassInfo]]:
         """``self.<name> = LocalClass(...)`` in the initialisers of ``owner`` and its bases."""

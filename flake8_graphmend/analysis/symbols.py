@@ -408,6 +408,12 @@ def _is_setattr(call: ast.Call) -> bool:
     return isinstance(call.func, ast.Name) and call.func.id == "setattr"
 
 
+def is_staticmethod(function: FunctionNode) -> bool:
+    """Whether ``function`` is decorated ``@staticmethod`` (a call through an instance binds
+    no ``self``)."""
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+
+
 def is_self(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
 

@@ -15,7 +15,7 @@ from ..analysis.index import (
     scope_names, walk,
 )
 from ..analysis.inplace import builds_in_place_module
-from ..analysis.symbols import FunctionNode, is_self, self_attribute
+from ..analysis.symbols import FunctionNode, is_self, is_staticmethod, self_attribute
 from ..analysis.values import Kind, constant_int
 from .module_state import call_changes_state, holders, updated_by_call, updates_in_place
 from .submodules import (
@@ -919,13 +919,9 @@ def _callees_in_file(call: ast.Call, ctx: FunctionContext) -> List[Tuple[Functio
         methods += [forward] if forward is not None else []
     for method in methods:
         positional = [a.arg for a in method.args.posonlyargs + method.args.args]
-        bound = set() if _static(method) else set(positional[:1])  # `self`
+        bound = set() if is_staticmethod(method) else set(positional[:1])  # `self`
         found.append((method, parameter_names(method) - bound))
     return found
-
-
-def _static(function: FunctionNode) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
 
 
 def _kept_values(node: ast.AST, outer: Set[str], locals_too: bool = False) -> List[ast.expr]:

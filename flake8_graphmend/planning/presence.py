@@ -351,11 +351,9 @@ def _over_module_containers(iterated: ast.expr, symbols: ModuleSymbols) -> bool:
         held = [a for a in iterated.args if not isinstance(a, ast.Constant)]
         return bool(held) and all(_over_module_containers(a, symbols) for a in held)
     builds = attribute_stores(symbols.tree).get(self_attribute(iterated) or "", ())
-    return bool(builds) and all(
-        isinstance(build, ast.Call)
-        and (symbols.qualified_name(build.func) or "").rpartition(".")[2] in _CONTAINERS
-        and (symbols.qualified_name(build.func) or "").startswith("torch.nn.")
-        for build in builds
+    made = [symbols.qualified_name(b.func) or "" if isinstance(b, ast.Call) else "" for b in builds]
+    return bool(made) and all(
+        name.startswith("torch.nn.") and name.rpartition(".")[2] in _CONTAINERS for name in made
     )
 
 
@@ -372,7 +370,7 @@ def _called_functions(call: ast.Call, ctx: FunctionContext) -> List[FunctionNode
         return [found] if found is not None and func.id not in ctx.local_names else []
     if not isinstance(func, ast.Attribute):
         return []
-    methods = _methods_named(func, symbols)
+    methods = _methods_by_name(func, symbols)
     if methods:
         return methods
     owner = ctx.region.owner
@@ -381,7 +379,7 @@ def _called_functions(call: ast.Call, ctx: FunctionContext) -> List[FunctionNode
     return module_call_targets(func, ctx.region.function, owner, symbols) or []
 
 
-def _methods_named(func: ast.Attribute, symbols: ModuleSymbols) -> List[FunctionNode]:
+def _methods_by_name(func: ast.Attribute, symbols: ModuleSymbols) -> List[FunctionNode]:
     """Every method of the file's classes named as ``self.m``, ``self.block.m``, ``cls.m``,
     ``super().m``, ``type(self).m`` or ``Model.m`` calls it (by name: a subclass may override
     it)."""
@@ -436,7 +434,7 @@ def _file_callees(call: ast.Call, symbols: ModuleSymbols) -> List[FunctionNode]:
     if isinstance(func, ast.Name):
         found = symbols.functions.get(func.id)
         return [found] if found is not None else []
-    return _methods_named(func, symbols) if isinstance(func, ast.Attribute) else []
+    return _methods_by_name(func, symbols) if isinstance(func, ast.Attribute) else []
 
 
 def _may_return_none(function: FunctionNode, symbols: ModuleSymbols) -> bool:

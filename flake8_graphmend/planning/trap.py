@@ -17,10 +17,11 @@ from typing import (
 from ..analysis.index import (
     assignment_targets, loops_around, parent_map, root_name, run_nodes, walk,
 )
+from ..analysis.inplace import short_name
 from ..analysis.purity import impurity, type_call
 from ..analysis.symbols import (
-    ClassInfo, FunctionNode, ModuleSymbols, attribute_stores, is_self, is_super_call,
-    locals_from_self, self_attribute, self_chain, taken_from_self,
+    ClassInfo, FunctionNode, ModuleSymbols, attribute_stores, is_self, is_staticmethod,
+    is_super_call, locals_from_self, self_attribute, self_chain, taken_from_self,
 )
 from ..analysis.values import Kind, is_size, parameter_defaults
 from . import Plan, Planned, Position, declined, formatted_values, position
@@ -730,10 +731,7 @@ def reached_from(
     cache = vars(symbols).setdefault("_reached_from", {})  # like a cached_property's value
     if key in cache:
         return cache[key]
-    functions: List[Tuple[FunctionNode, Optional[ClassInfo]]] = [
-        *((f, None) for f in symbols.functions.values()),
-        *((m, info) for info in symbols.classes.values() for m in info.methods.values()),
-    ]
+    functions = _module_functions(symbols)
     calls: Dict[int, List[ast.Call]] = {}
     for caller, _, call in _module_calls(symbols):
         calls.setdefault(id(caller), []).append(call)
@@ -774,8 +772,7 @@ def passed_none(name: str, ctx: FunctionContext) -> bool:
     through ``checkpoint`` or ``functools.partial`` count (``_handing_calls``)."""
     function = ctx.region.function
     positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
-    static = any(getattr(d, "id", "") == "staticmethod" for d in function.decorator_list)
-    bound = ctx.region.owner is not None and not static
+    bound = ctx.region.owner is not None and not is_staticmethod(function)
     if bound:
         positional = positional[1:]  # `self` is bound
     index = positional.index(name) if name in positional else None
@@ -814,9 +811,7 @@ def _handing_calls(
     if kept is None:
         kept = vars(symbols)["_handing_calls"] = []
         for caller, owner, call in _module_calls(symbols):
-            func = call.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name not in _CALLS_OF_ARGUMENT or not call.args:
+            if short_name(call) not in _CALLS_OF_ARGUMENT or not call.args:
                 continue
             target = call.args[0]
             if isinstance(target, ast.Starred):
@@ -908,17 +903,21 @@ def _module_calls(
     """Every call in the module's functions and methods, each with its function and class."""
     kept = vars(symbols).get("_module_calls")
     if kept is None:
-        functions: List[Tuple[FunctionNode, Optional[ClassInfo]]] = [
-            *((function, None) for function in symbols.functions.values()),
-            *((m, info) for info in symbols.classes.values() for m in info.methods.values()),
-        ]
         kept = vars(symbols)["_module_calls"] = [
             (caller, owner, sub)
-            for caller, owner in functions
+            for caller, owner in _module_functions(symbols)
             for sub in walk(caller)
             if isinstance(sub, ast.Call)
         ]
     return kept
+
+
+def _module_functions(symbols: ModuleSymbols) -> List[Tuple[FunctionNode, Optional[ClassInfo]]]:
+    """The module's functions and the methods of its classes, each with its class."""
+    return [
+        *((function, None) for function in symbols.functions.values()),
+        *((m, info) for info in symbols.classes.values() for m in info.methods.values()),
+    ]
 
 
 def _leads_to(
