@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import AbstractSet, FrozenSet, Optional, Set, Tuple
+from typing import AbstractSet, Dict, FrozenSet, Optional, Set, Tuple
 
 from .index import node_memo, walk
 from .inplace import updates_first_argument
@@ -182,6 +182,10 @@ def _failure(sub: ast.AST, values: ValueAnalysis, static_indexing: bool) -> Opti
     if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod)):
         if values.kind(sub) is not Kind.STATIC:
             return f"`{ast.unparse(sub)}` fails on integer zeros, which the other path may hold"
+    if isinstance(sub, ast.BinOp):
+        reason = _arithmetic_failure(sub, values)
+        if reason:
+            return reason
     truths = (  # what Python takes the truth of: `bool()` of a tensor of several elements fails
         sub.values[:-1] if isinstance(sub, ast.BoolOp)
         else [sub.test] if isinstance(sub, ast.IfExp)
@@ -194,6 +198,61 @@ def _failure(sub: ast.AST, values: ValueAnalysis, static_indexing: bool) -> Opti
             "for several elements"
         )
     return None
+
+
+def _arithmetic_failure(node: ast.BinOp, values: ValueAnalysis) -> Optional[str]:
+    """Why ``node`` may raise for some values of its operands. Python numbers raise where a
+    tensor would give inf or NaN: ``/``, ``//`` and ``%`` of a Python value by one that may be
+    zero (anything but a nonzero number literal or a tensor), ``**`` of a number by a negative
+    exponent (ZeroDivisionError at zero) or by one that is not a literal (OverflowError: ``10
+    ** k``), shifts by what may be a negative count; an integer tensor cannot be raised to a
+    negative int. A name of unknown kind (a parameter) divided is taken for a tensor, an
+    attribute or a call of unknown kind (``self.alpha``) for a Python value. Such a value is
+    the same on both paths, but the original computes it on one."""
+    left, right = values.kind(node.left), values.kind(node.right)
+    tensors = (Kind.TENSOR, Kind.DATA)
+    divisor = _number_literal_value(node.right)
+    if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
+        number = left is Kind.STATIC or left is Kind.UNKNOWN and not isinstance(node.left, ast.Name)
+        if not number or right in tensors or divisor not in (None, 0):
+            return None
+        return (
+            f"`{ast.unparse(node)}` raises ZeroDivisionError where `{ast.unparse(node.right)}` "
+            "is a Python zero, on the path that did not run it too"
+        )
+    if isinstance(node.op, ast.Pow):
+        base, exponent = _number_literal_value(node.left), divisor
+        if base is not None and exponent is not None:
+            try:
+                _ = base ** exponent
+            except (ArithmeticError, ValueError):
+                pass
+            else:
+                return None
+        elif isinstance(exponent, (int, float)) and (
+            exponent >= 0 or left in tensors and isinstance(exponent, float)
+        ):
+            return None  # `h ** 2`, `d ** 0.5`, `h ** -0.5` of a tensor
+        elif right in tensors:
+            return None  # `2 ** t`: a tensor exponent gives 0 where an int cannot be raised
+        return (
+            f"`{ast.unparse(node)}` may raise for some values: ZeroDivisionError for a zero "
+            "base and a negative exponent, OverflowError, a negative int exponent of an integer "
+            "tensor; on the path that did not run it too"
+        )
+    if isinstance(node.op, (ast.LShift, ast.RShift)) and left not in tensors:
+        if type(divisor) is int and divisor >= 0:
+            return None
+        return f"`{ast.unparse(node)}` raises ValueError for a negative shift count"
+    return None
+
+
+def _number_literal_value(node: ast.expr) -> Optional[complex]:
+    """The value of a number literal (``2``, ``-1.5``), or None."""
+    if not number_literal(node):
+        return None
+    value = ast.literal_eval(node)
+    return None if isinstance(value, bool) else value
 
 
 def extremum_of(call: ast.Call, symbols: ModuleSymbols) -> Optional[str]:
@@ -243,17 +302,27 @@ def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
         return False  # `F.softmax(x)` warns: "Implicit dimension choice ... deprecated"
     if receiver is not None and receiver.split(".")[0] == "torch":
         return receiver in _TORCH_NAMESPACES
+    if receiver is not None and receiver.split(".")[0] in _PURE_MODULES:
+        # `math.sqrt(d)`, `np.log(p)`: on Python numbers, which raise or warn for some values
+        return not call.keywords and all(number_literal(a) for a in call.args)
     return receiver != "self"  # `self.norm(x)` calls a submodule, not Tensor.norm
 
 
-#: Arguments of ``SAFE_OPERATIONS`` that may fail on some values: (operation, its keyword, its
-#: position in a method call, in a torch function call). A fill value is converted to the
-#: tensor's dtype, which fails where it does not fit (`inf` into int64, `1e10` into float16);
-#: a norm's order `"nuc"` takes an SVD, which fails to converge on NaN, and a negative or
-#: infinite one has no value for an empty tensor, where it raises.
-_VALUED_ARGUMENTS = {
-    "masked_fill": ("value", 1, 2), "full_like": ("fill_value", 1, 1),
-    "full": ("fill_value", 1, 1), "norm": ("p", 0, 1),
+#: Arguments of ``SAFE_OPERATIONS`` that may fail on some values: operation -> (its keyword,
+#: its position in a method call, in a torch function call) for each (99: keyword only). A
+#: fill value, a bound or a factor is converted to the tensor's dtype, which fails where it
+#: does not fit (`inf` into int64, `1e5` into float16, measured on torch 2.13: `clamp`,
+#: `masked_fill`, `full_like`, `hardtanh`, `add(alpha=)`); an integer tensor cannot be raised
+#: to a negative int; a norm's order `"nuc"` takes an SVD, which fails to converge on NaN, and
+#: a negative or infinite one has no value for an empty tensor, where it raises.
+_VALUED_ARGUMENTS: Dict[str, Tuple[Tuple[str, int, int], ...]] = {
+    "masked_fill": (("value", 1, 2),), "full_like": (("fill_value", 1, 1),),
+    "full": (("fill_value", 1, 1),), "norm": (("p", 0, 1),),
+    **{bounded: (("min", 0, 1), ("max", 1, 2)) for bounded in ("clamp", "clip")},
+    "clamp_min": (("min", 0, 1),), "clamp_max": (("max", 0, 1),),
+    "hardtanh": (("min_val", 0, 1), ("max_val", 1, 2)),
+    **{scaled: (("alpha", 99, 99),) for scaled in ("add", "sub", "subtract")},
+    "pow": (("exponent", 0, 1),),
 }
 
 
@@ -358,19 +427,90 @@ def held_locals(function: FunctionNode) -> FrozenSet[str]:
 
 def _value_failure(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols) -> Optional[str]:
     """Why ``call``, an operation of ``SAFE_OPERATIONS``, may fail on some values of an
-    argument (``_VALUED_ARGUMENTS``): a fill value not known while tracing (a tensor), a norm
-    of an order other than ``"fro"`` or a finite number literal, not negative."""
+    argument (``_VALUED_ARGUMENTS``)."""
     func = call.func
     assert isinstance(func, ast.Attribute)
-    if func.attr not in _VALUED_ARGUMENTS:
-        return None
-    keyword, in_method, in_function = _VALUED_ARGUMENTS[func.attr]
-    position = in_function if symbols.qualified_name(func.value) in _TORCH_NAMESPACES else in_method
-    given = [k.value for k in call.keywords if k.arg == keyword]
-    value = given[0] if given else call.args[position] if len(call.args) > position else None
-    if value is None:
-        return None
-    if func.attr == "norm":
+    in_torch = symbols.qualified_name(func.value) in _TORCH_NAMESPACES
+    receiver = (call.args[0] if call.args else None) if in_torch else func.value
+    for keyword, in_method, in_function in _VALUED_ARGUMENTS.get(func.attr, ()):
+        position = in_function if in_torch else in_method
+        given = [k.value for k in call.keywords if k.arg == keyword]
+        value = given[0] if given else call.args[position] if len(call.args) > position else None
+        if value is not None:
+            reason = _argument_failure(call, func.attr, value, receiver, values, symbols)
+            if reason:
+                return reason
+    return None
+
+
+def _fits(
+    operation: str,
+    value: ast.expr,
+    tensor: Optional[ast.expr],
+    values: ValueAnalysis,
+    symbols: ModuleSymbols,
+    depth: int = 0,
+) -> bool:
+    """Whether ``value``, given to ``operation`` on ``tensor``, is a number that fits its dtype:
+    a number literal that fits every dtype (``_fits_every_dtype``), a number of
+    ``torch.finfo(tensor.dtype)`` (``tensor`` a plain name), its ``max`` less a number literal
+    up to 1000 (``min`` plus one), a limit divided by a literal at least 1 or multiplied by
+    one in [0, 1], negated or not, or a local bound only to those (transformers' fp16 clamp:
+    ``clamp_value = torch.finfo(hidden_states.dtype).max - 1000``)."""
+    number = _literal_number(value, symbols)
+    if number is not None:
+        return _fits_every_dtype(operation, number)
+    while isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        value = value.operand
+    if isinstance(value, ast.Name) and depth < 2 and not values.is_parameter(value.id):
+        bound = values.assignments_of(value.id)
+        return bool(bound) and all(
+            _fits(operation, each, tensor, values, symbols, depth + 1) for each in bound
+        )
+    limits = {"max", "min", "eps", "tiny", "smallest_normal"}
+    if isinstance(value, ast.BinOp):
+        step = _number_literal_value(value.right)
+        if not isinstance(step, (int, float)):
+            return False
+        inward = {  # a limit moved towards zero: within float16's range (65504) from it
+            ast.Sub: ("max", 0 <= step <= 1000), ast.Add: ("min", 0 <= step <= 1000),
+            ast.Div: ("max min", step >= 1), ast.Mult: ("max min", 0 <= step <= 1),
+        }.get(type(value.op), ("", False))
+        if not inward[1]:
+            return False
+        limits = set(inward[0].split())
+        value = value.left
+    if not (isinstance(value, ast.Attribute) and value.attr in limits):
+        return False
+    info = value.value
+    return (
+        isinstance(info, ast.Call)
+        and symbols.qualified_name(info.func) == "torch.finfo"
+        and len(info.args) == 1
+        and not info.keywords
+        and isinstance(info.args[0], ast.Attribute)
+        and info.args[0].attr == "dtype"
+        and isinstance(info.args[0].value, ast.Name)
+        and isinstance(tensor, ast.Name)
+        and info.args[0].value.id == tensor.id
+    )
+
+
+def _argument_failure(
+    call: ast.Call,
+    operation: str,
+    value: ast.expr,
+    receiver: Optional[ast.expr],
+    values: ValueAnalysis,
+    symbols: ModuleSymbols,
+) -> Optional[str]:
+    """Why ``value``, given to ``operation`` (``_VALUED_ARGUMENTS``), may make it fail: a norm
+    of an order other than ``"fro"`` or a finite number literal, not negative; an exponent
+    that may be a negative int (an integer tensor cannot be raised to one); a fill value, a
+    bound or a factor that is not known to fit the tensor's dtype (``_fits``: a Python number
+    is converted to it, which fails where it does not fit: `inf` or `1000` into int8, `1e5`
+    into float16)."""
+    if operation == "norm":
         if _plain_order(value):
             return None
         return (
@@ -378,18 +518,58 @@ def _value_failure(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols
             "SVD) on NaN, a negative or infinite one on an empty tensor"
         )
     number = _literal_number(value, symbols)
-    if number is not None and not (
-        isinstance(number, bool) or (math.isfinite(number) and -128 <= number <= 127)
-    ):
+    if operation == "pow":
+        negative = _may_be_negative_int(value, number, values)
+        return _negative_exponent(call, value) if negative else None
+    if _fits(operation, value, receiver, values, symbols):
+        return None
+    if number is not None:
         return (
-            f"`{ast.unparse(call)}` fills with `{ast.unparse(value)}`, which does not fit "
+            f"`{ast.unparse(call)}` takes `{ast.unparse(value)}`, which does not fit "
             "every dtype (integers, float16), and the path that did not run it may hold one"
         )
-    if values.kind(value) is Kind.STATIC or _literal_tensor(value, symbols):
+    if _literal_tensor(value, symbols):
         return None
     return (
-        f"`{ast.unparse(call)}` fills with `{ast.unparse(value)}`, which fails where its value "
-        "does not fit the tensor's dtype (`inf` into integers)"
+        f"`{ast.unparse(call)}` takes `{ast.unparse(value)}`, which fails where its value "
+        "does not fit the tensor's dtype (`inf` into integers, `1e5` into float16)"
+    )
+
+
+#: Operations whose bounds promote an integer tensor to float where they are floats.
+_BOUNDED = frozenset({"clamp", "clip", "clamp_min", "clamp_max", "hardtanh"})
+
+
+def _fits_every_dtype(operation: str, number: float) -> bool:
+    """Whether ``operation`` (``_VALUED_ARGUMENTS``) takes the number literal ``number`` on a
+    tensor of any dtype (measured on torch 2.13): a bound that is an int in [-128, 127], or a
+    float that float16 holds (an integer tensor clamped by a float becomes a float one); a
+    factor that is an int in [-128, 127] (an integer tensor takes no float ``alpha``); a fill
+    value in [-128, 127], or a bool."""
+    if isinstance(number, bool):
+        return operation not in _BOUNDED
+    if isinstance(number, float) and operation in _BOUNDED:
+        return not math.isfinite(number) or abs(number) <= 65504
+    if isinstance(number, float) and operation in ("add", "sub", "subtract"):
+        return False
+    return math.isfinite(number) and -128 <= number <= 127
+
+
+def _may_be_negative_int(
+    exponent: ast.expr, number: Optional[complex], values: ValueAnalysis
+) -> bool:
+    """Whether an exponent (``number``: its literal value) may be a negative Python int, to
+    which an integer tensor cannot be raised (a tensor exponent gives 0 there, not an error)."""
+    if number is not None:
+        return type(number) is int and number < 0
+    return values.kind(exponent) not in (Kind.TENSOR, Kind.DATA)
+
+
+def _negative_exponent(power: ast.expr, exponent: ast.expr) -> str:
+    return (
+        f"`{ast.unparse(power)}` raises on an integer tensor where the exponent "
+        f"`{ast.unparse(exponent)}` is a negative int, and the path that did not run it may hold "
+        "one"
     )
 
 
