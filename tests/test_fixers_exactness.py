@@ -417,6 +417,18 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 return y
         """,
         (torch.tensor([[1.0, 2.0]]),),
+        "`x.softmax(-1)` raises where `x` is not floating point",
+    ),
+    "softmax over a dim, in a branch, of what the test proves floating point": (
+        """
+        class Model(nn.Module):
+            def forward(self, x):
+                y = x * 2
+                if x.mean() > 0:
+                    y = x.softmax(-1) + torch.nn.functional.log_softmax(x, dim=0)
+                return y
+        """,
+        (torch.tensor([[1.0, 2.0]]),),
         None,
     ),
     "positive-definiteness check before cholesky": (
@@ -465,7 +477,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 self.register_buffer("running_mean", torch.zeros(3))
 
             def forward(self, x):
-                if x.sum() > 0:
+                if x.mean() > 0:
                     stats = self.running_mean
                 else:
                     stats = x.mean(0)
@@ -2011,11 +2023,11 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 outputs = self.layer[0](hidden_states, mask=None)
                 hidden_states, extra = outputs[:2]
                 rest = outputs[2:]
-                if torch.isinf(hidden_states).any():
+                if hidden_states.is_floating_point() and torch.isinf(hidden_states).any():
                     limit = torch.finfo(hidden_states.dtype).max / 2
                     hidden_states = torch.clamp(hidden_states, min=-limit, max=limit)
                 hidden_states = self.layer[-1](hidden_states)
-                if torch.isinf(hidden_states).any():
+                if hidden_states.is_floating_point() and torch.isinf(hidden_states).any():
                     limit = torch.finfo(hidden_states.dtype).max / 2
                     hidden_states = torch.clamp(hidden_states, min=-limit, max=limit)
                 return hidden_states + len(rest)
@@ -7134,9 +7146,10 @@ class Model(nn.Module):
     (torch.tensor([-1.0, -2.0]),),
     "may not be set",
 )
-#: Sweep 33 (nineteenth session): a side that the selection computes on every call fails for
-#: some values of a Python number, in eager mode too where the selection is exact for
-#: gradients (`_graphmend_where_grad`'s arguments are computed before it branches).
+#: Sweeps 32 and 33 (nineteenth session): a side that the selection computes on every call
+#: fails for some values of a Python number, or for a dtype (an integer tensor), in eager mode
+#: too where the selection is exact for gradients (`_graphmend_where_grad`'s arguments are
+#: computed before it branches).
 SWEEP_33 = {
     "a Python division by an attribute that may be zero (1.0 / self.count)": (
         """
@@ -7289,6 +7302,90 @@ class Model(nn.Module):
         return a
 """,
         "raises on an integer tensor where the exponent `p` is a negative int",
+    ),
+    # sweep 32: an operation that raises for integer or bool tensors, on the path not taken
+    "torch.finfo of a sum that may be an integer tensor": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        total = (x * 1).long().sum(-1) if x.dtype == torch.int64 else x.sum(-1)
+        if torch.isinf(total).any():
+            total = total.clamp(max=torch.finfo(total.dtype).max)
+        return total
+""",
+        "`torch.finfo(total.dtype)` raises where `total` is not floating point or complex",
+    ),
+    "a norm of what may be an integer tensor": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        spread = x - x.sum(-1, keepdim=True)
+        if (spread.abs() > 1000).any():
+            spread = spread / spread.norm(dim=-1, keepdim=True)
+        return spread
+""",
+        "`spread.norm(dim=-1, keepdim=True)` raises where `spread` is not floating point",
+    ),
+    "a mean of what may be an integer tensor": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        centred = x * 1
+        if (centred != 0).any():
+            centred = centred - centred.mean(-1, keepdim=True)
+        return centred
+""",
+        "`centred.mean(-1, keepdim=True)` raises where `centred` is not floating point",
+    ),
+    "a softmax of what may be an integer tensor, in a conditional expression": (
+        """
+class Model(nn.Module):
+    def forward(self, votes):
+        s = votes * 2
+        return s.softmax(-1) if s.sum() > 0 else torch.zeros_like(s)
+""",
+        "`s.softmax(-1)` raises where `s` is not floating point",
+    ),
+    # known floating point: the output of an nn layer, a cast, a float factor, the test
+    "a softmax of an nn.Linear's output": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.proj(x)
+        if h.sum() > 0:
+            h = h.softmax(-1)
+        return h
+""",
+        None,
+    ),
+    "a mean of a tensor scaled by a float, and of a cast": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        h = x * 0.5
+        g = x.float()
+        if h.sum() > 0:
+            h = h - h.mean() + g.mean()
+        return h
+""",
+        None,
+    ),
+    "a mean of what the test took the mean of": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        if x.mean() > 0:
+            y = x - x.mean(-1, keepdim=True)
+        else:
+            y = x + 1
+        return y
+""",
+        None,
     ),
     # what stays fixed: a tensor divided by a Python number, powers by literals at least 0 or
     # by float literals of a tensor, transformers' fp16 clamp by a limit of the tensor's dtype

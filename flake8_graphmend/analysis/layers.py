@@ -103,3 +103,22 @@ def holds_setting(node: ast.expr, symbols: ModuleSymbols) -> bool:
         and (symbols.qualified_name(build.func) or "").startswith("torch.nn.")
         for build in builds
     )
+
+
+#: ``nn`` layers that return floating point tensors (of their weights' dtype).
+_FLOAT_LAYERS = frozenset({
+    "Linear", "Bilinear", "Embedding", "EmbeddingBag", "LayerNorm", "RMSNorm", "GroupNorm",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", *_CONVOLUTIONS,
+})
+
+
+def builds_float_layer(func: ast.expr, symbols: ModuleSymbols) -> bool:
+    """Whether calling ``func``, ``self.proj``, calls an ``nn`` layer of ``_FLOAT_LAYERS`` on
+    every build of the file: what it returns is floating point."""
+    builds = attribute_stores(symbols.tree).get(self_attribute(func) or "", ())
+    return bool(builds) and all(
+        isinstance(build, ast.Call)
+        and (symbols.qualified_name(build.func) or "").startswith("torch.nn.")
+        and (symbols.qualified_name(build.func) or "").rpartition(".")[2] in _FLOAT_LAYERS
+        for build in builds
+    )

@@ -12,6 +12,7 @@ import ast
 import math
 from typing import AbstractSet, Dict, FrozenSet, Optional, Set, Tuple
 
+from .dtypes import TORCH_NAMESPACES, Dtypes
 from .index import node_memo, walk
 from .inplace import updates_first_argument
 from .layers import holds_tensor
@@ -63,8 +64,6 @@ _EXTREMA = frozenset({"max", "min", "amax", "amin"})
 _EMPTY_RAISING_REDUCTIONS = _EXTREMA | {"argmax", "argmin"}
 #: Operations of ``SAFE_OPERATIONS`` that warn when called without a ``dim``.
 _NEEDS_DIM = frozenset({"softmax", "log_softmax"})
-#: The modules whose functions ``SAFE_OPERATIONS`` names.
-_TORCH_NAMESPACES = ("torch", "torch.nn.functional", "torch.special")
 #: Operations that may return their input itself or a view of it, not a new tensor.
 ALIASING_OPERATIONS = frozenset({
     "transpose", "permute", "t", "unsqueeze", "squeeze", "flatten", "contiguous", "detach", "to",
@@ -121,6 +120,7 @@ def impurity(
     nonempty: AbstractSet[str] = frozenset(),
     static_indexing: bool = True,
     again: bool = False,
+    dtypes: Optional[Dtypes] = None,
 ) -> Optional[str]:
     """None when ``node`` is safe to evaluate unconditionally, else a short reason.
 
@@ -133,7 +133,8 @@ def impurity(
     paths, but a message built on every call reads them where the original never did.
     ``again``: ``node`` is computed a second time, on the values the first computation
     succeeded on, so what fails only on some values (indexing, an extremum of an empty tensor)
-    cannot fail; effects and warnings still count."""
+    cannot fail; effects and warnings still count. ``dtypes``: what is known of the dtypes
+    of the tensors ``node`` computes with (by default, from how the function binds them)."""
     for sub in walk(node):
         if isinstance(sub, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             return f"`{ast.unparse(sub)}` is not a plain expression"
@@ -165,7 +166,10 @@ def impurity(
             reason = _call_impurity(sub, values, symbols, again, nonempty)
             if reason:
                 return reason
-    return None
+    if again:
+        return None
+    judged = dtypes or Dtypes(values, symbols, {})
+    return next(filter(None, (judged.failure(sub) for sub in walk(node))), None)
 
 
 def _failure(sub: ast.AST, values: ValueAnalysis, static_indexing: bool) -> Optional[str]:
@@ -261,7 +265,7 @@ def extremum_of(call: ast.Call, symbols: ModuleSymbols) -> Optional[str]:
     func = call.func
     if not isinstance(func, ast.Attribute) or func.attr not in _EXTREMA or call.keywords:
         return None
-    if symbols.qualified_name(func.value) in _TORCH_NAMESPACES:
+    if symbols.qualified_name(func.value) in TORCH_NAMESPACES:
         operands = call.args
     else:
         operands = [func.value] if not call.args else []
@@ -295,13 +299,13 @@ def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
     if updates_first_argument(call):
         return False  # `F.relu(x, True)`
     receiver = symbols.qualified_name(func.value)
-    dim_position = 1 if receiver in _TORCH_NAMESPACES else 0  # F.softmax(x, dim) / x.softmax(dim)
+    dim_position = 1 if receiver in TORCH_NAMESPACES else 0  # F.softmax(x, dim) / x.softmax(dim)
     if func.attr in _NEEDS_DIM and len(call.args) <= dim_position and not any(
         k.arg == "dim" for k in call.keywords
     ):
         return False  # `F.softmax(x)` warns: "Implicit dimension choice ... deprecated"
     if receiver is not None and receiver.split(".")[0] == "torch":
-        return receiver in _TORCH_NAMESPACES
+        return receiver in TORCH_NAMESPACES
     if receiver is not None and receiver.split(".")[0] in _PURE_MODULES:
         # `math.sqrt(d)`, `np.log(p)`: on Python numbers, which raise or warn for some values
         return not call.keywords and all(number_literal(a) for a in call.args)
@@ -430,7 +434,7 @@ def _value_failure(call: ast.Call, values: ValueAnalysis, symbols: ModuleSymbols
     argument (``_VALUED_ARGUMENTS``)."""
     func = call.func
     assert isinstance(func, ast.Attribute)
-    in_torch = symbols.qualified_name(func.value) in _TORCH_NAMESPACES
+    in_torch = symbols.qualified_name(func.value) in TORCH_NAMESPACES
     receiver = (call.args[0] if call.args else None) if in_torch else func.value
     for keyword, in_method, in_function in _VALUED_ARGUMENTS.get(func.attr, ()):
         position = in_function if in_torch else in_method
@@ -645,14 +649,14 @@ def _empty_raising_reduction(call: ast.Call, symbols: ModuleSymbols) -> bool:
     func = call.func
     if not isinstance(func, ast.Attribute) or func.attr not in _EMPTY_RAISING_REDUCTIONS:
         return False
-    return symbols.qualified_name(func.value) not in _TORCH_NAMESPACES or len(call.args) < 2
+    return symbols.qualified_name(func.value) not in TORCH_NAMESPACES or len(call.args) < 2
 
 
 def _reduced_name(call: ast.Call, symbols: ModuleSymbols) -> Optional[str]:
     """``x`` of a reduction ``x.amax(-1)`` or ``torch.amax(x, -1)`` of a local name."""
     func = call.func
     assert isinstance(func, ast.Attribute)
-    torch_function = symbols.qualified_name(func.value) in _TORCH_NAMESPACES
+    torch_function = symbols.qualified_name(func.value) in TORCH_NAMESPACES
     operand = (call.args[0] if call.args else None) if torch_function else func.value
     return operand.id if isinstance(operand, ast.Name) else None
 
@@ -700,7 +704,7 @@ def _call_impurity(
         )
     if safe_operation(call, symbols):
         if isinstance(func, ast.Attribute) and values.kind(func.value) is Kind.STATIC:
-            if symbols.qualified_name(func.value) not in _TORCH_NAMESPACES:
+            if symbols.qualified_name(func.value) not in TORCH_NAMESPACES:
                 return (
                     f"it calls `{ast.unparse(func)}()` on a Python object, "
                     "which would run on both paths"

@@ -14,6 +14,7 @@ from ..analysis.index import (
     child_blocks, loops_around, outer_names, parameter_names, parent_map, root_name,
     scope_names, walk,
 )
+from ..analysis.dtypes import Reaching
 from ..analysis.inplace import builds_in_place_module
 from ..analysis.symbols import FunctionNode, is_self, is_staticmethod, self_attribute
 from ..analysis.values import Kind, constant_int
@@ -683,6 +684,21 @@ def reaching_bindings(
     last = max(getattr(b, "lineno", 0) for b in dominating)
     later = [b for b in earlier if getattr(b, "lineno", 0) >= last]
     return _unique(later + in_loops), False
+
+
+def reaching_values(ctx: FunctionContext) -> Reaching:
+    """For ``dtypes.Dtypes``: the values that may give a name its value where a node starts,
+    each with its binding (``reaching_bindings``); None where its value on entry may still be
+    there, or a binding does not assign a value (``for``, ``+=``, ``with``)."""
+
+    def reaching(name: str, at: ast.AST) -> Optional[List[Tuple[ast.expr, ast.AST]]]:
+        bindings, entry = reaching_bindings(name, at, ctx)
+        values = [(_assigned_value(binding, name), binding) for binding in bindings]
+        if entry or not values or any(value is None for value, _ in values):
+            return None
+        return [(value, binding) for value, binding in values if value is not None]
+
+    return reaching
 
 
 def statement_blocks(

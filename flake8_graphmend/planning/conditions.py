@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, AbstractSet, List, Optional, Sequence, Tuple
 
+from ..analysis.dtypes import Dtypes, proven_by
 from ..analysis.purity import extrema_taken, extremum_of, impurity
 from ..analysis.values import Kind
 from .aliasing import alternatives, reaching_bindings
@@ -127,7 +128,8 @@ def _lowering_problem(
             f"`{ast.unparse(node)}` may hold several elements: Python does not test its truth "
             "when `and`/`or` stops early, the lowered test would on every call, and fail"
         )
-    problem = impurity(node, ctx.values, ctx.symbols, nonempty)
+    dtypes = Dtypes(ctx.values, ctx.symbols, proven_by(first, ctx.symbols))
+    problem = impurity(node, ctx.values, ctx.symbols, nonempty, dtypes=dtypes)
     unsure = unsure_names(node, first, node, ctx)
     if problem is None and unsure:  # the first operand computes with its names: tensors
         problem = (

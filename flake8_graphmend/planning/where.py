@@ -23,6 +23,7 @@ from typing import (
     TYPE_CHECKING, AbstractSet, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
 )
 
+from ..analysis.dtypes import Dtypes, proven_by
 from ..analysis.index import deleted_names, loops_around, outer_names, walk
 from ..analysis.purity import extrema_taken, impurity
 from ..analysis.symbols import self_attribute, self_chain
@@ -35,6 +36,7 @@ from .aliasing import (
     layout_problem,
     may_alias,
     reaching_bindings,
+    reaching_values,
 )
 from .conditions import shared_line_problem, shares_line, split_condition, tensor_condition_problem
 from .draws import DrawGuard, draw_guard_plan
@@ -221,13 +223,14 @@ def _expression_plan(
     """Both sides computed and one selected: each must be a tensor that evaluating cannot fail
     or change anything, and the selection (a new tensor) must not be told from the side's."""
     nonempty = extrema_taken(node.test, ctx.symbols)  # computed first, as `c` was
+    dtypes = _dtypes(node.test, statement, ctx)
     pair = (node.body, node.orelse)
     for side in pair:
         if isinstance(side, ast.Constant) and side.value is None:
             return declined("one side is None")
         problem = (
             _returned_value_problem(side, ctx, "a side is")
-            or impurity(side, ctx.values, ctx.symbols, nonempty)
+            or impurity(side, ctx.values, ctx.symbols, nonempty, dtypes=dtypes)
             or _absent_read(side, statement, block, ctx, test=node.test)
         )
         if problem:
@@ -263,6 +266,17 @@ def is_item_test(tensor_part: Sequence[ast.expr], ctx: FunctionContext) -> bool:
     )
 
 
+def _dtypes(
+    test: ast.expr, at: ast.stmt, ctx: FunctionContext, rebound: AbstractSet[str] = frozenset()
+) -> Dtypes:
+    """What is known of the dtypes of the tensors a side of the ``if`` or conditional
+    expression at ``at`` computes with: from their bindings that reach it, and from what its
+    ``test``, computed first, proved (``dtypes.proven_by``); ``rebound``: names the branch
+    binds before the code judged."""
+    proven = proven_by(test, ctx.symbols)
+    return Dtypes(ctx.values, ctx.symbols, proven, reaching_values(ctx), at, rebound)
+
+
 # ---------------------------------------------------------------------------- returns
 def _return_plan(
     node: ast.If, block: Sequence[ast.stmt], static: int, ctx: FunctionContext
@@ -286,7 +300,7 @@ def _return_plan(
             return declined("one path returns None")
         problem = (
             _returned_value_problem(value, ctx)
-            or impurity(value, ctx.values, ctx.symbols)
+            or impurity(value, ctx.values, ctx.symbols, dtypes=_dtypes(node.test, node, ctx))
             or _absent_read(value, node, block, ctx)
         )
         if problem:
@@ -418,7 +432,14 @@ def _differing_arguments_problem(
             return "the calls differ in an argument that is None on one path"
         if ctx.values.kind(value) is Kind.STATIC:
             return f"the calls differ in `{ast.unparse(value)}`, which is not a tensor"
-        problem = impurity(value, ctx.values, ctx.symbols) or _absent_read(
+        bound = {  # the calls end the branches: a name a branch binds is read after it
+            sub.id
+            for statement in (*node.body, *node.orelse)
+            for sub in walk(statement)
+            if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load)
+        }
+        dtypes = _dtypes(node.test, node, ctx, bound)
+        problem = impurity(value, ctx.values, ctx.symbols, dtypes=dtypes) or _absent_read(
             value, node, block, ctx
         )
         if problem:
@@ -640,8 +661,9 @@ def _split_branch(
     taken = extrema_taken(node.test, ctx.symbols)
     for index, (name, value) in enumerate(sides[side].items()):
         assigned_before = set(list(sides[side])[:index])
+        dtypes = _dtypes(node.test, node, ctx, assigned_before)
         problem = impurity(
-            value, ctx.values, ctx.symbols, taken - assigned_before
+            value, ctx.values, ctx.symbols, taken - assigned_before, dtypes=dtypes
         ) or _absent_read(value, node, block, ctx, assigned_before)
         if problem:
             return None, problem

@@ -1,0 +1,381 @@
+"""What a tensor computed on a path not taken is known to be, where an operation raises for
+some dtypes (measured on torch 2.13): ``x.mean()``, ``x.softmax(-1)``, ``torch.finfo(x.dtype)``
+raise for integer and bool tensors. The original computes such an operation only on the path
+it takes; a [Where] selection computes both paths, so it may do so only on tensors known to
+suit it. (``x.clamp(...)`` and ``x < 0`` raise for complex tensors, ``x.relu()`` and ``-x``
+for bool ones: not judged, a known problem of GM201.)
+
+Two facts are tracked: ``INEXACT`` (floating point or complex: what ``mean`` and ``norm``
+succeeded on) and ``REAL`` (not complex: what a comparison succeeded on). Floating point is
+both. They come from how a local is bound (``h = self.proj(x)``: an ``nn.Linear`` returns
+floating point; ``h = x.float()``; ``h = x * 0.5`` of a real ``x``) and from the operations
+the test of the ``if`` computed before the selection (``if x.sum() > 0:`` proves ``x`` real,
+``if x.dtype == torch.float16`` floating point). A parameter is known only by the test.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import (
+    AbstractSet, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple,
+)
+
+from .layers import builds_float_layer, holds_tensor
+from .symbols import ModuleSymbols, attribute_stores, self_attribute
+from .values import Kind, ValueAnalysis
+
+INEXACT = "inexact"
+REAL = "real"
+FLOATING = frozenset({INEXACT, REAL})
+Facts = FrozenSet[str]
+_NONE: Facts = frozenset()
+#: The values that may give a name its value where a node starts, each with its binding; None
+#: where one of them is not known (a parameter's value on entry).
+Reaching = Callable[[str, ast.AST], Optional[List[Tuple[ast.expr, ast.AST]]]]
+
+#: Operations that raise unless their tensor is floating point (``softmax``, ``gelu``), or
+#: floating point or complex (``mean``, ``norm``), by the facts they need.
+_NEEDS: Dict[str, Facts] = {
+    **dict.fromkeys(
+        ("softmax", "log_softmax", "gelu", "softplus", "hardsigmoid", "frac", "nanmean", "elu",
+         "leaky_relu", "mish"),
+        FLOATING,
+    ),
+    **dict.fromkeys(("mean", "norm", "silu", "lerp"), frozenset({INEXACT})),
+}
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+#: The modules whose functions are tensor operations (also ``purity.SAFE_OPERATIONS``').
+TORCH_NAMESPACES = ("torch", "torch.nn.functional", "torch.special")
+#: Operations that return floating point for a real tensor of any dtype (an integer one too).
+_TO_FLOATING = frozenset({
+    "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sigmoid", "tanh",
+    "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "erf", "erfc",
+    "logsumexp",
+})
+#: Casts to floating point, and the floating dtypes ``.to()`` may name.
+_CASTS = frozenset({"float", "half", "double", "bfloat16"})
+_FLOATING_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "half", "float",
+                              "double"})
+#: Operations whose result has their (first) tensor's dtype: what is known of it holds.
+_KEEPING = frozenset({
+    "sum", "nansum", "prod", "cumsum", "cumprod", "amax", "amin", "max", "min", "abs", "neg",
+    "transpose", "permute", "t", "unsqueeze", "squeeze", "flatten", "contiguous", "clone",
+    "detach", "view", "view_as", "reshape", "reshape_as", "expand", "expand_as", "repeat",
+    "flip", "roll", "narrow", "masked_fill", "nan_to_num", "zeros_like", "ones_like", "tril",
+    "triu", "select", "diagonal", "movedim", "square",
+})
+#: Operations whose result has the dtype their tensors promote to, as arithmetic does.
+_PROMOTING = frozenset({
+    "add", "sub", "mul", "multiply", "subtract", "pow", "maximum", "minimum", "fmax", "fmin",
+    "lerp", "where",
+})
+#: torch functions that return floating point (of their weights, or of their inputs, which
+#: they take only so).
+_FLOAT_FUNCTIONS = frozenset({
+    "linear", "conv1d", "conv2d", "conv3d", "layer_norm", "group_norm", "normalize",
+    "embedding", "dropout", "scaled_dot_product_attention",
+})
+#: torch factories that return the default dtype (floating point) without ``dtype=``.
+_FLOATING_FACTORIES = frozenset({"randn", "rand", "ones", "zeros", "empty", "linspace"})
+#: Through these, what the test proves of a value holds of the tensor it was computed from
+#: (not through a cast or ``abs``, whose result of a complex tensor is real).
+_PROVING_THROUGH = frozenset({
+    "sum", "nansum", "mean", "nanmean", "amax", "amin", "max", "min", "prod", "transpose",
+    "permute", "t", "unsqueeze", "squeeze", "flatten", "contiguous", "clone", "detach", "view",
+    "reshape", "expand",
+})
+
+
+class Dtypes:
+    """The facts known of the tensors of one function (``ValueAnalysis``) where ``at`` starts,
+    with those the test of an ``if`` proved of its names (``proven``). Names are followed
+    through the bindings that reach (``reaching``, flow-sensitive) where it is given; else,
+    and for names ``rebound`` between ``at`` and the code judged (by the branch before it),
+    through every binding of the function, a parameter's value being not known."""
+
+    def __init__(
+        self,
+        values: ValueAnalysis,
+        symbols: ModuleSymbols,
+        proven: Mapping[str, Facts],
+        reaching: Optional[Reaching] = None,
+        at: Optional[ast.AST] = None,
+        rebound: AbstractSet[str] = frozenset(),
+    ) -> None:
+        self.values, self.symbols = values, symbols
+        self.proven = {name: facts for name, facts in proven.items() if name not in rebound}
+        self.reaching, self.at, self.rebound = reaching, at, rebound
+        self._names: Dict[Tuple[str, int], Facts] = {}
+
+    def failure(self, node: ast.AST) -> Optional[str]:
+        """Why ``node`` may raise for the dtype of a tensor it computes with (``_NEEDS``)."""
+        for operand, needs, name in self._needed(node):
+            if self._python_value(operand):
+                continue
+            if not needs <= self.facts(operand, 0, self.at):
+                what = "floating point" if needs == FLOATING else (
+                    "floating point or complex" if needs == {INEXACT} else "real (not complex)"
+                )
+                return (
+                    f"`{ast.unparse(node)}` raises where `{ast.unparse(operand)}` is not "
+                    f"{what}, which it is not known to be ({name} on the path that did not run "
+                    "it)"
+                )
+        return None
+
+    def _python_value(self, operand: ast.expr) -> bool:
+        """A value known while tracing, or an attribute of ``self`` that is not a tensor of it
+        (``-self.threshold``): a Python value, not a tensor of unknown dtype."""
+        kind = self.values.kind(operand)
+        while isinstance(operand, ast.UnaryOp):
+            operand = operand.operand
+        return kind is Kind.STATIC or kind is Kind.UNKNOWN and _of_self(operand)
+
+    def _needed(self, node: ast.AST) -> Iterator[Tuple[ast.expr, Facts, str]]:
+        if not isinstance(node, ast.Call):
+            return
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _NEEDS:
+            torch_function = self._torch(func.value)
+            if torch_function and node.args:
+                yield node.args[0], _NEEDS[func.attr], f"`{func.attr}`"
+                if func.attr in ("maximum", "minimum", "fmax", "fmin", "atan2") and len(
+                    node.args
+                ) > 1:
+                    yield node.args[1], _NEEDS[func.attr], f"`{func.attr}`"
+            elif not torch_function and not _of_self(func.value):
+                yield func.value, _NEEDS[func.attr], f"`{func.attr}`"
+        elif self.symbols.qualified_name(func) == "torch.finfo" and node.args:
+            dtype = node.args[0]
+            if isinstance(dtype, ast.Attribute) and dtype.attr == "dtype":
+                yield dtype.value, frozenset({INEXACT}), "`torch.finfo`"
+
+    def _torch(self, receiver: ast.expr) -> bool:
+        return self.symbols.qualified_name(receiver) in TORCH_NAMESPACES
+
+    def facts(self, node: ast.expr, depth: int = 0, at: Optional[ast.AST] = None) -> Facts:
+        """What ``node``, computed where ``at`` starts, is known to be: ``INEXACT``, ``REAL``,
+        both, or neither."""
+        if depth > 12:
+            return _NONE
+        if isinstance(node, ast.Name):
+            return self._name(node.id, depth, at)
+        if isinstance(node, ast.Constant):
+            return FLOATING if isinstance(node.value, float) else frozenset({REAL})
+        if isinstance(node, (ast.Subscript, ast.Starred)):
+            return self.facts(node.value, depth + 1, at)
+        if isinstance(node, ast.UnaryOp):
+            return self.facts(node.operand, depth + 1, at)
+        if isinstance(node, ast.Compare):
+            return frozenset({REAL})  # a bool tensor
+        if isinstance(node, ast.IfExp):
+            return self.facts(node.body, depth + 1, at) & self.facts(node.orelse, depth + 1, at)
+        if isinstance(node, ast.BinOp):
+            return self._arithmetic(node, depth, at)
+        if isinstance(node, ast.Call):
+            return self._call(node, depth, at)
+        if isinstance(node, ast.Attribute) and node.attr in ("T", "mT", "data"):
+            return self.facts(node.value, depth + 1, at)
+        if isinstance(node, ast.Attribute) and (
+            holds_tensor(node, self.symbols) or _parameter(node, self.symbols)
+        ):
+            return frozenset({INEXACT})  # weights: what requires grad is floating or complex
+        return _NONE
+
+    def _name(self, name: str, depth: int, at: Optional[ast.AST]) -> Facts:
+        key = (name, id(at))
+        if key not in self._names:
+            self._names[key] = _NONE  # a binding that reads the name itself adds nothing
+            bound: Optional[List[Tuple[ast.expr, Optional[ast.AST]]]]
+            if self.reaching is not None and at is not None and name not in self.rebound:
+                reached = self.reaching(name, at)
+                bound = None if reached is None else list(reached)
+            elif self.values.is_parameter(name):
+                bound = None
+            else:
+                bound = [(value, None) for value in self.values.assignments_of(name)]
+            known = _NONE
+            if bound:
+                known = FLOATING
+                for value, binding in bound:
+                    known &= self.facts(value, depth + 1, binding)
+            proven = self.proven.get(name, _NONE) if at is self.at else _NONE
+            self._names[key] = known | proven
+        return self._names[key]
+
+    def _arithmetic(self, node: ast.BinOp, depth: int, at: Optional[ast.AST]) -> Facts:
+        operands = [self.facts(node.left, depth + 1, at), self.facts(node.right, depth + 1, at)]
+        promoted = _promoted(operands)
+        true_division = isinstance(node.op, ast.Div) and REAL in promoted
+        return FLOATING if true_division else promoted
+
+    def _call(self, node: ast.Call, depth: int, at: Optional[ast.AST]) -> Facts:
+        func = node.func
+        qualified = self.symbols.qualified_name(func) or ""
+        name = qualified.rpartition(".")[2] if qualified.startswith("torch.") else None
+        method = func.attr if isinstance(func, ast.Attribute) and name is None else None
+        made = self._made(node, name, method)
+        if made is not None:
+            return made
+        operation = name or method
+        first = node.args[0] if name is not None and node.args else (
+            func.value if isinstance(func, ast.Attribute) and method is not None else None
+        )
+        if operation == "to" and first is not None and self._moved(node):
+            return self.facts(first, depth + 1, at)
+        if operation == "type_as" and node.args:
+            return self.facts(node.args[0], depth + 1, at)
+        if first is None or operation is None:
+            return _NONE
+        known = self.facts(first, depth + 1, at)
+        if operation in _TO_FLOATING:
+            return FLOATING if REAL in known else _NONE
+        if operation in _NEEDS:  # it raises unless the tensor suits it: what follows holds
+            known = known | _NEEDS[operation]
+            return FLOATING if known >= FLOATING or operation == "norm" else known
+        if operation in _KEEPING:
+            return known
+        if operation in _PROMOTING:
+            operands = [first, *node.args[1 if name else 0:]]
+            if operation == "where" and name:
+                operands = node.args[1:3]
+            return _promoted([self.facts(o, depth + 1, at) for o in operands])
+        return _NONE
+
+    def _made(self, node: ast.Call, name: Optional[str], method: Optional[str]) -> Optional[Facts]:
+        """Floating point where ``node`` makes it whatever it computes with: an ``nn`` layer
+        of ``builds_float_layer``, a factory of the default dtype, a layer's function, a cast
+        (``.float()``, ``.to(torch.float16)``); nothing known of what is not a torch function
+        nor a method; None otherwise (what it makes depends on its tensors)."""
+        if builds_float_layer(node.func, self.symbols) or name in _FLOAT_FUNCTIONS:
+            return FLOATING
+        if name is None and method is None:
+            return _NONE
+        if name in _FLOATING_FACTORIES:
+            return _NONE if node.keywords else FLOATING
+        operation = name or method
+        if operation in _CASTS and not node.args and not node.keywords:
+            return FLOATING
+        dtypes = [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]
+        if operation == "to" and any(self._floating_dtype(d) for d in dtypes):
+            return FLOATING
+        return None
+
+    def _moved(self, node: ast.Call) -> bool:
+        """``.to(x.device)``, ``.to("cuda", non_blocking=True)``: a move that keeps the dtype."""
+        return all(k.arg in ("device", "non_blocking") for k in node.keywords) and all(
+            self._device(a) for a in node.args
+        )
+
+    def _floating_dtype(self, node: ast.expr) -> bool:
+        qualified = self.symbols.qualified_name(node) or ""
+        return qualified.startswith("torch.") and qualified[6:] in _FLOATING_DTYPES
+
+    def _device(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == "device" or (
+            isinstance(node, ast.Constant) and isinstance(node.value, str)
+        )
+
+
+def _promoted(operands: List[Facts]) -> Facts:
+    """What is known of the dtype operands promote to: floating point or complex where one of
+    them is, real where all are."""
+    inexact = any(INEXACT in facts for facts in operands)
+    real = bool(operands) and all(REAL in facts for facts in operands)
+    return frozenset({INEXACT} if inexact else ()) | frozenset({REAL} if real else ())
+
+
+def _parameter(node: ast.Attribute, symbols: ModuleSymbols) -> bool:
+    """Whether ``node``, ``self.scale``, is an ``nn.Parameter`` that requires grad on every
+    build of the file (``torch`` makes no such tensor of an integer dtype)."""
+    builds = attribute_stores(symbols.tree).get(self_attribute(node) or "", ())
+    return bool(builds) and all(
+        isinstance(build, ast.Call)
+        and symbols.qualified_name(build.func) in ("torch.nn.Parameter",
+                                                   "torch.nn.parameter.Parameter")
+        and len(build.args) == 1
+        and not build.keywords
+        for build in builds
+    )
+
+
+def _of_self(node: ast.expr) -> bool:
+    """``self`` or an attribute chain of it: a module or an object, not a tensor method's
+    receiver (those calls are judged as calls of modules)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def proven_by(test: ast.expr, symbols: ModuleSymbols) -> Dict[str, Facts]:
+    """The facts that computing ``test`` proves of the names it computes with, as the fixed
+    code computes it before the selection: an ordering comparison succeeds only on real
+    operands, ``mean`` only on floating point or complex ones, ``softmax`` only on floating
+    point ones (the parts of a conditional expression, a lambda or a comprehension do not
+    count); a conjunct ``x.dtype == torch.float16`` or ``x.is_floating_point()`` of the test,
+    true wherever the selection runs, proves ``x`` floating point."""
+    proven: Dict[str, Set[str]] = {}
+    conjuncts = test.values if isinstance(test, ast.BoolOp) and isinstance(
+        test.op, ast.And
+    ) else [test]
+    tested = [_tested_floating(conjunct, symbols) for conjunct in conjuncts]
+    succeeded = _succeeded(test, symbols)
+    for node, facts in [*((t, FLOATING) for t in tested if t is not None), *succeeded]:
+        while not isinstance(node, ast.Name):
+            if isinstance(node, ast.Subscript):
+                node = node.value
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+                node = node.operand
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _PROVING_THROUGH
+                and symbols.qualified_name(node.func.value) != "torch"
+            ):
+                node = node.func.value
+            else:
+                break
+        if isinstance(node, ast.Name):
+            proven.setdefault(node.id, set()).update(facts)
+    return {name: frozenset(facts) for name, facts in proven.items()}
+
+
+def _tested_floating(conjunct: ast.expr, symbols: ModuleSymbols) -> Optional[ast.expr]:
+    """``x`` of ``x.dtype == torch.float16`` (a floating dtype) or ``x.is_floating_point()``."""
+    if (
+        isinstance(conjunct, ast.Compare)
+        and len(conjunct.ops) == 1
+        and isinstance(conjunct.ops[0], (ast.Eq, ast.Is))
+        and isinstance(conjunct.left, ast.Attribute)
+        and conjunct.left.attr == "dtype"
+    ):
+        qualified = symbols.qualified_name(conjunct.comparators[0]) or ""
+        floating = qualified.startswith("torch.") and qualified[6:] in _FLOATING_DTYPES
+        return conjunct.left.value if floating else None
+    if (
+        isinstance(conjunct, ast.Call)
+        and isinstance(conjunct.func, ast.Attribute)
+        and conjunct.func.attr == "is_floating_point"
+        and not conjunct.args
+    ):
+        return conjunct.func.value
+    return None
+
+
+def _succeeded(node: ast.AST, symbols: ModuleSymbols) -> Iterator[Tuple[ast.expr, Facts]]:
+    """What computing ``node`` proves, where it succeeds: an ordering comparison of real
+    operands, an operation of ``_NEEDS`` of a tensor that suits it."""
+    if isinstance(node, (ast.IfExp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                         ast.GeneratorExp)):
+        return
+    if isinstance(node, ast.Compare) and any(isinstance(o, _ORDERING) for o in node.ops):
+        yield from ((operand, frozenset({REAL})) for operand in (node.left, *node.comparators))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr in _NEEDS:
+            receiver = node.func.value
+            if symbols.qualified_name(receiver) not in TORCH_NAMESPACES:
+                yield receiver, _NEEDS[node.func.attr]
+            elif node.args:
+                yield node.args[0], _NEEDS[node.func.attr]
+    for child in ast.iter_child_nodes(node):
+        yield from _succeeded(child, symbols)
