@@ -7435,6 +7435,39 @@ CASES.update(
     (name, (body, (torch.tensor([1.0, -2.0, 3.0, 0.5]),), decline))
     for name, (body, decline) in SWEEP_33.items()
 )
+#: An extremum of an operation of a name the test took already cannot fail on emptiness (an
+#: over-decline sweep 32 noted), unless the branch binds the name again first.
+CASES["a side that divides by the extremum the test took (logits.abs().max())"] = (
+    """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        logits = self.proj(x) * 10
+        if logits.abs().max() > 10:
+            logits = logits / logits.abs().max()
+        return logits
+""",
+    (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+    None,
+)
+CASES["a side that divides by an extremum of a name it binds again first"] = (
+    """
+class Model(nn.Module):
+    def forward(self, x):
+        if x.abs().max() > 10:
+            x = x[1:] * 2
+            y = x / x.abs().max()
+        else:
+            y = x
+        return y
+""",
+    (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+    "`x.abs().max()` raises on an empty tensor",
+)
 
 CASES.update(
     (f"a conditional expression: {name}", parts)

@@ -124,8 +124,9 @@ def impurity(
 ) -> Optional[str]:
     """None when ``node`` is safe to evaluate unconditionally, else a short reason.
 
-    ``nonempty``: local names whose extremum (``extremum_of``) code that always runs before
-    ``node`` has already taken. The extrema fail only on an empty tensor, and all for the same
+    ``nonempty``: local names (or operations of them, ``extremum_key``) whose extremum
+    (``extremum_of``) code that always runs before ``node`` has already taken. The extrema
+    fail only on an empty tensor, and all for the same
     elements and dtypes, so another extremum of the same tensor cannot fail there: in
     ``x.min() < lo or x.max() > hi``, ``x.max()`` may be computed on every call.
     ``static_indexing``: whether indexing a value known while tracing (``x.shape[1]``) counts
@@ -260,8 +261,9 @@ def _number_literal_value(node: ast.expr) -> Optional[complex]:
 
 
 def extremum_of(call: ast.Call, symbols: ModuleSymbols) -> Optional[str]:
-    """``x`` of a whole-tensor extremum of a local name: ``x.max()``, ``x.amin()``,
-    ``torch.min(x)``; None for anything else (a ``dim``, ``torch.max(a, b)``)."""
+    """What a whole-tensor extremum is taken of (``extremum_key``): ``x`` of ``x.max()``,
+    ``x.amin()``, ``torch.min(x)``, ``x.abs()`` of ``x.abs().max()``; None for anything else
+    (a ``dim``, ``torch.max(a, b)``)."""
     func = call.func
     if not isinstance(func, ast.Attribute) or func.attr not in _EXTREMA or call.keywords:
         return None
@@ -269,7 +271,32 @@ def extremum_of(call: ast.Call, symbols: ModuleSymbols) -> Optional[str]:
         operands = call.args
     else:
         operands = [func.value] if not call.args else []
-    return operands[0].id if len(operands) == 1 and isinstance(operands[0], ast.Name) else None
+    return extremum_key(operands[0]) if len(operands) == 1 else None
+
+
+def extremum_key(operand: ast.expr) -> Optional[str]:
+    """How an extremum's operand is named among those taken: a local name (``x``), or an
+    operation of ``SAFE_OPERATIONS`` without arguments of one (``x.abs()``), which computes
+    the same values wherever the name holds the same tensor."""
+    if isinstance(operand, ast.Name):
+        return operand.id
+    func = operand.func if isinstance(operand, ast.Call) else None
+    if (
+        isinstance(operand, ast.Call)
+        and isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.attr in SAFE_OPERATIONS
+        and not operand.args
+        and not operand.keywords
+    ):
+        return ast.unparse(operand)
+    return None
+
+
+def extrema_outside(taken: AbstractSet[str], names: AbstractSet[str]) -> Set[str]:
+    """The extrema of ``taken`` (``extremum_key``) that do not read one of ``names`` (which
+    code between them and the code judged binds again)."""
+    return {key for key in taken if key.partition(".")[0] not in names}
 
 
 def extrema_taken(node: ast.expr, symbols: ModuleSymbols) -> Set[str]:
@@ -653,12 +680,12 @@ def _empty_raising_reduction(call: ast.Call, symbols: ModuleSymbols) -> bool:
 
 
 def _reduced_name(call: ast.Call, symbols: ModuleSymbols) -> Optional[str]:
-    """``x`` of a reduction ``x.amax(-1)`` or ``torch.amax(x, -1)`` of a local name."""
+    """``x`` of a reduction ``x.amax(-1)`` or ``torch.amax(x, -1)`` (``extremum_key``)."""
     func = call.func
     assert isinstance(func, ast.Attribute)
     torch_function = symbols.qualified_name(func.value) in TORCH_NAMESPACES
     operand = (call.args[0] if call.args else None) if torch_function else func.value
-    return operand.id if isinstance(operand, ast.Name) else None
+    return extremum_key(operand) if operand is not None else None
 
 
 def _sized_by_data(call: ast.Call) -> Optional[ast.expr]:

@@ -25,7 +25,7 @@ from typing import (
 
 from ..analysis.dtypes import Dtypes, proven_by
 from ..analysis.index import deleted_names, loops_around, outer_names, walk
-from ..analysis.purity import extrema_taken, impurity
+from ..analysis.purity import extrema_outside, extrema_taken, impurity
 from ..analysis.symbols import self_attribute, self_chain
 from ..analysis.values import Kind
 from . import Plan, Planned, declined, position
@@ -663,7 +663,11 @@ def _split_branch(
         assigned_before = set(list(sides[side])[:index])
         dtypes = _dtypes(node.test, node, ctx, assigned_before)
         problem = impurity(
-            value, ctx.values, ctx.symbols, taken - assigned_before, dtypes=dtypes
+            value,
+            ctx.values,
+            ctx.symbols,
+            extrema_outside(taken, assigned_before),
+            dtypes=dtypes,
         ) or _absent_read(value, node, block, ctx, assigned_before)
         if problem:
             return None, problem
