@@ -7167,6 +7167,18 @@ class Model(nn.Module):
 """,
         "`1.0 / self.count` raises ZeroDivisionError where `self.count` is a Python zero",
     ),
+    "a Python division of parameters that default to numbers (scale / n)": (
+        """
+class Model(nn.Module):
+    def forward(self, x, scale=1.0, n=0):
+        if x.sum() < 0:
+            y = x * (scale / n)
+        else:
+            y = x + 1
+        return y
+""",
+        "`scale / n` raises ZeroDivisionError",
+    ),
     "a Python modulo by a parameter that may be zero (step % period)": (
         """
 class Model(nn.Module):

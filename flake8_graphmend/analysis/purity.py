@@ -211,15 +211,15 @@ def _arithmetic_failure(node: ast.BinOp, values: ValueAnalysis) -> Optional[str]
     zero (anything but a nonzero number literal or a tensor), ``**`` of a number by a negative
     exponent (ZeroDivisionError at zero) or by one that is not a literal (OverflowError: ``10
     ** k``), shifts by what may be a negative count; an integer tensor cannot be raised to a
-    negative int. A name of unknown kind (a parameter) divided is taken for a tensor, an
-    attribute or a call of unknown kind (``self.alpha``) for a Python value. Such a value is
-    the same on both paths, but the original computes it on one."""
+    negative int. What is divided may be a Python number as ``_may_be_number`` says. Such a
+    value is the same on both paths, but the original computes it on one."""
     left, right = values.kind(node.left), values.kind(node.right)
     tensors = (Kind.TENSOR, Kind.DATA)
     divisor = _number_literal_value(node.right)
     if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
-        number = left is Kind.STATIC or left is Kind.UNKNOWN and not isinstance(node.left, ast.Name)
-        if not number or right in tensors or divisor not in (None, 0):
+        if not _may_be_number(node.left, left, values) or right in tensors or divisor not in (
+            None, 0
+        ):
             return None
         return (
             f"`{ast.unparse(node)}` raises ZeroDivisionError where `{ast.unparse(node.right)}` "
@@ -250,6 +250,19 @@ def _arithmetic_failure(node: ast.BinOp, values: ValueAnalysis) -> Optional[str]
             return None
         return f"`{ast.unparse(node)}` raises ValueError for a negative shift count"
     return None
+
+
+def _may_be_number(node: ast.expr, kind: Kind, values: ValueAnalysis) -> bool:
+    """Whether ``node`` (of ``kind``) may be a Python number: a value known while tracing, an
+    attribute or a call of unknown kind (``self.alpha``), a parameter that defaults to a
+    number literal (``n=0``); not another name of unknown kind (a parameter taken for a
+    tensor)."""
+    if kind is not Kind.UNKNOWN:
+        return kind is Kind.STATIC
+    if not isinstance(node, ast.Name):
+        return True
+    default = values.default_of(node.id) if values.is_parameter(node.id) else None
+    return default is not None and number_literal(default)
 
 
 def _number_literal_value(node: ast.expr) -> Optional[complex]:
