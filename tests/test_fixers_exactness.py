@@ -3844,7 +3844,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
         class Model(nn.Module):
             def forward(self, mask, x):
                 if mask.any():
-                    y = x.masked_fill(mask, float("-1"))
+                    y = x.masked_fill(mask.bool(), float("-1"))
                 else:
                     y = x + 0
                 return y * 2
@@ -4636,7 +4636,7 @@ class Model(nn.Module):
 class Model(nn.Module):
     def forward(self, x, mask: Optional[torch.Tensor] = None):
         if x.mean() > 0:
-            y = x.masked_fill(mask, 0.0)
+            y = x.masked_fill(mask.bool(), 0.0)
         else:
             y = x * 1
         return y
@@ -7357,6 +7357,46 @@ class Model(nn.Module):
         return s.softmax(-1) if s.sum() > 0 else torch.zeros_like(s)
 """,
         "`s.softmax(-1)` raises where `s` is not floating point",
+    ),
+    "a mask that may not be a bool tensor (masked_fill of a parameter)": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x, mask=None):
+        mask = (x > 0).long() if mask is None else mask
+        h = self.proj(x)
+        if h.sum() > 100:
+            h = h.masked_fill(mask, 0.0)
+        return h
+""",
+        "`h.masked_fill(mask, 0.0)` raises where `mask` is not a bool tensor",
+    ),
+    "a condition of torch.where that may not be a bool tensor": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        keep = x * 0 + 1
+        if x.sum() > 100:
+            x = torch.where(keep, x, 0.0)
+        return x + 1
+""",
+        "`torch.where(keep, x, 0.0)` raises where `keep` is not a bool tensor",
+    ),
+    "a mask made by a comparison": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        h = x * 2
+        keep = (x > 0) & (x < 3)
+        if h.sum() > 0:
+            h = h.masked_fill(~keep, 0.0)
+        return h
+""",
+        None,
     ),
     # known floating point: the output of an nn layer, a cast, a float factor, the test
     "a softmax of an nn.Linear's output": (

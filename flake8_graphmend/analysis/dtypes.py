@@ -26,7 +26,10 @@ from .values import Kind, ValueAnalysis
 
 INEXACT = "inexact"
 REAL = "real"
+BOOL = "bool"
 FLOATING = frozenset({INEXACT, REAL})
+BOOLEAN = frozenset({REAL, BOOL})
+_ALL = frozenset({INEXACT, REAL, BOOL})  # what nothing contradicts yet
 Facts = FrozenSet[str]
 _NONE: Facts = frozenset()
 #: The values that may give a name its value where a node starts, each with its binding; None
@@ -63,6 +66,14 @@ _KEEPING = frozenset({
     "detach", "view", "view_as", "reshape", "reshape_as", "expand", "expand_as", "repeat",
     "flip", "roll", "narrow", "masked_fill", "nan_to_num", "zeros_like", "ones_like", "tril",
     "triu", "select", "diagonal", "movedim", "square",
+})
+#: Those of ``_KEEPING`` that keep a bool tensor bool (the others make an integer of it).
+_LAYOUT = _KEEPING - {"sum", "nansum", "prod", "cumsum", "cumprod", "abs", "neg", "square"}
+#: Operations that return a bool tensor.
+_BOOLEAN_RESULTS = frozenset({
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "logical_and",
+    "logical_or", "logical_not", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "greater",
+    "less", "isclose", "isin",
 })
 #: Operations whose result has the dtype their tensors promote to, as arithmetic does.
 _PROMOTING = frozenset({
@@ -108,14 +119,17 @@ class Dtypes:
         self._names: Dict[Tuple[str, int], Facts] = {}
 
     def failure(self, node: ast.AST) -> Optional[str]:
-        """Why ``node`` may raise for the dtype of a tensor it computes with (``_NEEDS``)."""
+        """Why ``node`` may raise for the dtype of a tensor it computes with (``_NEEDS``, and
+        the mask of ``masked_fill`` or ``torch.where``, which must be bool)."""
         for operand, needs, name in self._needed(node):
             if self._python_value(operand):
                 continue
             if not needs <= self.facts(operand, 0, self.at):
-                what = "floating point" if needs == FLOATING else (
-                    "floating point or complex" if needs == {INEXACT} else "real (not complex)"
-                )
+                what = {
+                    FLOATING: "floating point",
+                    frozenset({INEXACT}): "floating point or complex",
+                    frozenset({BOOL}): "a bool tensor",
+                }[needs]
                 return (
                     f"`{ast.unparse(node)}` raises where `{ast.unparse(operand)}` is not "
                     f"{what}, which it is not known to be ({name} on the path that did not run "
@@ -124,12 +138,12 @@ class Dtypes:
         return None
 
     def _python_value(self, operand: ast.expr) -> bool:
-        """A value known while tracing, or an attribute of ``self`` that is not a tensor of it
-        (``-self.threshold``): a Python value, not a tensor of unknown dtype."""
+        """A value known while tracing, or what ``self`` holds (``-self.threshold``, a buffer
+        ``self.mask``: trusted for its dtype), not a tensor of unknown dtype."""
         kind = self.values.kind(operand)
         while isinstance(operand, ast.UnaryOp):
             operand = operand.operand
-        return kind is Kind.STATIC or kind is Kind.UNKNOWN and _of_self(operand)
+        return kind is Kind.STATIC or _of_self(operand)
 
     def _needed(self, node: ast.AST) -> Iterator[Tuple[ast.expr, Facts, str]]:
         if not isinstance(node, ast.Call):
@@ -139,16 +153,32 @@ class Dtypes:
             torch_function = self._torch(func.value)
             if torch_function and node.args:
                 yield node.args[0], _NEEDS[func.attr], f"`{func.attr}`"
-                if func.attr in ("maximum", "minimum", "fmax", "fmin", "atan2") and len(
-                    node.args
-                ) > 1:
-                    yield node.args[1], _NEEDS[func.attr], f"`{func.attr}`"
             elif not torch_function and not _of_self(func.value):
                 yield func.value, _NEEDS[func.attr], f"`{func.attr}`"
+        mask = self._mask(node)
+        if mask is not None:
+            yield mask, frozenset({BOOL}), f"`{ast.unparse(func)}`"
         elif self.symbols.qualified_name(func) == "torch.finfo" and node.args:
             dtype = node.args[0]
             if isinstance(dtype, ast.Attribute) and dtype.attr == "dtype":
                 yield dtype.value, frozenset({INEXACT}), "`torch.finfo`"
+
+    def _mask(self, node: ast.Call) -> Optional[ast.expr]:
+        """The mask of ``x.masked_fill(mask, v)`` or ``torch.masked_fill(x, mask, v)``, the
+        condition of ``torch.where(c, a, b)``: they raise unless it is a bool tensor."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or _of_self(func.value):
+            return None
+        torch_function = self._torch(func.value)
+        if func.attr == "masked_fill":
+            position = 1 if torch_function else 0
+            given = [k.value for k in node.keywords if k.arg == "mask"]
+            return given[0] if given else (
+                node.args[position] if len(node.args) > position else None
+            )
+        if func.attr == "where" and torch_function and len(node.args) == 3:
+            return node.args[0]
+        return None
 
     def _torch(self, receiver: ast.expr) -> bool:
         return self.symbols.qualified_name(receiver) in TORCH_NAMESPACES
@@ -164,10 +194,11 @@ class Dtypes:
             return FLOATING if isinstance(node.value, float) else frozenset({REAL})
         if isinstance(node, (ast.Subscript, ast.Starred)):
             return self.facts(node.value, depth + 1, at)
-        if isinstance(node, ast.UnaryOp):
-            return self.facts(node.operand, depth + 1, at)
+        if isinstance(node, ast.UnaryOp):  # `~mask` stays bool, `-x` is not
+            known = self.facts(node.operand, depth + 1, at)
+            return known if isinstance(node.op, ast.Invert) else known - {BOOL}
         if isinstance(node, ast.Compare):
-            return frozenset({REAL})  # a bool tensor
+            return BOOLEAN
         if isinstance(node, ast.IfExp):
             return self.facts(node.body, depth + 1, at) & self.facts(node.orelse, depth + 1, at)
         if isinstance(node, ast.BinOp):
@@ -196,7 +227,7 @@ class Dtypes:
                 bound = [(value, None) for value in self.values.assignments_of(name)]
             known = _NONE
             if bound:
-                known = FLOATING
+                known = _ALL
                 for value, binding in bound:
                     known &= self.facts(value, depth + 1, binding)
             proven = self.proven.get(name, _NONE) if at is self.at else _NONE
@@ -205,6 +236,8 @@ class Dtypes:
 
     def _arithmetic(self, node: ast.BinOp, depth: int, at: Optional[ast.AST]) -> Facts:
         operands = [self.facts(node.left, depth + 1, at), self.facts(node.right, depth + 1, at)]
+        if isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return BOOLEAN if all(BOOL in facts for facts in operands) else _NONE
         promoted = _promoted(operands)
         true_division = isinstance(node.op, ast.Div) and REAL in promoted
         return FLOATING if true_division else promoted
@@ -234,7 +267,7 @@ class Dtypes:
             known = known | _NEEDS[operation]
             return FLOATING if known >= FLOATING or operation == "norm" else known
         if operation in _KEEPING:
-            return known
+            return known if operation in _LAYOUT else known - {BOOL}
         if operation in _PROMOTING:
             operands = [first, *node.args[1 if name else 0:]]
             if operation == "where" and name:
@@ -256,9 +289,15 @@ class Dtypes:
         operation = name or method
         if operation in _CASTS and not node.args and not node.keywords:
             return FLOATING
+        if operation in _BOOLEAN_RESULTS or operation == "bool" and not node.args:
+            return BOOLEAN
         dtypes = [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]
         if operation == "to" and any(self._floating_dtype(d) for d in dtypes):
             return FLOATING
+        if operation == "to" and any(
+            self.symbols.qualified_name(d) == "torch.bool" for d in dtypes
+        ):
+            return BOOLEAN
         return None
 
     def _moved(self, node: ast.Call) -> bool:
