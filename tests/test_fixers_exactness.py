@@ -7487,6 +7487,380 @@ CASES.update(
     (name, (body, (torch.tensor([1.0, -2.0, 3.0, 0.5]),), decline))
     for name, (body, decline) in SWEEP_33.items()
 )
+#: Sweep 34 (nineteenth session): the dtype and value checks of [Where] sides, attacked;
+#: each program differed (fixed, it raised on the path the original did not take).
+SWEEP_34 = {
+    'round decimals int': (
+        """
+class Quant(nn.Module):
+    def forward(self, x):
+        if x.abs().sum() > 10:
+            y = torch.round(x, decimals=2)
+        else:
+            y = x + 1
+        return y
+
+def build():
+    torch.manual_seed(0)
+    return Quant()
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([10.1230, -2.0000, 3.0000]),),
+        '`torch.round(x, decimals=2)` raises where `x` is not floating point, w',
+    ),
+    'hardswish int': (
+        """
+import torch.nn.functional as F
+
+class Gate(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            y = F.hardswish(x) * 2
+        else:
+            y = x * 2
+        return y
+
+def build():
+    torch.manual_seed(0)
+    return Gate()
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([1., -2., 3.]),),
+        '`F.hardswish(x)` raises where `x` is not floating point, which it is n',
+    ),
+    'test proof mean dtype kw': (
+        """
+class Norm(nn.Module):
+    def forward(self, x):
+        if x.mean(dtype=torch.float32) > 0.5:
+            y = x.softmax(-1)
+        else:
+            y = x + 1
+        return y
+
+def build():
+    torch.manual_seed(0)
+    return Norm()
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([1., 2., 3.]),),
+        '`x.softmax(-1)` raises where `x` is not floating point, which it is no',
+    ),
+    'test proof softmax dtype kw': (
+        """
+import torch.nn.functional as F
+
+class Conf(nn.Module):
+    def forward(self, logits):
+        if F.softmax(logits, dim=-1, dtype=torch.float32).amax() > 0.9:
+            out = F.log_softmax(logits, dim=-1)
+        else:
+            out = logits * 2
+        return out
+
+def build():
+    torch.manual_seed(0)
+    return Conf()
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([10., 0., 0.]),),
+        '`F.log_softmax(logits, dim=-1)` raises where `logits` is not floating ',
+    ),
+    'test proof sum dtype gm203': (
+        """
+class Cov(nn.Module):
+    def forward(self, mask):
+        y = mask.log_softmax(-1) if mask.sum(-1, dtype=torch.float32).mean() > 2 else mask * 2
+        return y
+
+def build():
+    torch.manual_seed(0)
+    return Cov()
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([[1., 2., 3.]]),),
+        '`mask.log_softmax(-1)` raises where `mask` is not floating point, whic',
+    ),
+    'zeros like dtype long eager': (
+        """
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 3)
+    def forward(self, x):
+        h = self.proj(x)
+        counts = torch.zeros_like(h, dtype=torch.long)
+        if h.sum() > 100:
+            y = counts.mean()
+        else:
+            y = counts.sum()
+        return y
+
+def build():
+    torch.manual_seed(0)
+    return Counter()
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([[-1.1393, -0.2349, -0.3794], [1.3400, 0.2429, -0.7547]]),),
+        '`counts.mean()` raises where `counts` is not floating point or complex',
+    ),
+    'cumsum dtype long': (
+        """
+class Cnt(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 3)
+    def forward(self, x):
+        h = self.proj(x)
+        c = h.detach().cumsum(-1, dtype=torch.long)
+        if h.sum() > 100:
+            y = c.softmax(-1)
+        else:
+            y = c * 2
+        return y
+
+def build():
+    torch.manual_seed(0)
+    return Cnt()
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([[-0.3496, 0.6525, 0.2867], [-1.5713, -0.4104, -1.4966]]),),
+        '`c.softmax(-1)` raises where `c` is not floating point, which it is no',
+    ),
+    'linear complex dtype': (
+        """
+class Spec(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 3, dtype=torch.complex64)
+    def forward(self, x):
+        h = self.proj(x)
+        if h.abs().sum() > 1000:
+            y = h.softmax(-1)
+        else:
+            y = h * 2
+        return y
+
+def build():
+    torch.manual_seed(0)
+    return Spec()
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([[-0.5 - 1.1j, 0.1 - 0.4j, 0.4 + 0.4j], [-0.3 + 0.2j, 1.1 - 0.4j, 0.7j]]),),
+        '`h.softmax(-1)` raises where `h` is not floating point, which it is no',
+    ),
+    'complex literal exp': (
+        """
+import torch.nn.functional as F
+
+class Phase(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 3)
+    def forward(self, x):
+        theta = self.proj(x)
+        z = torch.exp(theta * 1j)
+        if theta.sum() > 100:
+            y = F.gelu(z)
+        else:
+            y = z * 2
+        return y
+
+def build():
+    torch.manual_seed(0)
+    return Phase()
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([[1.0926, 1.2156, 0.9691], [-0.0760, 1.8929, -0.5422]]),),
+        '`F.gelu(z)` raises where `z` is not floating point, which it is not kn',
+    ),
+    'walrus rebinds in test eager': (
+        """
+class W(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 3)
+    def forward(self, x):
+        h = self.proj(x)
+        if (h := (h > 0).long()).sum() > 100:
+            y = h.mean()
+        else:
+            y = h.sum() * 2
+        return y
+
+def build():
+    torch.manual_seed(0)
+    return W()
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([[0.0044, -1.2613, -0.9947], [-0.0739, 0.3984, -0.8930]]),),
+        '`h.mean()` raises where `h` is not floating point or complex, which it',
+    ),
+    'mean input keyword eager': (
+        """
+class K(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            y = x - torch.mean(input=x)
+        else:
+            y = x * 2
+        return y
+
+def build():
+    torch.manual_seed(0)
+    return K()
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([1., 2.]),),
+        '`torch.mean(input=x)` raises where `x` is not floating point or comple',
+    ),
+    'finfo of dtype local': (
+        """
+class RMS(nn.Module):
+    def forward(self, x):
+        dtype = x.dtype
+        if x.sum() > 0:
+            eps = torch.finfo(dtype).eps
+            y = x * (1 + eps)
+        else:
+            y = x * 2
+        return y
+
+def build():
+    torch.manual_seed(0)
+    return RMS()
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([1., 2.]),),
+        '`torch.finfo(dtype)` raises where `x` is not floating point or complex',
+    ),
+    'rmsnorm finfo dtype local': (
+        """
+class RMS(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(4))
+    def forward(self, x):
+        dtype = x.dtype
+        x = x.float()
+        var = x.pow(2).mean(-1, keepdim=True)
+        if var.amax() > 1e4:
+            x = x * torch.rsqrt(var + torch.finfo(dtype).eps)
+        else:
+            x = x * 1.0
+        return self.weight * x.to(dtype)
+
+def build():
+    torch.manual_seed(0)
+    return RMS()
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([[1., 1., 1., 1.]]),),
+        '`torch.finfo(dtype)` raises where `x` is not floating point or complex',
+    ),
+    'add module replaces linear': (
+        """
+class Head(nn.Module):
+    def __init__(self, identity=False):
+        super().__init__()
+        self.proj = nn.Linear(3, 3)
+        if identity:
+            self.add_module("proj", nn.Identity())
+    def forward(self, x):
+        h = self.proj(x)
+        if h.sum() > 100:
+            y = h.softmax(-1)
+        else:
+            y = h * 2
+        return y
+
+def build():
+    torch.manual_seed(0)
+    return Head(identity=True)
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([[1, 2, 3]]),),
+        '`h.softmax(-1)` raises where `h` is not floating point, which it is no',
+    ),
+    'dropout eval keeps int': (
+        """
+import torch.nn.functional as F
+
+class Emb(nn.Module):
+    def forward(self, x):
+        h = F.dropout(x, 0.0, training=False)
+        if h.sum() > 0:
+            y = h.softmax(-1)
+        else:
+            y = h * 2
+        return y
+
+def build():
+    torch.manual_seed(0)
+    return Emb()
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([1., 2.]),),
+        '`h.softmax(-1)` raises where `h` is not floating point, which it is no',
+    ),
+    'embedding int weight eager': (
+        """
+import torch.nn.functional as F
+
+class Lut(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("table", torch.arange(10))
+    def forward(self, ids, x):
+        h = F.embedding(ids, self.table[:, None])
+        if x.sum() > 100:
+            y = h.mean()
+        else:
+            y = h.sum()
+        return y
+
+def build():
+    torch.manual_seed(0)
+    return Lut()
+
+
+Model = build  # the test builds `Model()`
+""",
+        (torch.tensor([1, 2]), torch.tensor([1., 1.])),
+        '`h.mean()` raises where `h` is not floating point or complex, which it',
+    ),
+}
+CASES.update((name, parts) for name, parts in SWEEP_34.items())
 #: An extremum of an operation of a name the test took already cannot fail on emptiness (an
 #: over-decline sweep 32 noted), unless the branch binds the name again first.
 CASES["a side that divides by the extremum the test took (logits.abs().max())"] = (

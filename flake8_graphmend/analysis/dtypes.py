@@ -40,8 +40,8 @@ Reaching = Callable[[str, ast.AST], Optional[List[Tuple[ast.expr, ast.AST]]]]
 #: floating point or complex (``mean``, ``norm``), by the facts they need.
 _NEEDS: Dict[str, Facts] = {
     **dict.fromkeys(
-        ("softmax", "log_softmax", "gelu", "softplus", "hardsigmoid", "frac", "nanmean", "elu",
-         "leaky_relu", "mish"),
+        ("softmax", "log_softmax", "gelu", "softplus", "hardsigmoid", "hardswish", "frac",
+         "nanmean", "elu", "leaky_relu", "mish"),
         FLOATING,
     ),
     **dict.fromkeys(("mean", "norm", "silu", "lerp"), frozenset({INEXACT})),
@@ -65,7 +65,7 @@ _KEEPING = frozenset({
     "transpose", "permute", "t", "unsqueeze", "squeeze", "flatten", "contiguous", "clone",
     "detach", "view", "view_as", "reshape", "reshape_as", "expand", "expand_as", "repeat",
     "flip", "roll", "narrow", "masked_fill", "nan_to_num", "zeros_like", "ones_like", "tril",
-    "triu", "select", "diagonal", "movedim", "square",
+    "triu", "select", "diagonal", "movedim", "square", "dropout",
 })
 #: Those of ``_KEEPING`` that keep a bool tensor bool (the others make an integer of it).
 _LAYOUT = _KEEPING - {"sum", "nansum", "prod", "cumsum", "cumprod", "abs", "neg", "square"}
@@ -80,11 +80,10 @@ _PROMOTING = frozenset({
     "add", "sub", "mul", "multiply", "subtract", "pow", "maximum", "minimum", "fmax", "fmin",
     "lerp", "where",
 })
-#: torch functions that return floating point (of their weights, or of their inputs, which
-#: they take only so).
+#: torch functions that return floating point (of their inputs, which they take only so: they
+#: raise for integer ones).
 _FLOAT_FUNCTIONS = frozenset({
-    "linear", "conv1d", "conv2d", "conv3d", "layer_norm", "group_norm", "normalize",
-    "embedding", "dropout", "scaled_dot_product_attention",
+    "layer_norm", "group_norm", "rms_norm", "normalize", "scaled_dot_product_attention",
 })
 #: torch factories that return the default dtype (floating point) without ``dtype=``.
 _FLOATING_FACTORIES = frozenset({"randn", "rand", "ones", "zeros", "empty", "linspace"})
@@ -121,10 +120,10 @@ class Dtypes:
     def failure(self, node: ast.AST) -> Optional[str]:
         """Why ``node`` may raise for the dtype of a tensor it computes with (``_NEEDS``, and
         the mask of ``masked_fill`` or ``torch.where``, which must be bool)."""
-        for operand, needs, name in self._needed(node):
+        for operand, needs, name, at in self._needed(node):
             if self._python_value(operand):
                 continue
-            if not needs <= self.facts(operand, 0, self.at):
+            if not needs <= self.facts(operand, 0, at):
                 what = {
                     FLOATING: "floating point",
                     frozenset({INEXACT}): "floating point or complex",
@@ -145,23 +144,55 @@ class Dtypes:
             operand = operand.operand
         return kind is Kind.STATIC or _of_self(operand)
 
-    def _needed(self, node: ast.AST) -> Iterator[Tuple[ast.expr, Facts, str]]:
+    def _needed(
+        self, node: ast.AST
+    ) -> Iterator[Tuple[ast.expr, Facts, str, Optional[ast.AST]]]:
+        """Each tensor ``node`` computes with that must suit the operation, with what it needs,
+        the operation, and where its value is judged (a binding, for ``torch.finfo(dtype)``
+        of a local ``dtype = x.dtype``)."""
         if not isinstance(node, ast.Call):
             return
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in _NEEDS:
-            torch_function = self._torch(func.value)
-            if torch_function and node.args:
-                yield node.args[0], _NEEDS[func.attr], f"`{func.attr}`"
-            elif not torch_function and not _of_self(func.value):
-                yield func.value, _NEEDS[func.attr], f"`{func.attr}`"
+        needs = _NEEDS.get(func.attr) if isinstance(func, ast.Attribute) else None
+        if isinstance(func, ast.Attribute) and func.attr == "round" and any(
+            k.arg == "decimals" for k in node.keywords
+        ):
+            needs = FLOATING  # `round(x, decimals=2)` raises for an integer tensor
+        if needs is not None and any(k.arg == "dtype" for k in node.keywords):
+            needs = None  # `x.mean(dtype=torch.float32)` computes in the dtype given
+        if isinstance(func, ast.Attribute) and needs is not None:
+            if self._torch(func.value):
+                given = [k.value for k in node.keywords if k.arg == "input"]
+                for operand in [*node.args[:1], *given]:
+                    yield operand, needs, f"`{func.attr}`", self.at
+            elif not _of_self(func.value):
+                yield func.value, needs, f"`{func.attr}`", self.at
         mask = self._mask(node)
         if mask is not None:
-            yield mask, frozenset({BOOL}), f"`{ast.unparse(func)}`"
+            yield mask, frozenset({BOOL}), f"`{ast.unparse(func)}`", self.at
         elif self.symbols.qualified_name(func) == "torch.finfo" and node.args:
-            dtype = node.args[0]
-            if isinstance(dtype, ast.Attribute) and dtype.attr == "dtype":
-                yield dtype.value, frozenset({INEXACT}), "`torch.finfo`"
+            for tensor, at in self._dtypes_of(node.args[0], self.at):
+                yield tensor, frozenset({INEXACT}), "`torch.finfo`", at
+
+    def _dtypes_of(
+        self, dtype: ast.expr, at: Optional[ast.AST]
+    ) -> List[Tuple[ast.expr, Optional[ast.AST]]]:
+        """The tensors whose dtype ``dtype`` (computed where ``at`` starts) is, each with where
+        it is judged: ``x`` of ``x.dtype``, through a local bound to it (``x`` where that binding
+        starts), or ``dtype`` itself where it is not known to be one (judged as a tensor of
+        unknown dtype); none for a floating dtype of torch (``torch.float16``)."""
+        if self._floating_dtype(dtype):
+            return []
+        if isinstance(dtype, ast.Attribute) and dtype.attr == "dtype":
+            return [(dtype.value, at)]
+        local = isinstance(dtype, ast.Name) and dtype.id not in self.rebound
+        if local and self.reaching is not None and at is not None:
+            assert isinstance(dtype, ast.Name)
+            bound = self.reaching(dtype.id, at)
+            if bound:
+                return [found for value, binding in bound
+                        for found in self._dtypes_of(value, binding)]
+        return [(dtype, at)]
 
     def _mask(self, node: ast.Call) -> Optional[ast.expr]:
         """The mask of ``x.masked_fill(mask, v)`` or ``torch.masked_fill(x, mask, v)``, the
@@ -190,7 +221,9 @@ class Dtypes:
             return _NONE
         if isinstance(node, ast.Name):
             return self._name(node.id, depth, at)
-        if isinstance(node, ast.Constant):
+        if isinstance(node, ast.Constant):  # a number: `1j` makes a complex tensor complex
+            if isinstance(node.value, complex):
+                return frozenset({INEXACT})
             return FLOATING if isinstance(node.value, float) else frozenset({REAL})
         if isinstance(node, (ast.Subscript, ast.Starred)):
             return self.facts(node.value, depth + 1, at)
@@ -244,6 +277,11 @@ class Dtypes:
 
     def _call(self, node: ast.Call, depth: int, at: Optional[ast.AST]) -> Facts:
         func = node.func
+        dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+        if dtype is not None:  # `zeros_like(x, dtype=torch.long)`, `cumsum(0, dtype=...)`
+            if self._floating_dtype(dtype):
+                return FLOATING
+            return BOOLEAN if self.symbols.qualified_name(dtype) == "torch.bool" else _NONE
         qualified = self.symbols.qualified_name(func) or ""
         name = qualified.rpartition(".")[2] if qualified.startswith("torch.") else None
         method = func.attr if isinstance(func, ast.Attribute) and name is None else None
@@ -370,6 +408,7 @@ def proven_by(test: ast.expr, symbols: ModuleSymbols) -> Dict[str, Facts]:
                 and isinstance(node.func, ast.Attribute)
                 and node.func.attr in _PROVING_THROUGH
                 and symbols.qualified_name(node.func.value) != "torch"
+                and not any(k.arg == "dtype" for k in node.keywords)
             ):
                 node = node.func.value
             else:
@@ -410,7 +449,7 @@ def _succeeded(node: ast.AST, symbols: ModuleSymbols) -> Iterator[Tuple[ast.expr
     if isinstance(node, ast.Compare) and any(isinstance(o, _ORDERING) for o in node.ops):
         yield from ((operand, frozenset({REAL})) for operand in (node.left, *node.comparators))
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        if node.func.attr in _NEEDS:
+        if node.func.attr in _NEEDS and not any(k.arg == "dtype" for k in node.keywords):
             receiver = node.func.value
             if symbols.qualified_name(receiver) not in TORCH_NAMESPACES:
                 yield receiver, _NEEDS[node.func.attr]

@@ -113,12 +113,13 @@ _FLOAT_LAYERS = frozenset({
 
 
 def builds_float_layer(func: ast.expr, symbols: ModuleSymbols) -> bool:
-    """Whether calling ``func``, ``self.proj``, calls an ``nn`` layer of ``_FLOAT_LAYERS`` on
-    every build of the file: what it returns is floating point."""
+    """Whether calling ``func``, ``self.proj``, calls an ``nn`` layer of ``_FLOAT_LAYERS`` built
+    without a ``dtype`` on every build of the file: what it returns is floating point."""
     builds = attribute_stores(symbols.tree).get(self_attribute(func) or "", ())
     return bool(builds) and all(
         isinstance(build, ast.Call)
         and (symbols.qualified_name(build.func) or "").startswith("torch.nn.")
         and (symbols.qualified_name(build.func) or "").rpartition(".")[2] in _FLOAT_LAYERS
+        and not any(k.arg in ("dtype", None) for k in build.keywords)  # `dtype=complex64`
         for build in builds
     )

@@ -254,15 +254,44 @@ def _arithmetic_failure(node: ast.BinOp, values: ValueAnalysis) -> Optional[str]
 
 def _may_be_number(node: ast.expr, kind: Kind, values: ValueAnalysis) -> bool:
     """Whether ``node`` (of ``kind``) may be a Python number: a value known while tracing, an
-    attribute or a call of unknown kind (``self.alpha``), a parameter that defaults to a
-    number literal (``n=0``); not another name of unknown kind (a parameter taken for a
-    tensor)."""
+    attribute or a call of unknown kind (``self.alpha``), a name of unknown kind (a parameter,
+    ``n=0`` or ``step``) but one the function uses as a tensor (``_used_as_tensors``)."""
     if kind is not Kind.UNKNOWN:
         return kind is Kind.STATIC
     if not isinstance(node, ast.Name):
         return True
-    default = values.default_of(node.id) if values.is_parameter(node.id) else None
-    return default is not None and number_literal(default)
+    return node.id not in _used_as_tensors(values.function)
+
+
+#: What Python numbers have, of the attributes code may read.
+_NUMBER_ATTRIBUTES = frozenset({
+    "real", "imag", "conjugate", "is_integer", "as_integer_ratio", "hex", "bit_length",
+    "numerator", "denominator", "bit_count", "to_bytes",
+})
+
+
+@node_memo
+def _used_as_tensors(function: ast.AST) -> FrozenSet[str]:
+    """The names ``function`` uses as no Python number can be used: an attribute a number
+    does not have read of them (``x.sum()``, ``x.shape``), or an item taken (``x[0]``), of
+    them or of what comparing or combining them with number literals gives (``(x > 0).all()``:
+    a number compared is a bool)."""
+    found: Set[str] = set()
+    for sub in walk(function):
+        if not isinstance(sub, (ast.Attribute, ast.Subscript)) or (
+            isinstance(sub, ast.Attribute) and sub.attr in _NUMBER_ATTRIBUTES
+        ):
+            continue
+        value = sub.value
+        operands = (
+            [value.left, *value.comparators] if isinstance(value, ast.Compare)
+            else [value.left, value.right] if isinstance(value, ast.BinOp)
+            else [value]
+        )
+        names = [o for o in operands if isinstance(o, ast.Name)]
+        if len(names) == 1 and all(o is names[0] or number_literal(o) for o in operands):
+            found.add(names[0].id)
+    return frozenset(found)
 
 
 def _number_literal_value(node: ast.expr) -> Optional[complex]:

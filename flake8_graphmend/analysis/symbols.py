@@ -348,7 +348,7 @@ def _attributes_stored(tree: ast.Module) -> FrozenSet[str]:
 def attribute_stores(tree: ast.Module) -> Dict[str, Tuple[ast.expr, ...]]:
     """For each name ``X``, the values the file stores into ``<object>.X``: ``self.proj =
     nn.Linear(4, 4)`` in a class, ``model.fc = nn.Identity()`` in a function that builds a
-    model, ``setattr(model, "fc", layer)``."""
+    model, ``setattr(model, "fc", layer)``, ``self.add_module("fc", layer)``."""
     found: Dict[str, List[ast.expr]] = {}
     for node in walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
@@ -359,7 +359,21 @@ def attribute_stores(tree: ast.Module) -> Dict[str, Tuple[ast.expr, ...]]:
             key = node.args[1]
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
                 found.setdefault(key.value, []).append(node.args[2])
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _REGISTERING
+            and len(node.args) >= 2
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):  # `self.add_module("proj", nn.Identity())`, `self.register_buffer("mask", m)`
+            found.setdefault(node.args[0].value, []).append(node.args[1])
     return {name: tuple(values) for name, values in found.items()}
+
+
+#: ``nn.Module`` methods that store their second argument under the name given first.
+_REGISTERING = frozenset({"add_module", "register_module", "register_buffer",
+                          "register_parameter"})
 
 
 def _surely_set(block: Sequence[ast.stmt]) -> Set[str]:

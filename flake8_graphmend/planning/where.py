@@ -274,6 +274,8 @@ def _dtypes(
     ``test``, computed first, proved (``dtypes.proven_by``); ``rebound``: names the branch
     binds before the code judged."""
     proven = proven_by(test, ctx.symbols)
+    walrus = {sub.target.id for sub in walk(test) if isinstance(sub, ast.NamedExpr)}
+    rebound = {*rebound, *walrus}  # bound by the test itself, after what reaches the `if`
     return Dtypes(ctx.values, ctx.symbols, proven, reaching_values(ctx), at, rebound)
 
 
