@@ -8790,3 +8790,33 @@ def test_a_draw_inside_vmap_is_compared_as_written() -> None:
         with pytest.raises(RuntimeError, match="data-dependent control flow"):
             run(torch.ones(2, 3))
     assert torch.equal(layer(torch.ones(3), 0.0, True), torch.full((3,), 2.0))
+
+
+@pytest.mark.parametrize(
+    ("forward", "declined"),
+    [
+        # plain parameters that are Python ints: `warmup` may be 0 (sweep 34)
+        ("def forward(self, h, step, warmup):\n    y = h * (step / warmup)", True),
+        # a parameter the function uses as a tensor is divided as one: inf, not an error
+        ("def forward(self, h, t):\n    y = h / t", False),
+        ("def forward(self, h, t):\n    y = h / (t.abs() + 1)", False),
+    ],
+)
+def test_a_parameter_divided_is_a_tensor_only_where_used_as_one(
+    forward: str, declined: bool
+) -> None:
+    """A parameter of unknown kind divided in a side may be a Python number, whose division
+    by zero raises (on the path not taken too), unless the function reads of it what no
+    number has (``h.sum()``, ``(h > 0).all()``)."""
+    head, line = forward.split("\n")
+    source = HEADER + dedent(f"""
+        class Model(nn.Module):
+            {head}
+                if h.sum() > 0:
+                {line}
+                else:
+                    y = h * 2
+                return y
+        """)
+    reasons = [f.decline or "" for f in analyze_source(source, "model.py")]
+    assert any("raises ZeroDivisionError" in r for r in reasons) is declined, reasons
