@@ -2,8 +2,9 @@
 some dtypes (measured on torch 2.13): ``x.mean()``, ``x.softmax(-1)``, ``torch.finfo(x.dtype)``
 raise for integer and bool tensors. The original computes such an operation only on the path
 it takes; a [Where] selection computes both paths, so it may do so only on tensors known to
-suit it. (``x.clamp(...)`` and ``x < 0`` raise for complex tensors, ``x.relu()`` and ``-x``
-for bool ones: not judged, a known problem of GM201.)
+suit it: floating point or complex (``INEXACT``). (``x.softmax(-1)``, ``x.clamp(...)`` and
+``x < 0`` raise for complex tensors, ``x.relu()`` and ``-x`` for bool ones: not judged, a
+known problem of GM201.)
 
 Two facts are tracked: ``INEXACT`` (floating point or complex: what ``mean`` and ``norm``
 succeeded on) and ``REAL`` (not complex: what a comparison succeeded on). Floating point is
@@ -36,8 +37,10 @@ _NONE: Facts = frozenset()
 #: where one of them is not known (a parameter's value on entry).
 Reaching = Callable[[str, ast.AST], Optional[List[Tuple[ast.expr, ast.AST]]]]
 
-#: Operations that raise unless their tensor is floating point (``softmax``, ``gelu``), or
-#: floating point or complex (``mean``, ``norm``), by the facts they need.
+#: Operations that raise for integer and bool tensors, by what succeeding proves of their
+#: tensor: floating point (``softmax``, ``gelu``, which raise for complex ones too), or
+#: floating point or complex (``mean``, ``norm``). They need ``INEXACT`` (complex tensors are
+#: not judged).
 _NEEDS: Dict[str, Facts] = {
     **dict.fromkeys(
         ("softmax", "log_softmax", "gelu", "softplus", "hardsigmoid", "hardswish", "frac",
@@ -46,6 +49,7 @@ _NEEDS: Dict[str, Facts] = {
     ),
     **dict.fromkeys(("mean", "norm", "silu", "lerp"), frozenset({INEXACT})),
 }
+_NEEDED = frozenset({INEXACT})
 _ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 #: The modules whose functions are tensor operations (also ``purity.SAFE_OPERATIONS``').
 TORCH_NAMESPACES = ("torch", "torch.nn.functional", "torch.special")
@@ -124,11 +128,7 @@ class Dtypes:
             if self._python_value(operand):
                 continue
             if not needs <= self.facts(operand, 0, at):
-                what = {
-                    FLOATING: "floating point",
-                    frozenset({INEXACT}): "floating point or complex",
-                    frozenset({BOOL}): "a bool tensor",
-                }[needs]
+                what = "a bool tensor" if BOOL in needs else "floating point"
                 return (
                     f"`{ast.unparse(node)}` raises where `{ast.unparse(operand)}` is not "
                     f"{what}, which it is not known to be ({name} on the path that did not run "
@@ -157,7 +157,8 @@ class Dtypes:
         if isinstance(func, ast.Attribute) and func.attr == "round" and any(
             k.arg == "decimals" for k in node.keywords
         ):
-            needs = FLOATING  # `round(x, decimals=2)` raises for an integer tensor
+            needs = _NEEDED  # `round(x, decimals=2)` raises for an integer tensor
+        needs = _NEEDED if needs is not None else None
         if needs is not None and any(k.arg == "dtype" for k in node.keywords):
             needs = None  # `x.mean(dtype=torch.float32)` computes in the dtype given
         if isinstance(func, ast.Attribute) and needs is not None:
@@ -271,9 +272,8 @@ class Dtypes:
         operands = [self.facts(node.left, depth + 1, at), self.facts(node.right, depth + 1, at)]
         if isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
             return BOOLEAN if all(BOOL in facts for facts in operands) else _NONE
-        promoted = _promoted(operands)
-        true_division = isinstance(node.op, ast.Div) and REAL in promoted
-        return FLOATING if true_division else promoted
+        promoted = _promoted(operands)  # a true division of integers is floating point
+        return promoted | {INEXACT} if isinstance(node.op, ast.Div) else promoted
 
     def _call(self, node: ast.Call, depth: int, at: Optional[ast.AST]) -> Facts:
         func = node.func
