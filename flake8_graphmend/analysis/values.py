@@ -394,10 +394,6 @@ class ValueAnalysis:
     def is_parameter(self, name: str) -> bool:
         return name in self._params
 
-    def default_of(self, name: str) -> Optional[ast.expr]:
-        """The default value of the parameter ``name`` (None: it has none)."""
-        return self._defaults.get(name)
-
     def value_kind(self, node: ast.expr) -> Kind:
         """``kind``, except that a parameter the function assigns again counts by what it is
         assigned (``head_mask = self.get_head_mask(head_mask)``): an argument passed on
