@@ -7488,7 +7488,8 @@ CASES.update(
     for name, (body, decline) in SWEEP_33.items()
 )
 #: Sweep 34 (nineteenth session): the dtype and value checks of [Where] sides, attacked;
-#: each program differed (fixed, it raised on the path the original did not take).
+#: each program differed (fixed, it raised on the path the original did not take). name ->
+#: (classes, how the model is built, inputs, decline); `Model()` builds it seeded.
 SWEEP_34 = {
     'round decimals int': (
         """
@@ -7499,14 +7500,8 @@ class Quant(nn.Module):
         else:
             y = x + 1
         return y
-
-def build():
-    torch.manual_seed(0)
-    return Quant()
-
-
-Model = build  # the test builds `Model()`
 """,
+        'Quant()',
         (torch.tensor([10.1230, -2.0000, 3.0000]),),
         '`torch.round(x, decimals=2)` raises where `x` is not floating point, w',
     ),
@@ -7521,14 +7516,8 @@ class Gate(nn.Module):
         else:
             y = x * 2
         return y
-
-def build():
-    torch.manual_seed(0)
-    return Gate()
-
-
-Model = build  # the test builds `Model()`
 """,
+        'Gate()',
         (torch.tensor([1., -2., 3.]),),
         '`F.hardswish(x)` raises where `x` is not floating point, which it is n',
     ),
@@ -7541,14 +7530,8 @@ class Norm(nn.Module):
         else:
             y = x + 1
         return y
-
-def build():
-    torch.manual_seed(0)
-    return Norm()
-
-
-Model = build  # the test builds `Model()`
 """,
+        'Norm()',
         (torch.tensor([1., 2., 3.]),),
         '`x.softmax(-1)` raises where `x` is not floating point, which it is no',
     ),
@@ -7563,14 +7546,8 @@ class Conf(nn.Module):
         else:
             out = logits * 2
         return out
-
-def build():
-    torch.manual_seed(0)
-    return Conf()
-
-
-Model = build  # the test builds `Model()`
 """,
+        'Conf()',
         (torch.tensor([10., 0., 0.]),),
         '`F.log_softmax(logits, dim=-1)` raises where `logits` is not floating ',
     ),
@@ -7580,14 +7557,8 @@ class Cov(nn.Module):
     def forward(self, mask):
         y = mask.log_softmax(-1) if mask.sum(-1, dtype=torch.float32).mean() > 2 else mask * 2
         return y
-
-def build():
-    torch.manual_seed(0)
-    return Cov()
-
-
-Model = build  # the test builds `Model()`
 """,
+        'Cov()',
         (torch.tensor([[1., 2., 3.]]),),
         '`mask.log_softmax(-1)` raises where `mask` is not floating point, whic',
     ),
@@ -7605,14 +7576,8 @@ class Counter(nn.Module):
         else:
             y = counts.sum()
         return y
-
-def build():
-    torch.manual_seed(0)
-    return Counter()
-
-
-Model = build  # the test builds `Model()`
 """,
+        'Counter()',
         (torch.tensor([[-1.1393, -0.2349, -0.3794], [1.3400, 0.2429, -0.7547]]),),
         '`counts.mean()` raises where `counts` is not floating point',
     ),
@@ -7630,14 +7595,8 @@ class Cnt(nn.Module):
         else:
             y = c * 2
         return y
-
-def build():
-    torch.manual_seed(0)
-    return Cnt()
-
-
-Model = build  # the test builds `Model()`
 """,
+        'Cnt()',
         (torch.tensor([[-0.3496, 0.6525, 0.2867], [-1.5713, -0.4104, -1.4966]]),),
         '`c.softmax(-1)` raises where `c` is not floating point, which it is no',
     ),
@@ -7654,14 +7613,8 @@ class Spec(nn.Module):
         else:
             y = h * 2
         return y
-
-def build():
-    torch.manual_seed(0)
-    return Spec()
-
-
-Model = build  # the test builds `Model()`
 """,
+        'Spec()',
         (torch.tensor([[-0.5 - 1.1j, 0.1 - 0.4j, 0.4 + 0.4j], [-0.3 + 0.2j, 1.1 - 0.4j, 0.7j]]),),
         '`h.softmax(-1)` raises where `h` is not floating point, which it is no',
     ),
@@ -7681,14 +7634,8 @@ class Phase(nn.Module):
         else:
             y = z * 2
         return y
-
-def build():
-    torch.manual_seed(0)
-    return Phase()
-
-
-Model = build  # the test builds `Model()`
 """,
+        'Phase()',
         (torch.tensor([[1.0926, 1.2156, 0.9691], [-0.0760, 1.8929, -0.5422]]),),
         '`F.gelu(z)` raises where `z` is not floating point, which it is not kn',
     ),
@@ -7705,14 +7652,8 @@ class W(nn.Module):
         else:
             y = h.sum() * 2
         return y
-
-def build():
-    torch.manual_seed(0)
-    return W()
-
-
-Model = build  # the test builds `Model()`
 """,
+        'W()',
         (torch.tensor([[0.0044, -1.2613, -0.9947], [-0.0739, 0.3984, -0.8930]]),),
         '`h.mean()` raises where `h` is not floating point, which it',
     ),
@@ -7725,14 +7666,8 @@ class K(nn.Module):
         else:
             y = x * 2
         return y
-
-def build():
-    torch.manual_seed(0)
-    return K()
-
-
-Model = build  # the test builds `Model()`
 """,
+        'K()',
         (torch.tensor([1., 2.]),),
         '`torch.mean(input=x)` raises where `x` is not floating point',
     ),
@@ -7747,14 +7682,8 @@ class RMS(nn.Module):
         else:
             y = x * 2
         return y
-
-def build():
-    torch.manual_seed(0)
-    return RMS()
-
-
-Model = build  # the test builds `Model()`
 """,
+        'RMS()',
         (torch.tensor([1., 2.]),),
         '`torch.finfo(dtype)` raises where `x` is not floating point',
     ),
@@ -7773,14 +7702,8 @@ class RMS(nn.Module):
         else:
             x = x * 1.0
         return self.weight * x.to(dtype)
-
-def build():
-    torch.manual_seed(0)
-    return RMS()
-
-
-Model = build  # the test builds `Model()`
 """,
+        'RMS()',
         (torch.tensor([[1., 1., 1., 1.]]),),
         '`torch.finfo(dtype)` raises where `x` is not floating point',
     ),
@@ -7799,14 +7722,8 @@ class Head(nn.Module):
         else:
             y = h * 2
         return y
-
-def build():
-    torch.manual_seed(0)
-    return Head(identity=True)
-
-
-Model = build  # the test builds `Model()`
 """,
+        'Head(identity=True)',
         (torch.tensor([[1, 2, 3]]),),
         '`h.softmax(-1)` raises where `h` is not floating point, which it is no',
     ),
@@ -7822,14 +7739,8 @@ class Emb(nn.Module):
         else:
             y = h * 2
         return y
-
-def build():
-    torch.manual_seed(0)
-    return Emb()
-
-
-Model = build  # the test builds `Model()`
 """,
+        'Emb()',
         (torch.tensor([1., 2.]),),
         '`h.softmax(-1)` raises where `h` is not floating point, which it is no',
     ),
@@ -7848,19 +7759,17 @@ class Lut(nn.Module):
         else:
             y = h.sum()
         return y
-
-def build():
-    torch.manual_seed(0)
-    return Lut()
-
-
-Model = build  # the test builds `Model()`
 """,
+        'Lut()',
         (torch.tensor([1, 2]), torch.tensor([1., 1.])),
         '`h.mean()` raises where `h` is not floating point, which it',
     ),
 }
-CASES.update((name, parts) for name, parts in SWEEP_34.items())
+SEEDED_BUILD = "\n\ndef Model():\n    torch.manual_seed(0)\n    return {}\n"
+CASES.update(
+    (name, (body + SEEDED_BUILD.format(built), inputs, decline))
+    for name, (body, built, inputs, decline) in SWEEP_34.items()
+)
 #: A true division makes floating point of integers (an over-decline sweep 34 noted:
 #: temperature scaling of a parameter).
 CASES["a softmax of a parameter divided by a temperature"] = (
