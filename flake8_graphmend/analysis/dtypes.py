@@ -22,7 +22,7 @@ from typing import (
 )
 
 from .layers import builds_float_layer, holds_tensor
-from .symbols import ModuleSymbols, attribute_stores, self_attribute
+from .symbols import ModuleSymbols, attribute_stores, is_self, self_attribute, self_chain
 from .values import Kind, ValueAnalysis
 
 INEXACT = "inexact"
@@ -121,6 +121,13 @@ class Dtypes:
         self.reaching, self.at, self.rebound = reaching, at, rebound
         self._names: Dict[Tuple[str, int], Facts] = {}
 
+    def rebinding(self, names: AbstractSet[str]) -> "Dtypes":
+        """These facts, for code that runs after ``names`` are bound again (by the branch
+        before it): they are followed through all their bindings, and what the test proved of
+        them no longer holds."""
+        rebound = {*self.rebound, *names}
+        return Dtypes(self.values, self.symbols, self.proven, self.reaching, self.at, rebound)
+
     def failure(self, node: ast.AST) -> Optional[str]:
         """Why ``node`` may raise for the dtype of a tensor it computes with (``_NEEDS``, and
         the mask of ``masked_fill`` or ``torch.where``, which must be bool)."""
@@ -182,7 +189,7 @@ class Dtypes:
         it is judged: ``x`` of ``x.dtype``, through a local bound to it (``x`` where that binding
         starts), or ``dtype`` itself where it is not known to be one (judged as a tensor of
         unknown dtype); none for a floating dtype of torch (``torch.float16``)."""
-        if self._floating_dtype(dtype):
+        if _floating_dtype(dtype, self.symbols):
             return []
         if isinstance(dtype, ast.Attribute) and dtype.attr == "dtype":
             return [(dtype.value, at)]
@@ -279,7 +286,7 @@ class Dtypes:
         func = node.func
         dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
         if dtype is not None:  # `zeros_like(x, dtype=torch.long)`, `cumsum(0, dtype=...)`
-            if self._floating_dtype(dtype):
+            if _floating_dtype(dtype, self.symbols):
                 return FLOATING
             return BOOLEAN if self.symbols.qualified_name(dtype) == "torch.bool" else _NONE
         qualified = self.symbols.qualified_name(func) or ""
@@ -330,7 +337,7 @@ class Dtypes:
         if operation in _BOOLEAN_RESULTS or operation == "bool" and not node.args:
             return BOOLEAN
         dtypes = [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]
-        if operation == "to" and any(self._floating_dtype(d) for d in dtypes):
+        if operation == "to" and any(_floating_dtype(d, self.symbols) for d in dtypes):
             return FLOATING
         if operation == "to" and any(
             self.symbols.qualified_name(d) == "torch.bool" for d in dtypes
@@ -343,10 +350,6 @@ class Dtypes:
         return all(k.arg in ("device", "non_blocking") for k in node.keywords) and all(
             self._device(a) for a in node.args
         )
-
-    def _floating_dtype(self, node: ast.expr) -> bool:
-        qualified = self.symbols.qualified_name(node) or ""
-        return qualified.startswith("torch.") and qualified[6:] in _FLOATING_DTYPES
 
     def _device(self, node: ast.expr) -> bool:
         return isinstance(node, ast.Attribute) and node.attr == "device" or (
@@ -376,12 +379,16 @@ def _parameter(node: ast.Attribute, symbols: ModuleSymbols) -> bool:
     )
 
 
+def _floating_dtype(node: ast.expr, symbols: ModuleSymbols) -> bool:
+    """``torch.float16`` and the other floating dtypes of torch (``_FLOATING_DTYPES``)."""
+    qualified = symbols.qualified_name(node) or ""
+    return qualified.startswith("torch.") and qualified[6:] in _FLOATING_DTYPES
+
+
 def _of_self(node: ast.expr) -> bool:
     """``self`` or an attribute chain of it: a module or an object, not a tensor method's
     receiver (those calls are judged as calls of modules)."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name) and node.id == "self"
+    return is_self(node) or self_chain(node)
 
 
 def proven_by(test: ast.expr, symbols: ModuleSymbols) -> Dict[str, Facts]:
@@ -427,8 +434,7 @@ def _tested_floating(conjunct: ast.expr, symbols: ModuleSymbols) -> Optional[ast
         and isinstance(conjunct.left, ast.Attribute)
         and conjunct.left.attr == "dtype"
     ):
-        qualified = symbols.qualified_name(conjunct.comparators[0]) or ""
-        floating = qualified.startswith("torch.") and qualified[6:] in _FLOATING_DTYPES
+        floating = _floating_dtype(conjunct.comparators[0], symbols)
         return conjunct.left.value if floating else None
     if (
         isinstance(conjunct, ast.Call)

@@ -266,17 +266,15 @@ def is_item_test(tensor_part: Sequence[ast.expr], ctx: FunctionContext) -> bool:
     )
 
 
-def _dtypes(
-    test: ast.expr, at: ast.stmt, ctx: FunctionContext, rebound: AbstractSet[str] = frozenset()
-) -> Dtypes:
+def _dtypes(test: ast.expr, at: ast.stmt, ctx: FunctionContext) -> Dtypes:
     """What is known of the dtypes of the tensors a side of the ``if`` or conditional
     expression at ``at`` computes with: from their bindings that reach it, and from what its
-    ``test``, computed first, proved (``dtypes.proven_by``); ``rebound``: names the branch
-    binds before the code judged."""
+    ``test``, computed first, proved (``dtypes.proven_by``); for code after names the branch
+    binds, ``Dtypes.rebinding``."""
     proven = proven_by(test, ctx.symbols)
     walrus = {sub.target.id for sub in walk(test) if isinstance(sub, ast.NamedExpr)}
-    rebound = {*rebound, *walrus}  # bound by the test itself, after what reaches the `if`
-    return Dtypes(ctx.values, ctx.symbols, proven, reaching_values(ctx), at, rebound)
+    # names the test binds itself, after what reaches the `if`
+    return Dtypes(ctx.values, ctx.symbols, proven, reaching_values(ctx), at, walrus)
 
 
 # ---------------------------------------------------------------------------- returns
@@ -429,18 +427,18 @@ def _differing_arguments_problem(
     block: Sequence[ast.stmt],
     ctx: FunctionContext,
 ) -> Optional[str]:
+    bound = {  # the calls end the branches: a name a branch binds is read after it
+        sub.id
+        for statement in (*node.body, *node.orelse)
+        for sub in walk(statement)
+        if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load)
+    }
+    dtypes = _dtypes(node.test, node, ctx).rebinding(bound)
     for value in (value for pair in pairs for value in pair):
         if isinstance(value, ast.Constant) and value.value is None:
             return "the calls differ in an argument that is None on one path"
         if ctx.values.kind(value) is Kind.STATIC:
             return f"the calls differ in `{ast.unparse(value)}`, which is not a tensor"
-        bound = {  # the calls end the branches: a name a branch binds is read after it
-            sub.id
-            for statement in (*node.body, *node.orelse)
-            for sub in walk(statement)
-            if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load)
-        }
-        dtypes = _dtypes(node.test, node, ctx, bound)
         problem = impurity(value, ctx.values, ctx.symbols, dtypes=dtypes) or _absent_read(
             value, node, block, ctx
         )
@@ -661,15 +659,15 @@ def _split_branch(
     # the selection computes the test first: an extremum it takes of a name that the branch
     # has not bound again yet cannot fail in a value (`if x.max() > 1: x = x / x.max()`)
     taken = extrema_taken(node.test, ctx.symbols)
+    dtypes = _dtypes(node.test, node, ctx)
     for index, (name, value) in enumerate(sides[side].items()):
         assigned_before = set(list(sides[side])[:index])
-        dtypes = _dtypes(node.test, node, ctx, assigned_before)
         problem = impurity(
             value,
             ctx.values,
             ctx.symbols,
             extrema_outside(taken, assigned_before),
-            dtypes=dtypes,
+            dtypes=dtypes.rebinding(assigned_before),
         ) or _absent_read(value, node, block, ctx, assigned_before)
         if problem:
             return None, problem
