@@ -30,7 +30,9 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from flake8_graphmend.engine import SCOPES, Options, analyze_source
-from flake8_graphmend.files import UnreadableSource, iter_python_files, read_source
+from flake8_graphmend.files import (
+    TOO_DEEP_TO_ANALYSE, UnreadableSource, iter_python_files, read_source,
+)
 
 
 @dataclass
@@ -75,16 +77,19 @@ def sweep_file(path_text: str, scope: str = "compiled") -> FileRecord:
     path = Path(path_text)
     record = FileRecord(path_text)
     original = path.read_bytes()
+    findings = []
     try:
         source = read_source(path)
         record.lines = source.count("\n") + 1
-        findings = analyze_source(source, path_text, options)
+        ast.parse(source)
     except (SyntaxError, ValueError, UnreadableSource, RecursionError):
         record.unparsable_input = True
-        findings = []
-    except Exception as exc:  # the figure we are counting
-        record.crash = f"lint: {type(exc).__name__}: {exc}"
-        return record
+    else:
+        try:
+            findings = analyze_source(source, path_text, options)
+        except Exception as exc:  # the figure we are counting (a RecursionError too: it parsed)
+            record.crash = f"lint: {type(exc).__name__}: {exc}"
+            return record
     record.findings = len(findings)
     record.fixable = sum(1 for f in findings if f.fixer)
     try:
@@ -93,7 +98,7 @@ def sweep_file(path_text: str, scope: str = "compiled") -> FileRecord:
         record.crash = f"fix: {type(exc).__name__}: {exc}"
         return record
     if first.error and not record.unparsable_input:
-        if first.error.startswith("internal error"):
+        if first.error.startswith("internal error") or first.error == TOO_DEEP_TO_ANALYSE:
             record.crash = f"fix: {first.error}"
     record.changed, record.fixed_sites = first.changed, first.fixed
     after = path.read_bytes()

@@ -15,7 +15,7 @@ from libcst.codemod import CodemodContext, TransformFailure, TransformSuccess, t
 from flake8_graphmend.analysis.project import Links, project_links
 from flake8_graphmend.engine import Options, analyze_source, suppressed
 from flake8_graphmend.files import (
-    TOO_DEEP,
+    TOO_DEEP_TO_ANALYSE,
     UnreadableSource,
     iter_python_files,
     parse_failure,
@@ -106,7 +106,7 @@ def fix_file(
     try:
         findings = analyze_source(source, str(path), options)
     except RecursionError:
-        outcome.error = TOO_DEEP
+        outcome.error = TOO_DEEP_TO_ANALYSE
         return outcome
     except Exception as error:  # an analysis bug must not stop the other files
         outcome.error = _internal_error(error)

@@ -40,7 +40,7 @@ from libcst.metadata import CodeRange, CodePosition, MetadataWrapper, PositionPr
 
 from flake8_graphmend.analysis.project import Links, project_links
 from flake8_graphmend.engine import SCOPES, Finding, Options, analyze_tree, suppressed
-from flake8_graphmend.files import parse_failure
+from flake8_graphmend.files import TOO_DEEP_TO_ANALYSE, parse_failure
 from flake8_graphmend.planning import Plan
 from flake8_graphmend.registry import CODES_BY_FIXER
 
@@ -277,12 +277,15 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         filename = self.context.filename or "<unknown>"
         try:
             self._tree = ast.parse(source, filename=filename)
-            self._lines = source.splitlines()
-            options = self._file_options(filename)
-            findings = analyze_tree(self._tree, self._lines, filename, options)
         except (SyntaxError, ValueError, RecursionError) as error:
             # libcst parses more than this Python's ast does (newer syntax, deeper nesting)
             raise SourceNotAnalysed(f"not analysed: {parse_failure(error)}") from None
+        self._lines = source.splitlines()
+        options = self._file_options(filename)
+        try:
+            findings = analyze_tree(self._tree, self._lines, filename, options)
+        except RecursionError:
+            raise SourceNotAnalysed(f"not analysed: {TOO_DEEP_TO_ANALYSE}") from None
         longest = max((len(line) for line in self._lines), default=0)
         self._line_length = min(LINE_LENGTH_BOUNDS[1], max(LINE_LENGTH_BOUNDS[0], longest))
         self._targets = {}

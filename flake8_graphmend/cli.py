@@ -18,7 +18,9 @@ from .analysis.project import project_links
 from .baseline import Baseline, finding_keys, path_key
 from .config import ConfigError, Settings, check_entry_points, check_module_name, load_settings
 from .engine import SCOPES, Options, analyze_tree, internal_error, suppressed
-from .files import TOO_DEEP, UnreadableSource, iter_python_files, parse_failure, read_source
+from .files import (
+    TOO_DEEP_TO_ANALYSE, UnreadableSource, iter_python_files, parse_failure, read_source,
+)
 from .formats import FORMATS, Reported, unique
 from .registry import RULES, RULES_BY_CODE, expand_codes
 
@@ -98,7 +100,7 @@ def _check_file(
     try:
         findings = analyze_tree(tree, lines, str(path), options)
     except RecursionError:
-        return [], f"{path}: {TOO_DEEP}; file skipped"
+        return [], f"{path}: {TOO_DEEP_TO_ANALYSE}; file skipped"
     except Exception as exc:  # an analysis bug must not stop the other files
         return [], f"{path}: {internal_error(exc)[2]}"
     live = [

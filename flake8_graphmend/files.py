@@ -24,6 +24,8 @@ SKIPPED_DIRS = {
 
 #: The message for a source whose nesting exceeds Python's parser (a RecursionError).
 TOO_DEEP = "expressions nested too deeply for Python's parser"
+#: The message for a source that parses but whose nesting exceeds the analysis's recursion.
+TOO_DEEP_TO_ANALYSE = "code nested too deeply for the analysis"
 
 
 class UnreadableSource(Exception):

@@ -10,7 +10,8 @@ from textwrap import dedent
 import pytest
 
 from flake8_graphmend.analysis.symbols import ModuleSymbols
-from flake8_graphmend.planning.module_state import call_changes_state
+from flake8_graphmend.engine import Options, analyze_tree
+from flake8_graphmend.planning.module_state import body_changes_state, call_changes_state
 
 HEADER = """
 from collections import OrderedDict
@@ -531,6 +532,40 @@ def test_a_store_from_a_shadowed_class_statement_is_not_known() -> None:
         """
     )
     assert first_call_changes_state(source)
+
+
+SELF_READING_LOOKUP = """
+import warnings
+from collections import UserDict
+
+import torch
+
+
+class Batch(UserDict):
+    def __getattr__(self, item):
+        try:
+            return self.data[item]
+        except KeyError:
+            raise AttributeError(item)
+
+    def scaled(self, x):
+        y = x * self.scale
+        warnings.warn("scaled")
+        return y
+"""
+
+
+def test_a_lookup_that_reads_self_is_followed_to_a_bounded_depth() -> None:
+    """``__getattr__`` runs for every attribute its own body reads of ``self`` (transformers'
+    ``BatchEncoding``): followed without end, it exhausted the recursion and the file was
+    skipped. Beyond the depth that calls are followed to, it may change state."""
+    symbols = ModuleSymbols.collect(ast.parse(SELF_READING_LOOKUP))
+    owner = symbols.classes["Batch"]
+    assert body_changes_state(owner.methods["__getattr__"], owner, symbols)
+    lines = SELF_READING_LOOKUP.splitlines()
+    findings = analyze_tree(ast.parse(SELF_READING_LOOKUP), lines, "batch.py", Options("all"))
+    assert [f.code for f in findings] == ["GM103"]
+    assert "`self.scale` (line 16) may change Python state" in (findings[0].decline or "")
 
 
 def test_tensor_method_names_are_those_of_the_torch_installed() -> None:

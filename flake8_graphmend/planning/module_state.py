@@ -468,8 +468,8 @@ def body_changes_state(
     (``implicit_call_changes_state``). ``own_self=False``:
     ``self`` is an object being built (``__init__``), whose stores change nothing a caller
     holds, where stores into its class do (``Output.created += 1``)."""
-    if _decorated_here(function, symbols):
-        return True  # its call runs the decorator's wrapper, which the analysis does not weigh
+    if depth > _DEPTH or _decorated_here(function, symbols):
+        return True  # too deep to follow, or a decorator's wrapper the analysis does not weigh
     held = holders(function, callers_values(function, owner, symbols, own_self), owner, symbols)
     for node in run_nodes(function):
         if isinstance(node, (ast.Global, ast.Nonlocal)) or any(
