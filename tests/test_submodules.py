@@ -84,6 +84,37 @@ def test_classes_an_element_of_a_module_list_may_hold(
 
 
 @pytest.mark.parametrize(
+    "build",
+    [
+        "stem = nn.Sequential(stem, nn.GELU())",  # timm's `context_module = nn.Sequential(...)`
+        "head = nn.Sequential(stem)\n        stem = nn.Sequential(head, nn.GELU())",
+    ],
+)
+def test_a_local_built_of_itself_is_not_known(build: str) -> None:
+    """A local whose value is built of itself, directly or through another: its bindings were
+    followed without end (timm's ``cpubone.py`` was skipped); its classes are not known."""
+    source = f"""
+import torch
+from torch import nn
+
+class Stem(nn.Module):
+    def __init__(self):
+        super().__init__()
+        stem = nn.Sequential(nn.Linear(4, 4))
+        {build}
+        self.stem = stem
+
+    def forward(self, x):
+        return self.stem(x)
+"""
+    symbols = ModuleSymbols.collect(ast.parse(source))
+    owner = symbols.classes["Stem"]
+    call = owner.methods["forward"].body[-1].value
+    assert isinstance(call, ast.Call)
+    assert submodule_classes(call.func, owner, symbols) is None
+
+
+@pytest.mark.parametrize(
     ("expression", "path", "new"),
     [
         ("self.layer[-1](x)", (), True),  # FeedForward: `hidden_states + 1`

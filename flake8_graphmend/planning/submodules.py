@@ -642,7 +642,11 @@ _RENORMING = {"Embedding": 4, "EmbeddingBag": 3}
 
 
 def classes_of_call(
-    value: ast.expr, method: FunctionNode, symbols: ModuleSymbols, imported: bool = False
+    value: ast.expr,
+    method: FunctionNode,
+    symbols: ModuleSymbols,
+    imported: bool = False,
+    resolving: FrozenSet[str] = frozenset(),
 ) -> Optional[List[str]]:
     """``[Block]`` for ``Block(...)``, ``[A, B]`` for ``layer(...)`` where the method binds
     ``layer`` only to classes ``A`` and ``B`` of the file, ``[torch.nn.Linear]`` for
@@ -650,7 +654,8 @@ def classes_of_call(
     then ``[head for _ in range(n)]``), those of both values of ``A(...) if c else B(...)``,
     no class for ``None``; with ``imported``, ``FOREIGN`` and the qualified name of what
     builds a module that another file defines (``ACT2FN[name]``, ``OtherBlock(...)``: not
-    followed); None otherwise."""
+    followed); None otherwise, and for a local whose value is built of itself (``stem =
+    nn.Sequential(stem, block)``: ``resolving`` holds the locals being followed)."""
     if isinstance(value, ast.Constant) and value.value is None:
         return []
     if isinstance(value, ast.Call) and _copies(value):
@@ -659,7 +664,9 @@ def classes_of_call(
     if elsewhere is not None:
         return [FOREIGN + elsewhere]
     if isinstance(value, ast.IfExp):
-        return _classes_of_either(value, method, symbols, imported)
+        return _classes_of_either(value, method, symbols, imported, resolving)
+    if isinstance(value, ast.Name) and value.id in resolving:
+        return None
     if isinstance(value, ast.Name) and _changed_locally(method, value.id):
         return None  # `inner = nn.Sequential(...)` then `inner.append(m)`
     if isinstance(value, ast.Name) and not binds_locally(method, value.id, assignments=False):
@@ -669,8 +676,11 @@ def classes_of_call(
             if isinstance(node, ast.Assign)
             and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)
         ]
+        inner = resolving | {value.id}
         found = [
-            classes_of_call(v, method, symbols, imported) for v in bound if isinstance(v, ast.Call)
+            classes_of_call(v, method, symbols, imported, inner)
+            for v in bound
+            if isinstance(v, ast.Call)
         ]
         if not bound or len(found) != len(bound) or any(f is None for f in found):
             return None
@@ -680,7 +690,7 @@ def classes_of_call(
     func = value.func
     qualified = symbols.qualified_name(func) or ""
     if qualified.startswith("torch.nn.") and qualified.count(".") == 2:
-        return _torch_module(value, qualified, method, symbols, imported)
+        return _torch_module(value, qualified, method, symbols, imported, resolving)
     if any(k.arg == "inplace" for k in value.keywords) or not isinstance(func, ast.Name):
         return None
     if func.id in symbols.classes and not binds_locally(method, func.id):
@@ -720,7 +730,12 @@ _STATISTICS = frozenset({"track_running_stats", "running_mean", "running_var"})
 
 
 def _torch_module(
-    call: ast.Call, qualified: str, method: FunctionNode, symbols: ModuleSymbols, imported: bool
+    call: ast.Call,
+    qualified: str,
+    method: FunctionNode,
+    symbols: ModuleSymbols,
+    imported: bool,
+    resolving: FrozenSet[str],
 ) -> Optional[List[str]]:
     """The classes of the ``torch.nn`` module that ``call`` builds: its name (marked
     ``IN_PLACE`` or ``WITHOUT_STATISTICS``), or for ``nn.Sequential`` its name and those of the
@@ -728,7 +743,7 @@ def _torch_module(
     for a sequential whose modules are not known."""
     short = qualified.rsplit(".", 1)[-1]
     if qualified == SEQUENTIAL:
-        return _sequential(call, method, symbols, imported)
+        return _sequential(call, method, symbols, imported, resolving)
     if short in _RENORMING and (
         len(call.args) >= _RENORMING[short] or any(k.arg == "max_norm" for k in call.keywords)
     ):
@@ -765,7 +780,11 @@ def _keeps_statistics(call: ast.Call, short: str, tree: ast.Module) -> bool:
 
 
 def _sequential(
-    call: ast.Call, method: FunctionNode, symbols: ModuleSymbols, imported: bool
+    call: ast.Call,
+    method: FunctionNode,
+    symbols: ModuleSymbols,
+    imported: bool,
+    resolving: FrozenSet[str],
 ) -> Optional[List[str]]:
     """``SEQUENTIAL`` and the classes of the modules it runs: its arguments, the elements of a
     list it is handed as ``*layers`` (``_listed_modules``), the values of an ``OrderedDict``
@@ -781,7 +800,9 @@ def _sequential(
         if listed is None:
             return None
         members += listed
-    found = [classes_of_call(member, method, symbols, imported) for member, _ in members]
+    found = [
+        classes_of_call(member, method, symbols, imported, resolving) for member, _ in members
+    ]
     if any(classes is None for classes in found):
         return None
     names = {name for classes in found if classes for name in classes}
@@ -935,10 +956,16 @@ def _changed_locally(method: FunctionNode, name: str) -> bool:
 
 
 def _classes_of_either(
-    value: ast.IfExp, method: FunctionNode, symbols: ModuleSymbols, imported: bool
+    value: ast.IfExp,
+    method: FunctionNode,
+    symbols: ModuleSymbols,
+    imported: bool,
+    resolving: FrozenSet[str],
 ) -> Optional[List[str]]:
     """The classes of both values of ``A(...) if c else B(...)``; None if one is not known."""
-    either = [classes_of_call(v, method, symbols, imported) for v in (value.body, value.orelse)]
+    either = [
+        classes_of_call(v, method, symbols, imported, resolving) for v in (value.body, value.orelse)
+    ]
     if any(classes is None for classes in either):
         return None
     return sorted({name for classes in either if classes for name in classes})
