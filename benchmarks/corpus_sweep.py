@@ -129,7 +129,8 @@ def sweep(
 ) -> CorpusFigures:
     """Sweep every ``.py`` file under ``root`` (copied first) with ``jobs`` processes."""
     figures = CorpusFigures(name, scope)
-    with tempfile.TemporaryDirectory(prefix=f"graphmend-sweep-{name}-") as scratch:
+    label = Path(name).name or "corpus"  # a folder's own name: a prefix holds no separator
+    with tempfile.TemporaryDirectory(prefix=f"graphmend-sweep-{label}-") as scratch:
         files = _copy_corpus(root, Path(scratch))
         if limit:
             files = files[:limit]

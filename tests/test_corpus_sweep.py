@@ -65,6 +65,29 @@ def test_subset_sweep_has_no_crash_and_no_corruption(tmp_path: Path, scope: str)
     assert figures.untouched_not_identical == 0
 
 
+def test_a_folder_given_by_its_path_is_swept(tmp_path: Path) -> None:
+    """``--corpus path/to/src``: the scratch folder is named after the folder's own name."""
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "model.py").write_text("import torch\n\n\ndef f(x):\n    print(\"f\")\n")
+    figures = _sweep_module().sweep(str(folder), folder, jobs=1, limit=None, scope="all")
+    assert (figures.files, figures.sites_fixed, figures.crashes) == (1, 1, 0), figures
+
+
+def test_a_recursion_limit_met_by_the_analysis_is_a_crash(tmp_path, monkeypatch) -> None:
+    """A file that parses but that the analysis cannot finish is counted as a crash, not as an
+    unparsable input (which is how an analysis that recursed without end went unseen)."""
+    sweep = _sweep_module()
+
+    def recurse(*args, **kwargs):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(sweep, "analyze_source", recurse)
+    (tmp_path / "model.py").write_text("import torch\n")
+    record = sweep.sweep_file(str(tmp_path / "model.py"), "all")
+    assert not record.unparsable_input and record.crash.startswith("lint: RecursionError")
+
+
 def run(*command: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
 
