@@ -51,9 +51,11 @@ def {INLINE_ONLY}(function):
     Called from compiled code, Dynamo traces it into the caller's graph.
     Where Dynamo would compile a call of it on its own (in the rest of a
     frame that it runs eagerly, or after the helper breaks the graph), it
-    runs as plain Python, as the code it replaced would: no graph of its
-    own, and one graph break, not one more per frame. Without this torch
-    API (older versions), Dynamo compiles such calls as before.
+    runs as plain Python, and so does what it calls, as the code it
+    replaced would: no graph of its own, none of the logging code it may
+    run (with warnings of Dynamo on `time.time`), and one graph break, not
+    one more per frame. Without this torch API (older versions), Dynamo
+    compiles such calls as before.
     """
     frames = getattr(getattr(torch._C, "_dynamo", None), "eval_frame", None)
     setter = getattr(frames, "set_code_exec_strategy", None)
@@ -61,7 +63,7 @@ def {INLINE_ONLY}(function):
         action = frames._FrameAction
         setter(
             function.__code__,
-            frames._FrameExecStrategy(action.SKIP, action.DEFAULT),
+            frames._FrameExecStrategy(action.SKIP, action.SKIP),
         )
     return function
 '''

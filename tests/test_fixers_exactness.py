@@ -8744,3 +8744,43 @@ def test_a_parameter_divided_is_a_tensor_only_where_used_as_one(
         """)
     reasons = [f.decline or "" for f in analyze_source(source, "model.py")]
     assert any("raises ZeroDivisionError" in r for r in reasons) is declined, reasons
+
+
+#: Log calls in the branches of an `if` that stays a graph break (an elif chain), one given a
+#: tensor that requires grad (sweep 35).
+NORM_WATCH = """
+class Model(nn.Module):
+    def forward(self, x):
+        n = x.norm()
+        if n > 100:
+            logger.error("norm exploded: %s", n)
+        elif n > 10:
+            logger.warning("norm high")
+        return x * 2
+"""
+
+
+def test_a_deferred_call_run_as_written_is_not_traced_into(tmp_path: Path) -> None:
+    """The ordered op cannot take a tensor that requires grad, so the deferred call runs as
+    written; where Dynamo then ran the helper on its own, it compiled the logging code the
+    helper called (the original's it does not): it warned twice on `time.time` and
+    `_thread.get_ident` and broke the graph there. What the helper calls runs as plain Python
+    now: no more breaks than the original's, and no warning."""
+    source = HEADER + dedent(NORM_WATCH)
+    code = fixed_source(source)
+    assert "_graphmend_logger_error(" in code
+    runs = []
+    for folder, text in (("original", source), ("fixed", code)):
+        module = load(text, tmp_path / folder)
+        torch._dynamo.reset()
+        torch._dynamo.utils.counters.clear()
+        compiled = torch.compile(module.Model(), backend="eager")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for value in (30.0, 500.0):  # the warning branch first, then the error branch
+                compiled(torch.full((1, 2), value, requires_grad=True)).sum().backward()
+        breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+        runs.append((breaks, [str(w.message)[:60] for w in caught]))
+    (original_breaks, original_warnings), (fixed_breaks, fixed_warnings) = runs
+    assert fixed_warnings == original_warnings == []
+    assert fixed_breaks <= original_breaks
