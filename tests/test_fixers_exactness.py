@@ -7770,6 +7770,140 @@ CASES.update(
     (name, (body + SEEDED_BUILD.format(built), inputs, decline))
     for name, (body, built, inputs, decline) in SWEEP_34.items()
 )
+#: Sweep 35 (twentieth session): over-declines of realistic code that the dtype facts closed
+#: (a clamp keeps floating point, `sigmoid` makes floating point or complex of any tensor,
+#: code before the `if` that raised for an integer tensor proves it not one), and the code
+#: before an `if` that proves nothing there (it may not have run, or the name was bound
+#: again). name -> (body, inputs, decline)
+NOT_FLOATING = "`x.mean()` raises where `x` is not floating point"
+SWEEP_35 = {
+    "a clamped layer output (log-mel)": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fb = nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = self.fb(x).clamp(min=1e-5)
+        if h.sum() > 1:
+            y = h.mean()
+        else:
+            y = h.sum()
+        return y
+""",
+        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [0.1, 0.2, -0.3, 0.4]]),),
+        None,
+    ),
+    "the mean of sigmoid scores of a parameter": (
+        """
+class Model(nn.Module):
+    def forward(self, logits):
+        probs = logits.sigmoid()
+        if probs.max() > 0.5:
+            y = probs.mean()
+        else:
+            y = probs.sum()
+        return y
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        None,
+    ),
+    "advantages normalised after their std (PPO)": (
+        """
+class Model(nn.Module):
+    def forward(self, adv):
+        std = adv.std()
+        if std > 1e-8:
+            adv = (adv - adv.mean()) / (std + 1e-8)
+        else:
+            adv = adv - adv.mean()
+        return adv
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        None,
+    ),
+    "a std computed under a Python condition proves nothing": (
+        """
+class Model(nn.Module):
+    def forward(self, x, flag: bool = True):
+        if flag:
+            s = x.std()
+        if x.sum() > 0:
+            y = x.mean()
+        else:
+            y = x.sum()
+        return y
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        NOT_FLOATING,
+    ),
+    "a std of a name bound again before the if proves nothing": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        s = x.std()
+        x = x.long()
+        if x.sum() > 0:
+            y = x.mean()
+        else:
+            y = x.sum()
+        return y + s
+""",
+        (torch.tensor([-1.0, -2.0, 3.0, -0.5]),),  # the integer sum is 0: no mean
+        NOT_FLOATING,
+    ),
+    "a std after `or` proves nothing": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        ok = x.numel() == 0 or x.std() > 0
+        if x.sum() > 0:
+            y = x.mean()
+        else:
+            y = x.sum()
+        return y, ok
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        NOT_FLOATING,
+    ),
+    "a std before a loop that binds the name again proves nothing": (
+        """
+class Model(nn.Module):
+    def forward(self, x, other):
+        total = x.std()
+        for _ in range(2):
+            if x.sum() > 0:
+                y = x.mean()
+            else:
+                y = x.sum()
+            total = total + y
+            x = other
+        return total
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]), torch.tensor([-1.0, 2.0])),
+        NOT_FLOATING,
+    ),
+    "a std in the try of a handler proves nothing there": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        try:
+            s = x.std()
+        except RuntimeError:
+            if x.sum() > 0:
+                y = x.mean()
+            else:
+                y = x.sum()
+            return y
+        return s
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        NOT_FLOATING,
+    ),
+}
+CASES.update(SWEEP_35)
 #: A true division makes floating point of integers (an over-decline sweep 34 noted:
 #: temperature scaling of a parameter).
 CASES["a softmax of a parameter divided by a temperature"] = (

@@ -11,16 +11,20 @@ succeeded on) and ``REAL`` (not complex: what a comparison succeeded on). Floati
 both. They come from how a local is bound (``h = self.proj(x)``: an ``nn.Linear`` returns
 floating point; ``h = x.float()``; ``h = x * 0.5`` of a real ``x``) and from the operations
 the test of the ``if`` computed before the selection (``if x.sum() > 0:`` proves ``x`` real,
-``if x.dtype == torch.float16`` floating point). A parameter is known only by the test.
+``if x.dtype == torch.float16`` floating point), and from what the code before the ``if``
+computed on every path to it (``std = adv.std()`` proves ``adv`` floating point or complex).
+A parameter is known only by such proofs.
 """
 
 from __future__ import annotations
 
 import ast
 from typing import (
-    AbstractSet, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple,
+    AbstractSet, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Set,
+    Tuple,
 )
 
+from .index import child_blocks, outer_names, parent_map, walk
 from .layers import builds_float_layer, holds_tensor
 from .symbols import ModuleSymbols, attribute_stores, is_self, self_attribute, self_chain
 from .values import Kind, ValueAnalysis
@@ -47,8 +51,10 @@ _NEEDS: Dict[str, Facts] = {
          "nanmean", "elu", "leaky_relu", "mish"),
         FLOATING,
     ),
-    **dict.fromkeys(("mean", "norm", "silu", "lerp"), frozenset({INEXACT})),
+    **dict.fromkeys(("mean", "norm", "std", "var", "silu", "lerp"), frozenset({INEXACT})),
 }
+#: Operations of ``_NEEDS`` whose result is real, of a complex tensor too.
+_REAL_RESULTS = frozenset({"norm", "std", "var"})
 _NEEDED = frozenset({INEXACT})
 _ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 #: The modules whose functions are tensor operations (also ``purity.SAFE_OPERATIONS``').
@@ -69,10 +75,14 @@ _KEEPING = frozenset({
     "transpose", "permute", "t", "unsqueeze", "squeeze", "flatten", "contiguous", "clone",
     "detach", "view", "view_as", "reshape", "reshape_as", "expand", "expand_as", "repeat",
     "flip", "roll", "narrow", "masked_fill", "nan_to_num", "zeros_like", "ones_like", "tril",
-    "triu", "select", "diagonal", "movedim", "square", "dropout",
+    "triu", "select", "diagonal", "movedim", "square", "dropout", "clamp", "clamp_min",
+    "clamp_max", "clip",
 })
 #: Those of ``_KEEPING`` that keep a bool tensor bool (the others make an integer of it).
-_LAYOUT = _KEEPING - {"sum", "nansum", "prod", "cumsum", "cumprod", "abs", "neg", "square"}
+_LAYOUT = _KEEPING - {
+    "sum", "nansum", "prod", "cumsum", "cumprod", "abs", "neg", "square", "clamp", "clamp_min",
+    "clamp_max", "clip",
+}
 #: Operations that return a bool tensor.
 _BOOLEAN_RESULTS = frozenset({
     "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "logical_and",
@@ -307,10 +317,14 @@ class Dtypes:
             return _NONE
         known = self.facts(first, depth + 1, at)
         if operation in _TO_FLOATING:
-            return FLOATING if REAL in known else _NONE
+            if REAL in known:
+                return FLOATING
+            # of any tensor floating point or complex; but where a complex number made its
+            # tensor inexact and not real (`theta * 1j`), complex, which `gelu` would not take
+            return _NONE if INEXACT in known else frozenset({INEXACT})
         if operation in _NEEDS:  # it raises unless the tensor suits it: what follows holds
             known = known | _NEEDS[operation]
-            return FLOATING if known >= FLOATING or operation == "norm" else known
+            return FLOATING if known >= FLOATING or operation in _REAL_RESULTS else known
         if operation in _KEEPING:
             return known if operation in _LAYOUT else known - {BOOL}
         if operation in _PROMOTING:
@@ -398,13 +412,21 @@ def proven_by(test: ast.expr, symbols: ModuleSymbols) -> Dict[str, Facts]:
     point ones (the parts of a conditional expression, a lambda or a comprehension do not
     count); a conjunct ``x.dtype == torch.float16`` or ``x.is_floating_point()`` of the test,
     true wherever the selection runs, proves ``x`` floating point."""
-    proven: Dict[str, Set[str]] = {}
     conjuncts = test.values if isinstance(test, ast.BoolOp) and isinstance(
         test.op, ast.And
     ) else [test]
     tested = [_tested_floating(conjunct, symbols) for conjunct in conjuncts]
     succeeded = _succeeded(test, symbols)
-    for node, facts in [*((t, FLOATING) for t in tested if t is not None), *succeeded]:
+    return _of_names([*((t, FLOATING) for t in tested if t is not None), *succeeded], symbols)
+
+
+def _of_names(
+    proofs: Iterable[Tuple[ast.expr, Facts]], symbols: ModuleSymbols
+) -> Dict[str, Facts]:
+    """What ``proofs`` prove of names: of ``x`` where the proof is of ``x``, ``x[i]``, ``-x``
+    or ``x.sum()`` (``_PROVING_THROUGH``)."""
+    proven: Dict[str, Set[str]] = {}
+    for node, facts in proofs:
         while not isinstance(node, ast.Name):
             if isinstance(node, ast.Subscript):
                 node = node.value
@@ -446,11 +468,17 @@ def _tested_floating(conjunct: ast.expr, symbols: ModuleSymbols) -> Optional[ast
     return None
 
 
-def _succeeded(node: ast.AST, symbols: ModuleSymbols) -> Iterator[Tuple[ast.expr, Facts]]:
+def _succeeded(
+    node: ast.AST, symbols: ModuleSymbols, short_circuit: bool = False
+) -> Iterator[Tuple[ast.expr, Facts]]:
     """What computing ``node`` proves, where it succeeds: an ordering comparison of real
-    operands, an operation of ``_NEEDS`` of a tensor that suits it."""
+    operands, an operation of ``_NEEDS`` of a tensor that suits it; with ``short_circuit``, of
+    ``a and b`` only what ``a`` proves (Python's, which may not compute ``b``)."""
     if isinstance(node, (ast.IfExp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                          ast.GeneratorExp)):
+        return
+    if short_circuit and isinstance(node, ast.BoolOp):
+        yield from _succeeded(node.values[0], symbols, short_circuit)
         return
     if isinstance(node, ast.Compare) and any(isinstance(o, _ORDERING) for o in node.ops):
         yield from ((operand, frozenset({REAL})) for operand in (node.left, *node.comparators))
@@ -462,4 +490,78 @@ def _succeeded(node: ast.AST, symbols: ModuleSymbols) -> Iterator[Tuple[ast.expr
             elif node.args:
                 yield node.args[0], _NEEDS[node.func.attr]
     for child in ast.iter_child_nodes(node):
-        yield from _succeeded(child, symbols)
+        yield from _succeeded(child, symbols, short_circuit)
+
+
+def proven_before(
+    at: ast.stmt, function: ast.AST, symbols: ModuleSymbols
+) -> Dict[str, Facts]:
+    """What the code that runs before ``at`` on every path to it proved of names that keep
+    their value till there (``std = adv.std()`` before ``if std > eps:`` proves ``adv``
+    floating point or complex: for an integer tensor it raised): the assignments and
+    expressions before it in its block and in each block around it, and the tests of the
+    ``if`` statements around it (what Python's ``and`` and ``or`` surely ran). A name bound in
+    between, in a loop around it, or in a ``try`` whose handler or ``else`` holds it, is not
+    judged."""
+    parents = parent_map(function)
+    blocked = outer_names(function)  # type: ignore[arg-type]
+    proven: Dict[str, Facts] = {}
+
+    def prove(node: ast.AST, short_circuit: bool, unknown: Set[str]) -> None:
+        for name, facts in _of_names(_succeeded(node, symbols, short_circuit), symbols).items():
+            if name not in unknown:
+                proven[name] = proven.get(name, _NONE) | facts
+
+    node: ast.AST = at
+    while node is not function and id(node) in parents:
+        parent = parents[id(node)]
+        if isinstance(parent, _SCOPES) and parent is not function:
+            break  # a nested function runs when called, not where it is defined
+        blocks = child_blocks(parent) if isinstance(parent, ast.stmt) else [
+            getattr(parent, "body", [])  # an except handler's
+        ]
+        block = next((b for b in blocks if any(s is node for s in b)), None)
+        if isinstance(parent, _CUT):
+            if not (isinstance(parent, ast.Try) and block is parent.body):
+                blocked |= _bound_in(parent)  # a loop's later rounds, a try body cut short
+        if block is not None:
+            for statement in reversed(block[:[id(s) for s in block].index(id(node))]):
+                bound = _bound_in(statement)
+                if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)):
+                    prove(statement, True, blocked | bound)
+                blocked |= bound
+        if isinstance(parent, ast.If):  # in its body, every conjunct of its test ran
+            test = parent.test
+            every = block is parent.body and isinstance(test, ast.BoolOp) and isinstance(
+                test.op, ast.And
+            )
+            for conjunct in test.values if every else [test]:  # type: ignore[attr-defined]
+                prove(conjunct, True, blocked)
+        node = parent
+    return proven
+
+
+#: Where ``proven_before`` stops: another scope.
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+#: Blocks out of which ``proven_before`` judges no name they bind: a loop's (its later rounds
+#: run before), a ``try``'s handlers, ``else`` and ``finally`` (its body may have been cut
+#: short), a ``case``'s (its pattern binds).
+_CUT = (ast.For, ast.AsyncFor, ast.While, ast.Try, ast.ExceptHandler, ast.match_case)
+
+
+def _bound_in(node: ast.AST) -> Set[str]:
+    """The names that ``node`` may bind or unbind (stores, ``del``, ``except ... as``,
+    imports, nested definitions)."""
+    bound: Set[str] = set()
+    for sub in walk(node):
+        if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
+            bound.add(sub.id)
+        elif isinstance(sub, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and sub.name:
+            bound.add(sub.name)
+        elif isinstance(sub, ast.MatchMapping) and sub.rest:
+            bound.add(sub.rest)
+        elif isinstance(sub, ast.alias):
+            bound.add((sub.asname or sub.name).partition(".")[0])
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(sub.name)
+    return bound

@@ -23,7 +23,7 @@ from typing import (
     TYPE_CHECKING, AbstractSet, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
 )
 
-from ..analysis.dtypes import Dtypes, proven_by
+from ..analysis.dtypes import Dtypes, proven_before, proven_by
 from ..analysis.index import deleted_names, loops_around, outer_names, walk
 from ..analysis.purity import extrema_outside, extrema_taken, impurity
 from ..analysis.symbols import self_attribute, self_chain
@@ -268,10 +268,13 @@ def is_item_test(tensor_part: Sequence[ast.expr], ctx: FunctionContext) -> bool:
 
 def _dtypes(test: ast.expr, at: ast.stmt, ctx: FunctionContext) -> Dtypes:
     """What is known of the dtypes of the tensors a side of the ``if`` or conditional
-    expression at ``at`` computes with: from their bindings that reach it, and from what its
-    ``test``, computed first, proved (``dtypes.proven_by``); for code after names the branch
-    binds, ``Dtypes.rebinding``."""
-    proven = proven_by(test, ctx.symbols)
+    expression at ``at`` computes with: from their bindings that reach it, from what the code
+    before it proved (``dtypes.proven_before``), and from what its ``test``, computed first,
+    proved (``dtypes.proven_by``); for code after names the branch binds,
+    ``Dtypes.rebinding``."""
+    proven = dict(proven_before(at, ctx.region.function, ctx.symbols))
+    for name, facts in proven_by(test, ctx.symbols).items():
+        proven[name] = proven.get(name, frozenset()) | facts
     walrus = {sub.target.id for sub in walk(test) if isinstance(sub, ast.NamedExpr)}
     # names the test binds itself, after what reaches the `if`
     return Dtypes(ctx.values, ctx.symbols, proven, reaching_values(ctx), at, walrus)
