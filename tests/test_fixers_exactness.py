@@ -7824,6 +7824,16 @@ class Model(nn.Module):
         (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
         None,
     ),
+    "a print of the class name of self": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        print("dead output in", type(self).__name__, type(self).__qualname__)
+        return x * 2
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        None,
+    ),
     "a std computed under a Python condition proves nothing": (
         """
 class Model(nn.Module):

@@ -14,6 +14,8 @@ import ast
 from typing import TYPE_CHECKING, Optional
 
 from ..analysis.index import parameter_names, parent_map, walk
+from ..analysis.purity import type_call
+from ..analysis.symbols import is_self
 from ..analysis.values import Kind, is_size, parameter_defaults
 from .items import unpacked_size
 from .totals import self_configuration
@@ -34,7 +36,7 @@ def python_scalar(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
     """A str, int, float or bool that the call computes where it did: a literal (``-0.0``
     too), a size (``x.shape[0]``, a name unpacked from ``x.shape``), arithmetic of numbers and
     sizes (``x.size(0) // 2``, ``int(...)``, ``max(...)``, a conditional expression of them),
-    an identity test (``mask is not None``),
+    an identity test (``mask is not None``), the name of ``self``'s class,
     or a local only ever assigned one (``n = x.shape[0]``, ``for i in range(n)``), through at
     most 3 names."""
     if isinstance(node, ast.Constant):
@@ -49,6 +51,8 @@ def python_scalar(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
         return all(python_scalar(side, ctx, depth) for side in (node.body, node.orelse))
     if isinstance(node, ast.Compare) and all(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops):
         return True  # `mask is not None`: identity gives a bool, whatever the operands
+    if class_name_of_self(node, ctx):
+        return True  # `type(self).__name__`
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
@@ -66,6 +70,28 @@ def python_scalar(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
     if isinstance(node, ast.Name) and depth < 3:
         return ctx.values.only_assigned(node.id, lambda value: _scalar_value(value, ctx, depth))
     return False
+
+
+def class_name_of_self(value: ast.expr, ctx: FunctionContext) -> bool:
+    """``type(self).__name__`` or ``self.__class__.__name__`` (or ``__qualname__``): every
+    class has them, whatever ``self`` holds, and reading them runs no code, unless a class of
+    the file has a metaclass of its own (one may make them properties)."""
+    if not (isinstance(value, ast.Attribute) and value.attr in ("__name__", "__qualname__")):
+        return False
+    if any(
+        isinstance(node, ast.ClassDef)
+        and any(keyword.arg == "metaclass" for keyword in node.keywords)
+        for node in ctx.symbols.tree.body
+    ):
+        return False
+    owner = value.value
+    if isinstance(owner, ast.Attribute):
+        return owner.attr == "__class__" and is_self(owner.value)
+    return (
+        isinstance(owner, ast.Call)
+        and type_call(owner, ctx.values, ctx.symbols)
+        and is_self(owner.args[0])
+    )
 
 
 def _scalar_value(value: ast.expr, ctx: FunctionContext, depth: int) -> bool:

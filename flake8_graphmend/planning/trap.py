@@ -18,9 +18,9 @@ from ..analysis.index import (
     assignment_targets, loops_around, parent_map, root_name, run_nodes, walk,
 )
 from ..analysis.inplace import short_name
-from ..analysis.purity import impurity, type_call
+from ..analysis.purity import impurity
 from ..analysis.symbols import (
-    ClassInfo, FunctionNode, ModuleSymbols, attribute_stores, is_self, is_staticmethod,
+    ClassInfo, FunctionNode, ModuleSymbols, attribute_stores, is_staticmethod,
     is_super_call, locals_from_self, self_attribute, self_chain, taken_from_self,
 )
 from ..analysis.values import Kind, is_size, parameter_defaults
@@ -34,7 +34,7 @@ from .module_state import (
     held_classes, implicit_call_changes_state, iterates_held_iterator, lineage,
     module_call_targets, module_expression, stored_objects, stored_roots, updated_by_call,
 )
-from .per_call import changes_between_calls, per_call_problem
+from .per_call import changes_between_calls, class_name_of_self, per_call_problem
 from .submodules import FOREIGN, NAMESPACE_CALLS
 from .presence import (
     may_pass_none, none_attributes, none_locals, optional_parameter, tests_none,
@@ -1183,29 +1183,7 @@ def _always_computed(value: ast.expr, ctx: FunctionContext, tested: AbstractSet[
         return receiver.id in tested
     if isinstance(value, (ast.Tuple, ast.List)):
         return all(_always_computed(element, ctx, tested) for element in value.elts)
-    return (self_chain(value) and ast.unparse(value) in tested) or _class_name_of_self(value, ctx)
-
-
-def _class_name_of_self(value: ast.expr, ctx: FunctionContext) -> bool:
-    """``type(self).__name__`` or ``self.__class__.__name__`` (or ``__qualname__``): every
-    class has them, whatever ``self`` holds, and reading them runs no code, unless a class of
-    the file has a metaclass of its own (one may make them properties)."""
-    if not (isinstance(value, ast.Attribute) and value.attr in ("__name__", "__qualname__")):
-        return False
-    if any(
-        isinstance(node, ast.ClassDef)
-        and any(keyword.arg == "metaclass" for keyword in node.keywords)
-        for node in ctx.symbols.tree.body
-    ):
-        return False
-    owner = value.value
-    if isinstance(owner, ast.Attribute):
-        return owner.attr == "__class__" and is_self(owner.value)
-    return (
-        isinstance(owner, ast.Call)
-        and type_call(owner, ctx.values, ctx.symbols)
-        and is_self(owner.args[0])
-    )
+    return (self_chain(value) and ast.unparse(value) in tested) or class_name_of_self(value, ctx)
 
 
 def _equal_plan(
