@@ -7770,12 +7770,14 @@ CASES.update(
     (name, (body + SEEDED_BUILD.format(built), inputs, decline))
     for name, (body, built, inputs, decline) in SWEEP_34.items()
 )
-#: Sweep 35 (twentieth session): over-declines of realistic code that the dtype facts closed
-#: (a clamp keeps floating point, `sigmoid` makes floating point or complex of any tensor,
-#: code before the `if` that raised for an integer tensor proves it not one), and the code
-#: before an `if` that proves nothing there (it may not have run, or the name was bound
-#: again). name -> (body, inputs, decline)
+#: Sweep 35 (twentieth session): over-declines of realistic code, closed (a clamp keeps
+#: floating point, `sigmoid` makes floating point or complex of any tensor, code before the
+#: `if` that raised for an integer tensor proves it not one, a method of the file that
+#: returns a new tensor, the class name of `self` printed), and what must still decline (code
+#: before an `if` that may not have run or whose name was bound again, a method that hands on
+#: what the caller holds). name -> (body, inputs, decline)
 NOT_FLOATING = "`x.mean()` raises where `x` is not floating point"
+KEPT_BY_CALLER = "one path keeps `h`, a tensor the caller can hold"
 SWEEP_35 = {
     "a clamped layer output (log-mel)": (
         """
@@ -7833,6 +7835,148 @@ class Model(nn.Module):
 """,
         (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
         None,
+    ),
+    "the result of super().forward, a layer's output": (
+        """
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x) * 20
+
+
+class Model(Base):
+    def forward(self, x):
+        h = super().forward(x)
+        if h.abs().sum() > 10:
+            h = h * 0.1
+        return h
+""",
+        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
+        None,
+    ),
+    "the result of a method that projects": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = nn.Linear(4, 4)
+
+    def _project(self, x):
+        return self.fc(x) * 20
+
+    def forward(self, x):
+        h = self._project(x)
+        if h.abs().sum() > 10:
+            h = h * 0.1
+        return h
+""",
+        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
+        None,
+    ),
+    "the result of a method that returns its argument": (
+        """
+class Model(nn.Module):
+    def _maybe(self, x):
+        return x
+
+    def forward(self, x):
+        h = self._maybe(x)
+        if h.abs().sum() > 10:
+            h = h * 0.1
+        return h
+""",
+        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
+        KEPT_BY_CALLER,
+    ),
+    "the result of a method that keeps it": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = nn.Linear(4, 4)
+
+    def _project(self, x):
+        out = self.fc(x)
+        self.last = out
+        return out
+
+    def forward(self, x):
+        h = self._project(x)
+        if h.abs().sum() > 10:
+            h = h * 0.1
+        return h
+""",
+        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
+        KEPT_BY_CALLER,
+    ),
+    "the result of a method a subclass overrides": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = nn.Linear(4, 4)
+
+    def _project(self, x):
+        return self.fc(x)
+
+    def forward(self, x):
+        h = self._project(x)
+        if h.abs().sum() > 10:
+            h = h * 0.1
+        return h
+
+
+class Identity(Model):
+    def _project(self, x):
+        return x
+""",
+        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
+        KEPT_BY_CALLER,
+    ),
+    "the result of a decorated method": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = nn.Linear(4, 4)
+
+    @torch.no_grad()
+    def _project(self, x):
+        return self.fc(x)
+
+    def forward(self, x):
+        h = self._project(x)
+        if h.abs().sum() > 10:
+            h = h * 0.1
+        return h
+""",
+        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
+        KEPT_BY_CALLER,
+    ),
+    "the result of super().forward that returns its input": (
+        """
+class Base(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Model(Base):
+    def forward(self, x):
+        h = super().forward(x)
+        if h.abs().sum() > 10:
+            h = h * 0.1
+        return h
+""",
+        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
+        KEPT_BY_CALLER,
     ),
     "a std computed under a Python condition proves nothing": (
         """

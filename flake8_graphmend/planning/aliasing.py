@@ -18,12 +18,15 @@ from ..analysis.dtypes import Reaching
 from ..analysis.inplace import builds_in_place_module
 from ..analysis.symbols import FunctionNode, is_self, is_staticmethod, self_attribute
 from ..analysis.values import Kind, constant_int
-from .module_state import call_changes_state, holders, updated_by_call, updates_in_place
+from .module_state import (
+    call_changes_state, holders, methods_called, updated_by_call, updates_in_place,
+)
 from .submodules import (
     call_kind,
     call_sources,
     element_path,
     forward_of,
+    method_returns_new_tensor,
     returns_new_tensor,
     submodule_classes,
 )
@@ -69,6 +72,11 @@ def _call_kind(call: ast.Call, ctx: FunctionContext) -> str:
             and not is_self(func.value)  # `self.clone(x)`, `self.norm(x)`: module methods
         )
         kind = call_kind(call, ctx.region.owner, ctx.symbols, tensor_method)
+        methods = methods_called(call, ctx.region.owner, ctx.symbols) if kind == "unknown" else []
+        if methods and all(
+            method_returns_new_tensor(method, owner, call, ctx.symbols) for method, owner in methods
+        ):
+            kind = "fresh"  # `self.project(x)`, `super().forward(x)` returning `self.fc(x)`
         kept = kinds[id(call)] = (call, kind)
     return kept[1]
 

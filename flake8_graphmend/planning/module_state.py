@@ -23,8 +23,8 @@ from ..analysis.index import node_memo, parameter_names, root_name, run_nodes, w
 from ..analysis.inplace import short_name, updated_arguments, updates_first_argument
 from ..analysis.regions import GRAPHMEND_HELPER_PREFIX
 from ..analysis.symbols import (
-    ClassInfo, FunctionNode, ModuleSymbols, is_own_class, is_self, is_super_call,
-    self_attribute,
+    ClassInfo, FunctionNode, ModuleSymbols, attribute_stores, is_own_class, is_self,
+    is_super_call, self_attribute,
 )
 from .foreign import (
     aliased_function, foreign_callee, handed_callee, inherited_from_another_file,
@@ -349,6 +349,38 @@ def _implicit_code_changes_state(info: ClassInfo, symbols: ModuleSymbols) -> boo
             if (special or _is_property(method)) and body_changes_state(method, cls, symbols, 1):
                 return True
     return False
+
+
+#: The base of another file whose methods ``methods_called`` knows not to come first.
+_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+
+
+def methods_called(
+    call: ast.Call, owner: Optional[ClassInfo], symbols: ModuleSymbols
+) -> List[Tuple[FunctionNode, ClassInfo]]:
+    """The methods of this file that ``call`` may run, each with its class: for ``self.m(...)``
+    (or ``type(self).m``) those of ``owner``'s lineage (a subclass may override it), for
+    ``super().m(...)`` the nearest base's; none where another may run: ``m`` is also an
+    attribute the file stores (a module, a callable) or a class of the lineage has a base of
+    another file (but ``nn.Module``), whose ``m`` may come first."""
+    func = call.func
+    if owner is None:
+        return []
+    lineage_classes = lineage(owner, symbols)
+    if any(
+        not (isinstance(base, ast.Name) and base.id in symbols.classes)
+        and symbols.qualified_name(base) not in _MODULE_BASES
+        for cls in lineage_classes
+        for base in cls.node.bases
+    ):
+        return []
+    name = self_attribute(func) or class_method(func, owner)
+    if name is not None:
+        if name in attribute_stores(symbols.tree):
+            return []
+        return _methods_named(name, owner, symbols)
+    inherited = _super_method(func, owner, symbols)
+    return [inherited] if inherited is not None else []
 
 
 def _super_method(

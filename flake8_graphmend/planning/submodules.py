@@ -73,6 +73,19 @@ def returns_new_tensor(
     return accepted > 0
 
 
+def method_returns_new_tensor(
+    function: FunctionNode, owner: ClassInfo, call: ast.Call, symbols: ModuleSymbols
+) -> bool:
+    """Whether the method ``function`` of ``owner``, run by ``call`` (``self.project(x)``,
+    ``super().forward(x)``), returns a new tensor (or a tuple of new ones, or no tensor) that
+    it keeps nowhere; a decorated one (a static method, a wrapper) is not judged."""
+    return (
+        not function.decorator_list
+        and _accepts(function, call)
+        and _Callee(function, owner, symbols, 0).new_at_return(())
+    )
+
+
 def submodule_classes(
     func: ast.expr, owner: Optional[ClassInfo], symbols: ModuleSymbols
 ) -> Optional[List[str]]:
