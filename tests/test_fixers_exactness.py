@@ -7836,148 +7836,6 @@ class Model(nn.Module):
         (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
         None,
     ),
-    "the result of super().forward, a layer's output": (
-        """
-class Base(nn.Module):
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.fc = nn.Linear(4, 4)
-
-    def forward(self, x):
-        return self.fc(x) * 20
-
-
-class Model(Base):
-    def forward(self, x):
-        h = super().forward(x)
-        if h.abs().sum() > 10:
-            h = h * 0.1
-        return h
-""",
-        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
-        None,
-    ),
-    "the result of a method that projects": (
-        """
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.fc = nn.Linear(4, 4)
-
-    def _project(self, x):
-        return self.fc(x) * 20
-
-    def forward(self, x):
-        h = self._project(x)
-        if h.abs().sum() > 10:
-            h = h * 0.1
-        return h
-""",
-        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
-        None,
-    ),
-    "the result of a method that returns its argument": (
-        """
-class Model(nn.Module):
-    def _maybe(self, x):
-        return x
-
-    def forward(self, x):
-        h = self._maybe(x)
-        if h.abs().sum() > 10:
-            h = h * 0.1
-        return h
-""",
-        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
-        KEPT_BY_CALLER,
-    ),
-    "the result of a method that keeps it": (
-        """
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.fc = nn.Linear(4, 4)
-
-    def _project(self, x):
-        out = self.fc(x)
-        self.last = out
-        return out
-
-    def forward(self, x):
-        h = self._project(x)
-        if h.abs().sum() > 10:
-            h = h * 0.1
-        return h
-""",
-        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
-        KEPT_BY_CALLER,
-    ),
-    "the result of a method a subclass overrides": (
-        """
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.fc = nn.Linear(4, 4)
-
-    def _project(self, x):
-        return self.fc(x)
-
-    def forward(self, x):
-        h = self._project(x)
-        if h.abs().sum() > 10:
-            h = h * 0.1
-        return h
-
-
-class Identity(Model):
-    def _project(self, x):
-        return x
-""",
-        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
-        KEPT_BY_CALLER,
-    ),
-    "the result of a decorated method": (
-        """
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.fc = nn.Linear(4, 4)
-
-    @torch.no_grad()
-    def _project(self, x):
-        return self.fc(x)
-
-    def forward(self, x):
-        h = self._project(x)
-        if h.abs().sum() > 10:
-            h = h * 0.1
-        return h
-""",
-        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
-        KEPT_BY_CALLER,
-    ),
-    "the result of super().forward that returns its input": (
-        """
-class Base(nn.Module):
-    def forward(self, x):
-        return x
-
-
-class Model(Base):
-    def forward(self, x):
-        h = super().forward(x)
-        if h.abs().sum() > 10:
-            h = h * 0.1
-        return h
-""",
-        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
-        KEPT_BY_CALLER,
-    ),
     "a std computed under a Python condition proves nothing": (
         """
 class Model(nn.Module):
@@ -8058,6 +7916,68 @@ class Model(nn.Module):
     ),
 }
 CASES.update(SWEEP_35)
+#: A `Model` whose `forward` updates, else-less, what a method of the file returned.
+METHOD_RESULT = """{before}
+class Model({base}):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = nn.Linear(4, 4)
+{methods}
+    def forward(self, x):
+        h = {call}
+        if h.abs().sum() > 10:
+            h = h * 0.1
+        return h
+{after}"""
+#: Sweep 35's over-decline of a method's result, closed, and what must still decline. name ->
+#: (classes before `Model`, its base, its methods, the call, classes after it, decline)
+METHOD_RESULTS = {
+    "super().forward, a layer's output": (
+        "\nclass Base(nn.Module):\n    def forward(self, x):\n        return self.fc(x) * 20\n",
+        "Base", "", "super().forward(x)", "", None,
+    ),
+    "a method that projects": (
+        "", "nn.Module", "\n    def _project(self, x):\n        return self.fc(x) * 20\n",
+        "self._project(x)", "", None,
+    ),
+    "a method that returns its argument": (
+        "", "nn.Module", "\n    def _maybe(self, x):\n        return x\n", "self._maybe(x)", "",
+        KEPT_BY_CALLER,
+    ),
+    "a method that keeps it": (
+        "", "nn.Module",
+        "\n    def _project(self, x):\n        out = self.fc(x)\n        self.last = out\n"
+        "        return out\n",
+        "self._project(x)", "", KEPT_BY_CALLER,
+    ),
+    "a method a subclass overrides": (
+        "", "nn.Module", "\n    def _project(self, x):\n        return self.fc(x)\n",
+        "self._project(x)",
+        "\n\nclass Identity(Model):\n    def _project(self, x):\n        return x\n",
+        KEPT_BY_CALLER,
+    ),
+    "a decorated method": (
+        "", "nn.Module",
+        "\n    @torch.no_grad()\n    def _project(self, x):\n        return self.fc(x)\n",
+        "self._project(x)", "", KEPT_BY_CALLER,
+    ),
+    "super().forward that returns its input": (
+        "\nclass Base(nn.Module):\n    def forward(self, x):\n        return x\n",
+        "Base", "", "super().forward(x)", "", KEPT_BY_CALLER,
+    ),
+}
+CASES.update(
+    (
+        f"the result of {name}",
+        (
+            METHOD_RESULT.format(before=before, base=base, methods=methods, call=call, after=after),
+            (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
+            decline,
+        ),
+    )
+    for name, (before, base, methods, call, after, decline) in METHOD_RESULTS.items()
+)
 #: A true division makes floating point of integers (an over-decline sweep 34 noted:
 #: temperature scaling of a parameter).
 CASES["a softmax of a parameter divided by a temperature"] = (
