@@ -522,7 +522,7 @@ def proven_before(
         ]
         block = next((b for b in blocks if any(s is node for s in b)), None)
         if isinstance(parent, _CUT):
-            if not (isinstance(parent, ast.Try) and block is parent.body):
+            if not (isinstance(parent, _TRY) and block is parent.body):
                 blocked |= _bound_in(parent)  # a loop's later rounds, a try body cut short
         if block is not None:
             for statement in reversed(block[:[id(s) for s in block].index(id(node))]):
@@ -546,7 +546,8 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 #: Blocks out of which ``proven_before`` judges no name they bind: a loop's (its later rounds
 #: run before), a ``try``'s handlers, ``else`` and ``finally`` (its body may have been cut
 #: short), a ``case``'s (its pattern binds).
-_CUT = (ast.For, ast.AsyncFor, ast.While, ast.Try, ast.ExceptHandler, ast.match_case)
+_TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))  # `except*` (Python 3.11)
+_CUT = (ast.For, ast.AsyncFor, ast.While, *_TRY, ast.ExceptHandler, ast.match_case)
 
 
 def _bound_in(node: ast.AST) -> Set[str]:

@@ -1,0 +1,66 @@
+"""``dtypes.proven_before``: what the code before an ``if`` proved of the dtypes of its names,
+where it ran on every path to the ``if`` and the name was not bound again."""
+
+from __future__ import annotations
+
+import ast
+from textwrap import dedent, indent
+
+import pytest
+
+from flake8_graphmend.analysis.dtypes import INEXACT, REAL, proven_before
+from flake8_graphmend.analysis.symbols import ModuleSymbols
+
+#: name -> (the body of ``f(x, flag)`` before and around ``if x.sum() > 0:``, proved of ``x``)
+BODIES = {
+    "a std before it": ("s = x.std()\n{if}", {INEXACT}),
+    "a std bound again after": ("s = x.std()\nx = x.long()\n{if}", set()),
+    "a std in an expression statement": ("print(x.std())\n{if}", {INEXACT}),
+    "a mean compared in an enclosing if": ("if x.mean() > 0:\n{if_}", {INEXACT, REAL}),
+    "a std in the else of an enclosing if": ("if flag:\n    pass\nelse:\n    s = x.std()\n{if}",
+                                             set()),
+    "a std under a Python condition": ("if flag:\n    s = x.std()\n{if}", set()),
+    "a std after `or`": ("ok = flag or x.std() > 0\n{if}", set()),
+    "a std before `and`": ("ok = x.std() > 0 and flag\n{if}", {INEXACT}),
+    "a std in a conditional expression": ("s = x.std() if flag else 0\n{if}", set()),
+    "a std in a lambda": ("f = lambda: x.std()\n{if}", set()),
+    "a std in an assert (python -O)": ("assert x.std() > 0\n{if}", set()),
+    "a std before a loop that binds it": (
+        "s = x.std()\nfor _ in range(2):\n{if_}\n    x = flag", set()
+    ),
+    "a std before a loop that does not": (
+        "s = x.std()\nfor _ in range(2):\n{if_}\n    y = flag", {INEXACT}
+    ),
+    "a std in a try, the if in its handler": (
+        "try:\n    s = x.std()\nexcept RuntimeError:\n{if_}", set()
+    ),
+    "a std before a try that binds it, the if in its handler": (
+        "s = x.std()\ntry:\n    x = x.long()\nexcept RuntimeError:\n{if_}", set()
+    ),
+    "a std before a try* that binds it, the if in its handler": (
+        "s = x.std()\ntry:\n    x = x.long()\nexcept* RuntimeError:\n{if_}", set()
+    ),
+    "a std before a match that binds it in its pattern": (
+        "s = x.std()\nmatch flag:\n    case [x]:\n{if_case}", set()
+    ),
+    "a std of a global": ("global x\ns = x.std()\n{if}", set()),
+    "a std in a nested function": ("def g():\n    s = x.std()\n{if}", set()),
+}
+IF = "if x.sum() > 0:\n    y = x.mean()"
+
+
+@pytest.mark.parametrize("name", BODIES)
+def test_what_code_before_an_if_proves(name: str) -> None:
+    body, expected = BODIES[name]
+    text = body.format(
+        **{"if": IF, "if_": indent(IF, "    "), "if_case": indent(IF, "        ")}
+    )
+    source = "def f(x, flag):\n" + indent(dedent(text), "    ") + "\n"
+    tree = ast.parse(source)
+    function = tree.body[0]
+    tested = next(
+        node for node in ast.walk(function)
+        if isinstance(node, ast.If) and "x.sum()" in ast.unparse(node.test)
+    )
+    proven = proven_before(tested, function, ModuleSymbols.collect(tree))
+    assert proven.get("x", frozenset()) == expected
