@@ -8,20 +8,33 @@ from textwrap import dedent, indent
 
 import pytest
 
-from flake8_graphmend.analysis.dtypes import INEXACT, REAL, proven_before
+from flake8_graphmend.analysis.dtypes import INEXACT, REAL, RUN_INEXACT, proven_before
 from flake8_graphmend.analysis.symbols import ModuleSymbols
 
-#: name -> (the body of ``f(x, flag)`` before and around ``if x.sum() > 0:``, proved of ``x``)
+#: name -> (the body of ``f(x, flag)`` before and around ``if x.sum() > 0:``, proved of ``x``).
+#: ``std`` checks the dtype only when the graph runs (``RUN_INEXACT``), ``mean`` while Dynamo
+#: traces too.
 BODIES = {
-    "a std before it": ("s = x.std()\n{if}", {INEXACT}),
+    "a std before it": ("s = x.std()\n{if}", {RUN_INEXACT}),
+    "a mean before it": ("m = x.mean()\n{if}", {INEXACT}),
     "a std bound again after": ("s = x.std()\nx = x.long()\n{if}", set()),
-    "a std in an expression statement": ("print(x.std())\n{if}", {INEXACT}),
+    "a std in an expression statement": ("print(x.std())\n{if}", {RUN_INEXACT}),
     "a mean compared in an enclosing if": ("if x.mean() > 0:\n{if_}", {INEXACT, REAL}),
     "a std in the else of an enclosing if": ("if flag:\n    pass\nelse:\n    s = x.std()\n{if}",
                                              set()),
     "a std under a Python condition": ("if flag:\n    s = x.std()\n{if}", set()),
     "a std after `or`": ("ok = flag or x.std() > 0\n{if}", set()),
-    "a std before `and`": ("ok = x.std() > 0 and flag\n{if}", {INEXACT}),
+    "a std before `and`": ("ok = x.std() > 0 and flag\n{if}", {RUN_INEXACT}),
+    "a std after a chained comparison's first": ("ok = 0 < flag < x.std()\n{if}", set()),
+    "a std in a chained comparison's first": ("ok = x.std() < flag < 1\n{if}", {RUN_INEXACT}),
+    "a std in a local's annotation": ("s: x.std() = 1.0\n{if}", set()),
+    "a std of a view to a dtype": ("s = x.view(torch.float32).std()\n{if}", set()),
+    "a std of a view to a shape": ("s = x.view(-1).std()\n{if}", {RUN_INEXACT}),
+    "a softmax given a dtype by position": ("p = x.softmax(-1, torch.float32)\n{if}", set()),
+    "a std before an if whose test binds it": (
+        "s = x.std()\nif (x := x.long()).sum() > 5:\n{if_}", set()
+    ),
+    "a std before a with that binds it": ("s = x.std()\nwith flag as x:\n{if_}", set()),
     "a std in a conditional expression": ("s = x.std() if flag else 0\n{if}", set()),
     "a std in a lambda": ("f = lambda: x.std()\n{if}", set()),
     "a std in an assert (python -O)": ("assert x.std() > 0\n{if}", set()),
@@ -29,7 +42,7 @@ BODIES = {
         "s = x.std()\nfor _ in range(2):\n{if_}\n    x = flag", set()
     ),
     "a std before a loop that does not": (
-        "s = x.std()\nfor _ in range(2):\n{if_}\n    y = flag", {INEXACT}
+        "s = x.std()\nfor _ in range(2):\n{if_}\n    y = flag", {RUN_INEXACT}
     ),
     "a std in a try, the if in its handler": (
         "try:\n    s = x.std()\nexcept RuntimeError:\n{if_}", set()

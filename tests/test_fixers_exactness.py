@@ -7812,6 +7812,9 @@ class Model(nn.Module):
         (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
         None,
     ),
+    # `std` checks the dtype only when the graph runs, `mean` while Dynamo traces too: for an
+    # integer `adv`, the compiled original raised `std`'s RuntimeError where the fixed code
+    # raised TorchRuntimeError from `mean` (sweep 36)
     "advantages normalised after their std (PPO)": (
         """
 class Model(nn.Module):
@@ -7821,6 +7824,50 @@ class Model(nn.Module):
             adv = (adv - adv.mean()) / (std + 1e-8)
         else:
             adv = adv - adv.mean()
+        return adv
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        "which it is known to be only when the graph runs",
+    ),
+    # traced, the softmax of an integer tensor is an integer tensor: `p.mean()` failed while
+    # Dynamo traced, where the original raised the softmax's RuntimeError when run (sweep 36)
+    "the mean of a softmax of a parameter": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        p = x.softmax(-1)
+        if p.max() > 0.5:
+            y = p.mean()
+        else:
+            y = p.sum()
+        return y
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        "`p.mean()` raises where `p` is not floating point, which it is known to be only when",
+    ),
+    "a softmax after a std (both check the dtype when run)": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        s = x.std()
+        if s > 1.0:
+            y = x.softmax(-1)
+        else:
+            y = x * 2
+        return y
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        None,
+    ),
+    "advantages normalised after their mean": (
+        """
+class Model(nn.Module):
+    def forward(self, adv):
+        centred = adv - adv.mean()
+        if centred.abs().max() > 1e-8:
+            adv = centred / (adv.norm() + 1e-8)
+        else:
+            adv = centred
         return adv
 """,
         (torch.tensor([1.0, -2.0, 3.0, 0.5]),),

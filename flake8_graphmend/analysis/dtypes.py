@@ -6,10 +6,13 @@ suit it: floating point or complex (``INEXACT``). (``x.softmax(-1)``, ``x.clamp(
 ``x < 0`` raise for complex tensors, ``x.relu()`` and ``-x`` for bool ones: not judged, a
 known problem of GM201.)
 
-Two facts are tracked: ``INEXACT`` (floating point or complex: what ``mean`` and ``norm``
-succeeded on) and ``REAL`` (not complex: what a comparison succeeded on). Floating point is
-both. They come from how a local is bound (``h = self.proj(x)``: an ``nn.Linear`` returns
-floating point; ``h = x.float()``; ``h = x * 0.5`` of a real ``x``) and from the operations
+The facts tracked: ``INEXACT`` (floating point or complex: what ``mean`` and ``norm``
+succeeded on), ``REAL`` (not complex: what a comparison succeeded on), ``BOOL``, and
+``RUN_INEXACT`` (floating point or complex when the graph runs, not while Dynamo traces: what
+``std`` or ``softmax``, whose fake kernels take integer tensors, succeeded on). Floating point
+is ``INEXACT`` and ``REAL``. They come from how a local is bound (``h = self.proj(x)``: an
+``nn.Linear`` returns floating point; ``h = x.float()``; ``h = x * 0.5`` of a real ``x``) and
+from the operations
 the test of the ``if`` computed before the selection (``if x.sum() > 0:`` proves ``x`` real,
 ``if x.dtype == torch.float16`` floating point), and from what the code before the ``if``
 computed on every path to it (``std = adv.std()`` proves ``adv`` floating point or complex).
@@ -34,7 +37,6 @@ REAL = "real"
 BOOL = "bool"
 FLOATING = frozenset({INEXACT, REAL})
 BOOLEAN = frozenset({REAL, BOOL})
-_ALL = frozenset({INEXACT, REAL, BOOL})  # what nothing contradicts yet
 Facts = FrozenSet[str]
 _NONE: Facts = frozenset()
 #: The values that may give a name its value where a node starts, each with its binding; None
@@ -55,6 +57,19 @@ _NEEDS: Dict[str, Facts] = {
 }
 #: Operations of ``_NEEDS`` whose result is real, of a complex tensor too.
 _REAL_RESULTS = frozenset({"norm", "std", "var"})
+#: Operations of ``_NEEDS`` that check the dtype while Dynamo traces too (their fake kernels
+#: raise for every integer dtype and bool, measured on torch 2.13). The others check it only
+#: when the graph runs: traced, they give an integer tensor of an integer one.
+_CHECKED_WHEN_TRACED = frozenset({"mean", "nanmean", "norm", "elu", "leaky_relu"})
+#: A third fact: floating point or complex when the graph runs (an operation that checks the
+#: dtype only then succeeded on it: ``std = adv.std()``), not while Dynamo traces. Operations
+#: that check the dtype when run only may take such a tensor; the others need ``INEXACT``.
+RUN_INEXACT = "inexact when run"
+_ALL = frozenset({INEXACT, REAL, BOOL, RUN_INEXACT})  # what nothing contradicts yet
+#: Where ``softmax``, ``log_softmax`` and ``norm`` may be given a dtype positionally: the
+#: number of positional arguments of the method (of the function, one more) beyond which one
+#: may be it (``x.softmax(-1, torch.float32)`` computes in float32 of an integer ``x``).
+_DTYPE_POSITION = {"softmax": 1, "log_softmax": 1, "norm": 3}
 _NEEDED = frozenset({INEXACT})
 _ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 #: The modules whose functions are tensor operations (also ``purity.SAFE_OPERATIONS``').
@@ -141,15 +156,21 @@ class Dtypes:
     def failure(self, node: ast.AST) -> Optional[str]:
         """Why ``node`` may raise for the dtype of a tensor it computes with (``_NEEDS``, and
         the mask of ``masked_fill`` or ``torch.where``, which must be bool)."""
-        for operand, needs, name, at in self._needed(node):
+        for operand, needs, name, at, traced in self._needed(node):
             if self._python_value(operand):
                 continue
-            if not needs <= self.facts(operand, 0, at):
+            facts = self.facts(operand, 0, at)
+            if RUN_INEXACT in facts and not traced:
+                facts = facts | {INEXACT}  # it checks the dtype when run only, as the proof did
+            if not needs <= facts:
                 what = "a bool tensor" if BOOL in needs else "floating point"
+                known = "not known to be" if RUN_INEXACT not in facts else (
+                    "known to be only when the graph runs (what proved it checks the dtype "
+                    "only then), not while Dynamo traces, where this operation checks it"
+                )
                 return (
                     f"`{ast.unparse(node)}` raises where `{ast.unparse(operand)}` is not "
-                    f"{what}, which it is not known to be ({name} on the path that did not run "
-                    "it)"
+                    f"{what}, which it is {known} ({name} on the path that did not run it)"
                 )
         return None
 
@@ -163,10 +184,10 @@ class Dtypes:
 
     def _needed(
         self, node: ast.AST
-    ) -> Iterator[Tuple[ast.expr, Facts, str, Optional[ast.AST]]]:
+    ) -> Iterator[Tuple[ast.expr, Facts, str, Optional[ast.AST], bool]]:
         """Each tensor ``node`` computes with that must suit the operation, with what it needs,
-        the operation, and where its value is judged (a binding, for ``torch.finfo(dtype)``
-        of a local ``dtype = x.dtype``)."""
+        the operation, where its value is judged (a binding, for ``torch.finfo(dtype)`` of a
+        local ``dtype = x.dtype``), and whether the operation checks it while Dynamo traces."""
         if not isinstance(node, ast.Call):
             return
         func = node.func
@@ -176,21 +197,22 @@ class Dtypes:
         ):
             needs = _NEEDED  # `round(x, decimals=2)` raises for an integer tensor
         needs = _NEEDED if needs is not None else None
+        traced = isinstance(func, ast.Attribute) and func.attr in _CHECKED_WHEN_TRACED
         if needs is not None and any(k.arg == "dtype" for k in node.keywords):
             needs = None  # `x.mean(dtype=torch.float32)` computes in the dtype given
         if isinstance(func, ast.Attribute) and needs is not None:
             if self._torch(func.value):
                 given = [k.value for k in node.keywords if k.arg == "input"]
                 for operand in [*node.args[:1], *given]:
-                    yield operand, needs, f"`{func.attr}`", self.at
+                    yield operand, needs, f"`{func.attr}`", self.at, traced
             elif not _of_self(func.value):
-                yield func.value, needs, f"`{func.attr}`", self.at
+                yield func.value, needs, f"`{func.attr}`", self.at, traced
         mask = self._mask(node)
         if mask is not None:
-            yield mask, frozenset({BOOL}), f"`{ast.unparse(func)}`", self.at
+            yield mask, frozenset({BOOL}), f"`{ast.unparse(func)}`", self.at, True
         elif self.symbols.qualified_name(func) == "torch.finfo" and node.args:
             for tensor, at in self._dtypes_of(node.args[0], self.at):
-                yield tensor, frozenset({INEXACT}), "`torch.finfo`", at
+                yield tensor, frozenset({INEXACT}), "`torch.finfo`", at, True
 
     def _dtypes_of(
         self, dtype: ast.expr, at: Optional[ast.AST]
@@ -251,7 +273,8 @@ class Dtypes:
         if isinstance(node, ast.Compare):
             return BOOLEAN
         if isinstance(node, ast.IfExp):
-            return self.facts(node.body, depth + 1, at) & self.facts(node.orelse, depth + 1, at)
+            sides = (self.facts(side, depth + 1, at) for side in (node.body, node.orelse))
+            return frozenset.intersection(*map(_with_weaker, sides))
         if isinstance(node, ast.BinOp):
             return self._arithmetic(node, depth, at)
         if isinstance(node, ast.Call):
@@ -280,7 +303,7 @@ class Dtypes:
             if bound:
                 known = _ALL
                 for value, binding in bound:
-                    known &= self.facts(value, depth + 1, binding)
+                    known &= _with_weaker(self.facts(value, depth + 1, binding))
             proven = self.proven.get(name, _NONE) if at is self.at else _NONE
             self._names[key] = known | proven
         return self._names[key]
@@ -313,8 +336,8 @@ class Dtypes:
             return self.facts(first, depth + 1, at)
         if operation == "type_as" and node.args:
             return self.facts(node.args[0], depth + 1, at)
-        if first is None or operation is None:
-            return _NONE
+        if first is None or operation is None or _given_dtype(node, operation, name is not None):
+            return _NONE  # `x.softmax(-1, dt)`, `x.view(dt)`: in a dtype given
         known = self.facts(first, depth + 1, at)
         if operation in _TO_FLOATING:
             if REAL in known:
@@ -323,6 +346,8 @@ class Dtypes:
             # tensor inexact and not real (`theta * 1j`), complex, which `gelu` would not take
             return _NONE if INEXACT in known else frozenset({INEXACT})
         if operation in _NEEDS:  # it raises unless the tensor suits it: what follows holds
+            if operation not in _CHECKED_WHEN_TRACED and INEXACT not in known:
+                return frozenset({RUN_INEXACT})  # traced, an integer tensor gives an integer one
             known = known | _NEEDS[operation]
             return FLOATING if known >= FLOATING or operation in _REAL_RESULTS else known
         if operation in _KEEPING:
@@ -369,6 +394,12 @@ class Dtypes:
         return isinstance(node, ast.Attribute) and node.attr == "device" or (
             isinstance(node, ast.Constant) and isinstance(node.value, str)
         )
+
+
+def _with_weaker(facts: Facts) -> Facts:
+    """``facts`` with ``RUN_INEXACT`` where they hold ``INEXACT`` (which implies it), so that
+    what two values have in common keeps it."""
+    return facts | {RUN_INEXACT} if INEXACT in facts else facts
 
 
 def _promoted(operands: List[Facts]) -> Facts:
@@ -438,6 +469,7 @@ def _of_names(
                 and node.func.attr in _PROVING_THROUGH
                 and symbols.qualified_name(node.func.value) != "torch"
                 and not any(k.arg == "dtype" for k in node.keywords)
+                and not _given_dtype(node, node.func.attr, False)
             ):
                 node = node.func.value
             else:
@@ -472,25 +504,60 @@ def _succeeded(
     node: ast.AST, symbols: ModuleSymbols, short_circuit: bool = False
 ) -> Iterator[Tuple[ast.expr, Facts]]:
     """What computing ``node`` proves, where it succeeds: an ordering comparison of real
-    operands, an operation of ``_NEEDS`` of a tensor that suits it; with ``short_circuit``, of
-    ``a and b`` only what ``a`` proves (Python's, which may not compute ``b``)."""
+    operands, an operation of ``_NEEDS`` of a tensor that suits it (``RUN_INEXACT`` where the
+    operation checks the dtype only when run); with ``short_circuit``, only what Python
+    surely computes: of ``a and b`` and of ``a < b < c``, ``a`` and ``a < b``."""
     if isinstance(node, (ast.IfExp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                          ast.GeneratorExp)):
         return
     if short_circuit and isinstance(node, ast.BoolOp):
         yield from _succeeded(node.values[0], symbols, short_circuit)
         return
-    if isinstance(node, ast.Compare) and any(isinstance(o, _ORDERING) for o in node.ops):
-        yield from ((operand, frozenset({REAL})) for operand in (node.left, *node.comparators))
+    children: List[ast.AST] = list(ast.iter_child_nodes(node))
+    if isinstance(node, ast.Compare):
+        if short_circuit:
+            children = [node.left, node.comparators[0]]
+        ordered = [(node.left, *node.comparators)[i:i + 2] for i, o in enumerate(node.ops)
+                   if isinstance(o, _ORDERING)][:1 if short_circuit else None]
+        yield from ((operand, frozenset({REAL})) for pair in ordered for operand in pair)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        if node.func.attr in _NEEDS and not any(k.arg == "dtype" for k in node.keywords):
-            receiver = node.func.value
-            if symbols.qualified_name(receiver) not in TORCH_NAMESPACES:
-                yield receiver, _NEEDS[node.func.attr]
+        operation = node.func.attr
+        receiver = node.func.value
+        function = symbols.qualified_name(receiver) in TORCH_NAMESPACES
+        if (
+            operation in _NEEDS
+            and not any(k.arg == "dtype" for k in node.keywords)
+            and not _given_dtype(node, operation, function)
+        ):
+            proved = _NEEDS[operation] if operation in _CHECKED_WHEN_TRACED else frozenset(
+                {RUN_INEXACT}
+            )
+            if not function:
+                yield receiver, proved
             elif node.args:
-                yield node.args[0], _NEEDS[node.func.attr]
-    for child in ast.iter_child_nodes(node):
+                yield node.args[0], proved
+    for child in children:
         yield from _succeeded(child, symbols, short_circuit)
+
+
+def _given_dtype(call: ast.Call, operation: str, function: bool) -> bool:
+    """Whether ``call`` may be given a dtype by position (``_DTYPE_POSITION``), or is a
+    ``view`` that may reinterpret its tensor (``x.view(torch.int32)``; a view to a shape has
+    several sizes, a literal one, or a shape)."""
+    if operation == "view" and len(call.args) == 1 and not call.keywords:
+        size = call.args[0]
+        while isinstance(size, ast.UnaryOp) and isinstance(size.op, ast.USub):
+            size = size.operand
+        return not (
+            isinstance(size, ast.Constant) and type(size.value) is int
+            or isinstance(size, (ast.Tuple, ast.List, ast.Starred))
+            or isinstance(size, ast.Attribute) and size.attr == "shape"
+            or isinstance(size, ast.Call) and getattr(size.func, "attr", "") == "size"
+        )
+    if operation == "view":
+        return any(k.arg == "dtype" for k in call.keywords)
+    position = _DTYPE_POSITION.get(operation)
+    return position is not None and len(call.args) > position + function
 
 
 def proven_before(
@@ -524,11 +591,14 @@ def proven_before(
         if isinstance(parent, _CUT):
             if not (isinstance(parent, _TRY) and block is parent.body):
                 blocked |= _bound_in(parent)  # a loop's later rounds, a try body cut short
+        else:  # what its test or items bind (`if (x := x.long()) ...:`, `with ... as x:`)
+            blocked |= {name for part in _header(parent) for name in _bound_in(part)}
         if block is not None:
             for statement in reversed(block[:[id(s) for s in block].index(id(node))]):
                 bound = _bound_in(statement)
-                if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)):
-                    prove(statement, True, blocked | bound)
+                value = getattr(statement, "value", None)  # not a local's annotation
+                if isinstance(statement, _COMPUTING) and value is not None:
+                    prove(value, True, blocked | bound)
                 blocked |= bound
         if isinstance(parent, ast.If):  # in its body, every conjunct of its test ran
             test = parent.test
@@ -548,6 +618,19 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 #: short), a ``case``'s (its pattern binds).
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))  # `except*` (Python 3.11)
 _CUT = (ast.For, ast.AsyncFor, ast.While, *_TRY, ast.ExceptHandler, ast.match_case)
+
+
+#: The statements whose value ``proven_before`` judges.
+_COMPUTING = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
+
+
+def _header(statement: ast.AST) -> List[ast.AST]:
+    """What ``statement`` computes before its blocks: a test, ``with`` items, a subject."""
+    return [
+        child for field, child in ast.iter_fields(statement)
+        if field not in ("body", "orelse", "finalbody", "handlers", "cases")
+        and isinstance(child, ast.AST)
+    ] + [item for item in getattr(statement, "items", [])]
 
 
 def _bound_in(node: ast.AST) -> Set[str]:
