@@ -27,6 +27,9 @@ BODIES = {
     "a std before `and`": ("ok = x.std() > 0 and flag\n{if}", {RUN_INEXACT}),
     "a std after a chained comparison's first": ("ok = 0 < flag < x.std()\n{if}", set()),
     "a std in a chained comparison's first": ("ok = x.std() < flag < 1\n{if}", {RUN_INEXACT}),
+    "a std after a chained comparison's first, not ordering": (
+        "ok = flag == 0 < x.std()\n{if}", set()
+    ),
     "a std in a local's annotation": ("s: x.std() = 1.0\n{if}", set()),
     "a std of a view to a dtype": ("s = x.view(torch.float32).std()\n{if}", set()),
     "a std of a view to a shape": ("s = x.view(-1).std()\n{if}", {RUN_INEXACT}),

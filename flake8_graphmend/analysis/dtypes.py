@@ -517,8 +517,10 @@ def _succeeded(
     if isinstance(node, ast.Compare):
         if short_circuit:
             children = [node.left, node.comparators[0]]
-        ordered = [(node.left, *node.comparators)[i:i + 2] for i, o in enumerate(node.ops)
-                   if isinstance(o, _ORDERING)][:1 if short_circuit else None]
+        ordered = [  # of `a == b < c`, Python may not compute `b < c`
+            (node.left, *node.comparators)[i:i + 2] for i, o in enumerate(node.ops)
+            if isinstance(o, _ORDERING) and (i == 0 or not short_circuit)
+        ]
         yield from ((operand, frozenset({REAL})) for pair in ordered for operand in pair)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         operation = node.func.attr
@@ -564,8 +566,9 @@ def proven_before(
     at: ast.stmt, function: ast.AST, symbols: ModuleSymbols
 ) -> Dict[str, Facts]:
     """What the code that runs before ``at`` on every path to it proved of names that keep
-    their value till there (``std = adv.std()`` before ``if std > eps:`` proves ``adv``
-    floating point or complex: for an integer tensor it raised): the assignments and
+    their value till there (``m = x.mean()`` before the ``if`` proves ``x`` floating point or
+    complex: for an integer tensor it raised; ``std = adv.std()`` proves ``adv`` so when the
+    graph runs, ``RUN_INEXACT``): the assignments and
     expressions before it in its block and in each block around it, and the tests of the
     ``if`` statements around it (what Python's ``and`` and ``or`` surely ran). A name bound in
     between, in a loop around it, or in a ``try`` whose handler or ``else`` holds it, is not
