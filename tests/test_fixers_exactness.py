@@ -8009,6 +8009,23 @@ METHOD_RESULTS = {
         "\n    @torch.no_grad()\n    def _project(self, x):\n        return self.fc(x)\n",
         "self._project(x)", "", KEPT_BY_CALLER,
     ),
+    "a method of a class with several bases (the MRO decides)": (
+        "\nclass Tag:\n    pass\n", "nn.Module, Tag",
+        "\n    def _project(self, x):\n        return self.fc(x) * 20\n",
+        "self._project(x)", "", KEPT_BY_CALLER,
+    ),
+    "a method a subclass binds by assignment": (
+        "", "nn.Module", "\n    def _project(self, x):\n        return self.fc(x) * 20\n",
+        "self._project(x)",
+        "\n\nclass Raw(Model):\n    _project = staticmethod(lambda x: x)\n",
+        KEPT_BY_CALLER,
+    ),
+    "a method the file may replace by a computed name": (
+        "", "nn.Module",
+        "\n    def _project(self, x):\n        return self.fc(x) * 20\n\n"
+        "    def replace(self, name, function):\n        setattr(self, name, function)\n",
+        "self._project(x)", "", KEPT_BY_CALLER,
+    ),
     "super().forward that returns its input": (
         "\nclass Base(nn.Module):\n    def forward(self, x):\n        return x\n",
         "Base", "", "super().forward(x)", "", KEPT_BY_CALLER,

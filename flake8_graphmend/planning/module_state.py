@@ -19,7 +19,9 @@ import ast
 import functools
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
-from ..analysis.index import node_memo, parameter_names, root_name, run_nodes, walk
+from ..analysis.index import (
+    assignment_targets, node_memo, parameter_names, root_name, run_nodes, walk,
+)
 from ..analysis.inplace import short_name, updated_arguments, updates_first_argument
 from ..analysis.regions import GRAPHMEND_HELPER_PREFIX
 from ..analysis.symbols import (
@@ -361,26 +363,66 @@ def methods_called(
     """The methods of this file that ``call`` may run, each with its class: for ``self.m(...)``
     (or ``type(self).m``) those of ``owner``'s lineage (a subclass may override it), for
     ``super().m(...)`` the nearest base's; none where another may run: ``m`` is also an
-    attribute the file stores (a module, a callable) or a class of the lineage has a base of
-    another file (but ``nn.Module``), whose ``m`` may come first."""
+    attribute the file stores (a module, a callable; or it sets attributes by computed
+    names), a class body binds ``m`` otherwise (``m = other``), a class of the lineage has a
+    base of another file (but ``nn.Module``), whose ``m`` may come first, several bases (the
+    order of its MRO), a ``__getattribute__`` or keywords (a metaclass)."""
     func = call.func
     if owner is None:
         return []
     lineage_classes = lineage(owner, symbols)
     if any(
-        not (isinstance(base, ast.Name) and base.id in symbols.classes)
-        and symbols.qualified_name(base) not in _MODULE_BASES
+        len(cls.node.bases) > 1
+        or cls.node.keywords
+        or "__getattribute__" in cls.methods
+        or any(
+            not (isinstance(base, ast.Name) and base.id in symbols.classes)
+            and symbols.qualified_name(base) not in _MODULE_BASES
+            for base in cls.node.bases
+        )
         for cls in lineage_classes
-        for base in cls.node.bases
     ):
         return []
-    name = self_attribute(func) or class_method(func, owner)
-    if name is not None:
-        if name in attribute_stores(symbols.tree):
-            return []
+    name = self_attribute(func) or class_method(func, owner) or getattr(func, "attr", None)
+    if name is None or _set_by_name(name, symbols.tree) or any(
+        name in _class_level_names(cls.node) for cls in lineage_classes
+    ):
+        return []
+    if self_attribute(func) or class_method(func, owner):
         return _methods_named(name, owner, symbols)
     inherited = _super_method(func, owner, symbols)
     return [inherited] if inherited is not None else []
+
+
+def _set_by_name(name: str, tree: ast.Module) -> bool:
+    """Whether the file may store an attribute ``name`` of an object: by name
+    (``attribute_stores``), or by a computed name (``_sets_computed_names``)."""
+    return name in attribute_stores(tree) or _sets_computed_names(tree)
+
+
+@node_memo
+def _sets_computed_names(tree: ast.Module) -> bool:
+    """Whether the file may store attributes by a computed name (``setattr(self, key, v)``,
+    ``vars(self)``, ``self.__dict__``)."""
+    return any(
+        isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) == "setattr"
+        and not (len(node.args) > 1 and isinstance(node.args[1], ast.Constant))
+        or isinstance(node, ast.Name) and node.id == "vars"
+        or isinstance(node, ast.Attribute) and node.attr == "__dict__"
+        for node in walk(tree)
+    )
+
+
+def _class_level_names(cls: ast.ClassDef) -> Set[str]:
+    """The names a class body binds other than by ``def``."""
+    return {
+        target.id
+        for statement in cls.body
+        if isinstance(statement, (ast.Assign, ast.AnnAssign))
+        for target in assignment_targets(statement)
+        if isinstance(target, ast.Name)
+    }
 
 
 def _super_method(
