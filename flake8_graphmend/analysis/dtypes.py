@@ -620,7 +620,12 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 #: run before), a ``try``'s handlers, ``else`` and ``finally`` (its body may have been cut
 #: short), a ``case``'s (its pattern binds).
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))  # `except*` (Python 3.11)
-_CUT = (ast.For, ast.AsyncFor, ast.While, *_TRY, ast.ExceptHandler, ast.match_case)
+_CASE = getattr(ast, "match_case", ast.ExceptHandler)  # `match` (Python 3.10)
+_CUT = (ast.For, ast.AsyncFor, ast.While, *_TRY, ast.ExceptHandler, _CASE)
+#: What a pattern of `match` binds by a name (``case [x]:``, ``case [*rest]``), or by ``rest``
+#: (``case {**rest}:``), where this Python has them.
+_NAMED_PATTERNS = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))
+_REST_PATTERNS = tuple(getattr(ast, n) for n in ("MatchMapping",) if hasattr(ast, n))
 
 
 #: The statements whose value ``proven_before`` judges.
@@ -643,10 +648,10 @@ def _bound_in(node: ast.AST) -> Set[str]:
     for sub in walk(node):
         if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
             bound.add(sub.id)
-        elif isinstance(sub, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and sub.name:
-            bound.add(sub.name)
-        elif isinstance(sub, ast.MatchMapping) and sub.rest:
-            bound.add(sub.rest)
+        elif isinstance(sub, (ast.ExceptHandler, *_NAMED_PATTERNS)) and getattr(sub, "name", None):
+            bound.add(getattr(sub, "name"))
+        elif isinstance(sub, _REST_PATTERNS) and getattr(sub, "rest", None):
+            bound.add(getattr(sub, "rest"))
         elif isinstance(sub, ast.alias):
             bound.add((sub.asname or sub.name).partition(".")[0])
         elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
