@@ -30,6 +30,9 @@ BODIES = {
     "a std after a chained comparison's first, not ordering": (
         "ok = flag == 0 < x.std()\n{if}", set()
     ),
+    "a mean of a max with another tensor (it promotes)": ("m = x.max(flag).mean()\n{if}", set()),
+    "a mean of a max over a dim": ("m = x.max(-1).values\nn = x.amax(0).mean()\n{if}",
+                                   {INEXACT}),
     "a std in a local's annotation": ("s: x.std() = 1.0\n{if}", set()),
     "a std of a view to a dtype": ("s = x.view(torch.float32).std()\n{if}", set()),
     "a std of a view to a shape": ("s = x.view(-1).std()\n{if}", {RUN_INEXACT}),

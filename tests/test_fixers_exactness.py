@@ -8026,6 +8026,24 @@ METHOD_RESULTS = {
         "    def replace(self, name, function):\n        setattr(self, name, function)\n",
         "self._project(x)", "", KEPT_BY_CALLER,
     ),
+    "super(Cls, self).forward, from past Cls (sweep 37)": (
+        "\nclass Passthrough(nn.Module):\n    def forward(self, x):\n        return x\n\n\n"
+        "class Projected(Passthrough):\n    def forward(self, x):\n"
+        "        return self.fc(x) * 20\n",
+        "Projected", "", "super(Projected, self).forward(x)", "", KEPT_BY_CALLER,
+    ),
+    "a method the class body rebinds under a condition (sweep 37)": (
+        "\nPROJECT = False\n", "nn.Module",
+        "\n    def _project(self, x):\n        return self.fc(x) * 20\n\n"
+        "    if not PROJECT:\n        _project = lambda self, x: x\n",
+        "self._project(x)", "", KEPT_BY_CALLER,
+    ),
+    "a method whose match captures the result (sweep 37)": (
+        "", "nn.Module",
+        "\n    def _project(self, x):\n        out = self.fc(x) * 20\n        match x:\n"
+        "            case torch.Tensor() as out:\n                pass\n        return out\n",
+        "self._project(x)", "", KEPT_BY_CALLER,
+    ),
     "super().forward that returns its input": (
         "\nclass Base(nn.Module):\n    def forward(self, x):\n        return x\n",
         "Base", "", "super().forward(x)", "", KEPT_BY_CALLER,

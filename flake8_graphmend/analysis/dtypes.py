@@ -350,7 +350,7 @@ class Dtypes:
                 return frozenset({RUN_INEXACT})  # traced, an integer tensor gives an integer one
             known = known | _NEEDS[operation]
             return FLOATING if known >= FLOATING or operation in _REAL_RESULTS else known
-        if operation in _KEEPING:
+        if operation in _KEEPING and not _elementwise_extremum(node):
             return known if operation in _LAYOUT else known - {BOOL}
         if operation in _PROMOTING:
             operands = [first, *node.args[1 if name else 0:]]
@@ -470,6 +470,7 @@ def _of_names(
                 and symbols.qualified_name(node.func.value) != "torch"
                 and not any(k.arg == "dtype" for k in node.keywords)
                 and not _given_dtype(node, node.func.attr, False)
+                and not _elementwise_extremum(node)
             ):
                 node = node.func.value
             else:
@@ -540,6 +541,23 @@ def _succeeded(
                 yield node.args[0], proved
     for child in children:
         yield from _succeeded(child, symbols, short_circuit)
+
+
+def _elementwise_extremum(call: ast.Call) -> bool:
+    """``x.max(other)``, ``torch.min(x, other)``: elementwise, with the dtype ``x`` and
+    ``other`` promote to (an integer ``x`` and a float ``other`` give floating point), not a
+    reduction (``x.max()``, ``x.max(-1)``, ``x.max(dim=1)``)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("max", "min")):
+        return False
+    function = isinstance(func.value, ast.Name) and func.value.id == "torch"
+    arguments = call.args[1:] if function else call.args
+    dim = arguments[0] if arguments else None
+    while isinstance(dim, ast.UnaryOp) and isinstance(dim.op, ast.USub):
+        dim = dim.operand
+    return any(k.arg == "other" for k in call.keywords) or dim is not None and not (
+        isinstance(dim, ast.Constant) and type(dim.value) is int
+    )
 
 
 def _given_dtype(call: ast.Call, operation: str, function: bool) -> bool:

@@ -19,9 +19,7 @@ import ast
 import functools
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
-from ..analysis.index import (
-    assignment_targets, node_memo, parameter_names, root_name, run_nodes, walk,
-)
+from ..analysis.index import node_memo, parameter_names, root_name, run_nodes, walk
 from ..analysis.inplace import short_name, updated_arguments, updates_first_argument
 from ..analysis.regions import GRAPHMEND_HELPER_PREFIX
 from ..analysis.symbols import (
@@ -366,7 +364,8 @@ def methods_called(
     attribute the file stores (a module, a callable; or it sets attributes by computed
     names), a class body binds ``m`` otherwise (``m = other``), a class of the lineage has a
     base of another file (but ``nn.Module``), whose ``m`` may come first, several bases (the
-    order of its MRO), a ``__getattribute__`` or keywords (a metaclass)."""
+    order of its MRO), a ``__getattribute__``, keywords (a metaclass) or a decorator; and
+    for ``super(Cls, self).m``. A subclass in another file is not seen (a known problem)."""
     func = call.func
     if owner is None:
         return []
@@ -374,6 +373,7 @@ def methods_called(
     if any(
         len(cls.node.bases) > 1
         or cls.node.keywords
+        or cls.node.decorator_list
         or "__getattribute__" in cls.methods
         or any(
             not (isinstance(base, ast.Name) and base.id in symbols.classes)
@@ -385,11 +385,14 @@ def methods_called(
         return []
     name = self_attribute(func) or class_method(func, owner) or getattr(func, "attr", None)
     if name is None or _set_by_name(name, symbols.tree) or any(
-        name in _class_level_names(cls.node) for cls in lineage_classes
+        _bound_otherwise(name, cls.node) for cls in lineage_classes
     ):
         return []
     if self_attribute(func) or class_method(func, owner):
         return _methods_named(name, owner, symbols)
+    through = getattr(func, "value", None)
+    if isinstance(through, ast.Call) and (through.args or through.keywords):
+        return []  # `super(Cls, self).m`: from past `Cls`
     inherited = _super_method(func, owner, symbols)
     return [inherited] if inherited is not None else []
 
@@ -414,15 +417,26 @@ def _sets_computed_names(tree: ast.Module) -> bool:
     )
 
 
-def _class_level_names(cls: ast.ClassDef) -> Set[str]:
-    """The names a class body binds other than by ``def``."""
-    return {
-        target.id
-        for statement in cls.body
-        if isinstance(statement, (ast.Assign, ast.AnnAssign))
-        for target in assignment_targets(statement)
-        if isinstance(target, ast.Name)
-    }
+def _bound_otherwise(name: str, cls: ast.ClassDef) -> bool:
+    """Whether the class body binds ``name`` other than by one ``def`` of its own level
+    (``project = Base.skip``, a second ``def`` or a lambda under an ``if``, an import)."""
+    defined = 0
+    stack: List[ast.AST] = list(cls.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == name:
+                defined += 1 if any(node is top for top in cls.body) else 2
+            stack.extend(node.decorator_list)
+            continue  # a method's body binds its own locals
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, ast.alias) and (node.asname or node.name).partition(".")[0] == name:
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return defined > 1
 
 
 def _super_method(

@@ -1254,6 +1254,10 @@ def _accepts(function: FunctionNode, call: ast.Call) -> bool:
     return not missing and not keyword_required
 
 
+#: ``match`` statements, where this Python has them (3.10).
+_MATCH = tuple(getattr(ast, name) for name in ("Match",) if hasattr(ast, name))
+
+
 class _Callee:
     """The return values of one ``forward``: are they new tensors nothing else holds?"""
 
@@ -1271,6 +1275,7 @@ class _Callee:
     def new_at_return(self, path: Path) -> bool:
         if any(
             isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal))
+            or isinstance(node, _MATCH)  # a capture pattern binds names unseen (`case x:`)
             or (isinstance(node, ast.Call) and short_name(node) in NAMESPACE_CALLS)
             for node in walk(self.function)
         ):
