@@ -7988,6 +7988,15 @@ METHOD_RESULTS = {
         "", "nn.Module", "\n    def _project(self, x):\n        return self.fc(x) * 20\n",
         "self._project(x)", "", None,
     ),
+    "a method that returns a layer's activated output": (
+        "", "nn.Module", "\n    def _project(self, x):\n        return self.fc(x).relu() * 20\n",
+        "self._project(x)", "", None,
+    ),
+    # the receiver is not known to be a tensor: its `relu` may return it
+    "a method that returns an activation of its argument": (
+        "", "nn.Module", "\n    def _project(self, x):\n        return x.relu()\n",
+        "self._project(x)", "", KEPT_BY_CALLER,
+    ),
     "a method that returns its argument": (
         "", "nn.Module", "\n    def _maybe(self, x):\n        return x\n", "self._maybe(x)", "",
         KEPT_BY_CALLER,

@@ -1312,15 +1312,22 @@ class _Callee:
             inner = element_path(value, path)
             return inner is not None and self._new(value.value, inner, at)
         if isinstance(value, ast.Call):
-            return self._call_new(value, path)
+            return self._call_new(value, path, at)
         if isinstance(value, ast.Name):
             return self._name_new(value.id, path, at)
         return False
 
-    def _call_new(self, call: ast.Call, path: Path) -> bool:
+    def _call_new(self, call: ast.Call, path: Path, at: ast.stmt) -> bool:
         qualified = self.symbols.qualified_name(call.func) or ""
         if is_torch_function(qualified):
             return not path and fresh_torch_call(call, qualified)
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in FRESH_OPERATIONS and not path:
+            # `self.fc(x).relu()`: a tensor's method that makes a new one, of a new tensor
+            receiver = func.value
+            return not isinstance(receiver, (ast.Constant, ast.Tuple, ast.List)) and self._new(
+                receiver, (), at
+            )
         return returns_new_tensor(call, path, self.owner, self.symbols, self.depth + 1)
 
     def _name_new(self, name: str, path: Path, at: ast.stmt) -> bool:
