@@ -15,18 +15,25 @@ from flake8_graphmend.analysis.symbols import ModuleSymbols
 #: ``std`` checks the dtype only when the graph runs (``RUN_INEXACT``), ``mean`` while Dynamo
 #: traces too.
 BODIES = {
-    "a std before it": ("s = x.std()\n{if}", {RUN_INEXACT}),
+    # what only `std` proves holds only where the `if`'s test reads it: a value nothing reads
+    # is dropped from the graph, and its failure with it (sweep 38)
+    "a std before it, unread": ("s = x.std()\n{if}", set()),
+    "a std before it that the test reads": ("s = x.std()\nif s > 0:\n    y = x.mean()",
+                                            {RUN_INEXACT}),
     "a mean before it": ("m = x.mean()\n{if}", {INEXACT}),
     "a std bound again after": ("s = x.std()\nx = x.long()\n{if}", set()),
-    "a std in an expression statement": ("print(x.std())\n{if}", {RUN_INEXACT}),
+    "a std in an expression statement": ("print(x.std())\n{if}", set()),
     "a mean compared in an enclosing if": ("if x.mean() > 0:\n{if_}", {INEXACT, REAL}),
     "a std in the else of an enclosing if": ("if flag:\n    pass\nelse:\n    s = x.std()\n{if}",
                                              set()),
     "a std under a Python condition": ("if flag:\n    s = x.std()\n{if}", set()),
     "a std after `or`": ("ok = flag or x.std() > 0\n{if}", set()),
-    "a std before `and`": ("ok = x.std() > 0 and flag\n{if}", {RUN_INEXACT}),
+    "a std before `and`": ("ok = x.std() > 0 and flag\nif ok:\n    y = x.mean()",
+                           {RUN_INEXACT}),
     "a std after a chained comparison's first": ("ok = 0 < flag < x.std()\n{if}", set()),
-    "a std in a chained comparison's first": ("ok = x.std() < flag < 1\n{if}", {RUN_INEXACT}),
+    "a std in a chained comparison's first": (
+        "ok = x.std() < flag < 1\nif ok:\n    y = x.mean()", {RUN_INEXACT}
+    ),
     "a std after a chained comparison's first, not ordering": (
         "ok = flag == 0 < x.std()\n{if}", set()
     ),
@@ -35,7 +42,8 @@ BODIES = {
                                    {INEXACT}),
     "a std in a local's annotation": ("s: x.std() = 1.0\n{if}", set()),
     "a std of a view to a dtype": ("s = x.view(torch.float32).std()\n{if}", set()),
-    "a std of a view to a shape": ("s = x.view(-1).std()\n{if}", {RUN_INEXACT}),
+    "a std of a view to a shape": ("s = x.view(-1).std()\nif s > 0:\n    y = x.mean()",
+                                   {RUN_INEXACT}),
     "a softmax given a dtype by position": ("p = x.softmax(-1, torch.float32)\n{if}", set()),
     "a std before an if whose test binds it": (
         "s = x.std()\nif (x := x.long()).sum() > 5:\n{if_}", set()
@@ -47,9 +55,10 @@ BODIES = {
     "a std before a loop that binds it": (
         "s = x.std()\nfor _ in range(2):\n{if_}\n    x = flag", set()
     ),
-    "a std before a loop that does not": (
-        "s = x.std()\nfor _ in range(2):\n{if_}\n    y = flag", {RUN_INEXACT}
+    "a mean before a loop that does not": (
+        "m = x.mean()\nfor _ in range(2):\n{if_}\n    y = flag", {INEXACT}
     ),
+    "a std in an enclosing test": ("if x.std() > 0:\n{if_}", {RUN_INEXACT}),
     "a std in a try, the if in its handler": (
         "try:\n    s = x.std()\nexcept RuntimeError:\n{if_}", set()
     ),
@@ -77,9 +86,10 @@ def test_what_code_before_an_if_proves(name: str) -> None:
     source = "def f(x, flag):\n" + indent(dedent(text), "    ") + "\n"
     tree = ast.parse(source)
     function = tree.body[0]
-    tested = next(
+    tested = next(  # the `if` whose body computes `x.mean()`
         node for node in ast.walk(function)
-        if isinstance(node, ast.If) and "x.sum()" in ast.unparse(node.test)
+        if isinstance(node, ast.If) and ast.unparse(node.body[0]) == "y = x.mean()"
     )
-    proven = proven_before(tested, function, ModuleSymbols.collect(tree))
+    read = {node.id for node in ast.walk(tested.test) if isinstance(node, ast.Name)}
+    proven = proven_before(tested, function, ModuleSymbols.collect(tree), read)
     assert proven.get("x", frozenset()) == expected

@@ -7963,6 +7963,49 @@ class Model(nn.Module):
     ),
 }
 CASES.update(SWEEP_35)
+#: Sweep 38: a module named like a tensor operation (`self.exp = Pow2()`) makes no floating
+#: point, and a `std` whose value nothing reads proves nothing (AOTAutograd drops it, and its
+#: failure with it). name -> (body, inputs, decline)
+SWEEP_38 = {
+    "a submodule named exp": (
+        """
+class Pow2(nn.Module):
+    def forward(self, x):
+        return 2 ** x
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.exp = Pow2()
+
+    def forward(self, x):
+        g = self.exp(x)
+        if x.sum() > 0:
+            y = g.mean()
+        else:
+            y = g.sum()
+        return y
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        "`g.mean()` raises where `g` is not floating point",
+    ),
+    "a std nothing reads": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        spread = x.std()
+        if x.sum() > 0:
+            y = x.softmax(-1)
+        else:
+            y = x * 2
+        return y
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        "`x.softmax(-1)` raises where `x` is not floating point",
+    ),
+}
+CASES.update(SWEEP_38)
 #: A `Model` whose `forward` updates, else-less, what a method of the file returned.
 METHOD_RESULT = """{before}
 class Model({base}):

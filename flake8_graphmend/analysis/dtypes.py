@@ -328,6 +328,12 @@ class Dtypes:
         made = self._made(node, name, method)
         if made is not None:
             return made
+        if method is not None and isinstance(func, ast.Attribute) and (
+            is_self(func.value) or self_chain(func.value) and not holds_tensor(
+                func.value, self.symbols
+            )
+        ):
+            return _NONE  # `self.exp(x)`, `self.act.sigmoid(x)`: a module's, not a tensor's
         operation = name or method
         first = node.args[0] if name is not None and node.args else (
             func.value if isinstance(func, ast.Attribute) and method is not None else None
@@ -535,7 +541,7 @@ def _succeeded(
             proved = _NEEDS[operation] if operation in _CHECKED_WHEN_TRACED else frozenset(
                 {RUN_INEXACT}
             )
-            if not function:
+            if not function and not _of_self(receiver):
                 yield receiver, proved
             elif node.args:
                 yield node.args[0], proved
@@ -581,7 +587,7 @@ def _given_dtype(call: ast.Call, operation: str, function: bool) -> bool:
 
 
 def proven_before(
-    at: ast.stmt, function: ast.AST, symbols: ModuleSymbols
+    at: ast.stmt, function: ast.AST, symbols: ModuleSymbols, live: AbstractSet[str] = frozenset()
 ) -> Dict[str, Facts]:
     """What the code that runs before ``at`` on every path to it proved of names that keep
     their value till there (``m = x.mean()`` before the ``if`` proves ``x`` floating point or
@@ -590,14 +596,17 @@ def proven_before(
     expressions before it in its block and in each block around it, and the tests of the
     ``if`` statements around it (what Python's ``and`` and ``or`` surely ran). A name bound in
     between, in a loop around it, or in a ``try`` whose handler or ``else`` holds it, is not
-    judged."""
+    judged. ``RUN_INEXACT`` comes only from the tests around it and from assignments to names
+    in ``live`` (those the ``if``'s own test reads): a value nothing reads is dropped from the
+    graph (AOTAutograd's dead-code elimination), and with it the failure that proved it."""
     parents = parent_map(function)
     blocked = outer_names(function)  # type: ignore[arg-type]
     proven: Dict[str, Facts] = {}
 
-    def prove(node: ast.AST, short_circuit: bool, unknown: Set[str]) -> None:
+    def prove(node: ast.AST, short_circuit: bool, unknown: Set[str], read: bool = True) -> None:
         for name, facts in _of_names(_succeeded(node, symbols, short_circuit), symbols).items():
-            if name not in unknown:
+            facts = facts if read else facts - {RUN_INEXACT}
+            if name not in unknown and facts:
                 proven[name] = proven.get(name, _NONE) | facts
 
     node: ast.AST = at
@@ -619,7 +628,11 @@ def proven_before(
                 bound = _bound_in(statement)
                 value = getattr(statement, "value", None)  # not a local's annotation
                 if isinstance(statement, _COMPUTING) and value is not None:
-                    prove(value, True, blocked | bound)
+                    read = isinstance(statement, ast.Assign) and all(
+                        isinstance(target, ast.Name) and target.id in live
+                        for target in statement.targets
+                    )
+                    prove(value, True, blocked | bound, read)
                 blocked |= bound
         if isinstance(parent, ast.If):  # in its body, every conjunct of its test ran
             test = parent.test

@@ -272,7 +272,8 @@ def _dtypes(test: ast.expr, at: ast.stmt, ctx: FunctionContext) -> Dtypes:
     before it proved (``dtypes.proven_before``), and from what its ``test``, computed first,
     proved (``dtypes.proven_by``); for code after names the branch binds,
     ``Dtypes.rebinding``."""
-    proven = dict(proven_before(at, ctx.region.function, ctx.symbols))
+    read = {node.id for node in walk(test) if isinstance(node, ast.Name)}
+    proven = dict(proven_before(at, ctx.region.function, ctx.symbols, read))
     for name, facts in proven_by(test, ctx.symbols).items():
         proven[name] = proven.get(name, frozenset()) | facts
     walrus = {sub.target.id for sub in walk(test) if isinstance(sub, ast.NamedExpr)}
