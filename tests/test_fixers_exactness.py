@@ -8006,6 +8006,105 @@ class Model(nn.Module):
     ),
 }
 CASES.update(SWEEP_38)
+#: Sweep 39: a base's or a held module's method named like an operation (through `super()`,
+#: a local alias), a softplus given a float `beta` (its traced kernel checks the dtype), and
+#: the class name of `self` read through a metaclass or a `__class__` property.
+SWEEP_39 = {
+    "a base's method named sigmoid, through super()": (
+        """
+class Base(nn.Module):
+    def sigmoid(self, x):
+        return (x > 0).long()
+
+
+class Model(Base):
+    def forward(self, x):
+        g = super().sigmoid(x)
+        if x.sum() > 0:
+            y = g.mean()
+        else:
+            y = g.sum()
+        return y
+""",
+        (torch.tensor([-1.0, -2.0, 3.0, -0.5]),),  # the integer gate's mean is not taken
+        "`g.mean()` raises where `g` is not floating point",
+    ),
+    "a held module's exp, through a local": (
+        """
+class Pow2(nn.Module):
+    def exp(self, x):
+        return 2 ** x
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ops = Pow2()
+
+    def forward(self, x):
+        ops = self.ops
+        w = ops.exp(x)
+        if x.sum() > 0:
+            y = w.mean()
+        else:
+            y = w.sum()
+        return y
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        "`w.mean()` raises where `w` is not floating point",
+    ),
+    "a softplus with a float beta after a std": (
+        """
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def forward(self, adv):
+        s = adv.std()
+        if s > 1.5:
+            out = F.softplus(adv, beta=0.5)
+        else:
+            out = adv * 2
+        return out.sum()
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        "raises where `adv` is not floating point, which it is known to be only when",
+    ),
+    "the class name of self under a metaclass of a base built by a call": (
+        """
+class Meta(type(nn.Module)):
+    @property
+    def __name__(cls):
+        return "Named"
+
+
+Base = Meta("Base", (nn.Module,), {})
+
+
+class Model(Base):
+    def forward(self, x):
+        print("in", type(self).__name__)
+        return x * 2
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        "reads the class of `self`",
+    ),
+    "the class name of self through a __class__ property": (
+        """
+class Model(nn.Module):
+    @property
+    def __class__(self):
+        return nn.Linear
+
+    def forward(self, x):
+        print("in", self.__class__.__name__)
+        return x * 2
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        "reads the class of `self`",
+    ),
+}
+CASES.update(SWEEP_39)
 #: A `Model` whose `forward` updates, else-less, what a method of the file returned.
 METHOD_RESULT = """{before}
 class Model({base}):

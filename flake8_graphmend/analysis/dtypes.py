@@ -29,7 +29,10 @@ from typing import (
 
 from .index import child_blocks, outer_names, parent_map, walk
 from .layers import builds_float_layer, holds_tensor
-from .symbols import ModuleSymbols, attribute_stores, is_self, self_attribute, self_chain
+from .symbols import (
+    ModuleSymbols, attribute_stores, is_self, is_super_call, self_attribute, self_chain,
+)
+from .tensor_methods import TENSOR_METHODS
 from .values import Kind, ValueAnalysis
 
 INEXACT = "inexact"
@@ -61,6 +64,9 @@ _REAL_RESULTS = frozenset({"norm", "std", "var"})
 #: raise for every integer dtype and bool, measured on torch 2.13). The others check it only
 #: when the graph runs: traced, they give an integer tensor of an integer one.
 _CHECKED_WHEN_TRACED = frozenset({"mean", "nanmean", "norm", "elu", "leaky_relu"})
+#: Those that check it while Dynamo traces for some arguments (``softplus`` given a float
+#: ``beta`` or ``threshold``): a need of theirs is judged as one checked then.
+_MAY_CHECK_WHEN_TRACED = _CHECKED_WHEN_TRACED | {"softplus"}
 #: A third fact: floating point or complex when the graph runs (an operation that checks the
 #: dtype only then succeeded on it: ``std = adv.std()``), not while Dynamo traces. Operations
 #: that check the dtype when run only may take such a tensor; the others need ``INEXACT``.
@@ -197,7 +203,7 @@ class Dtypes:
         ):
             needs = _NEEDED  # `round(x, decimals=2)` raises for an integer tensor
         needs = _NEEDED if needs is not None else None
-        traced = isinstance(func, ast.Attribute) and func.attr in _CHECKED_WHEN_TRACED
+        traced = isinstance(func, ast.Attribute) and func.attr in _MAY_CHECK_WHEN_TRACED
         if needs is not None and any(k.arg == "dtype" for k in node.keywords):
             needs = None  # `x.mean(dtype=torch.float32)` computes in the dtype given
         if isinstance(func, ast.Attribute) and needs is not None:
@@ -328,12 +334,8 @@ class Dtypes:
         made = self._made(node, name, method)
         if made is not None:
             return made
-        if method is not None and isinstance(func, ast.Attribute) and (
-            is_self(func.value) or self_chain(func.value) and not holds_tensor(
-                func.value, self.symbols
-            )
-        ):
-            return _NONE  # `self.exp(x)`, `self.act.sigmoid(x)`: a module's, not a tensor's
+        if method is not None and not self._tensor_method(node):
+            return _NONE  # `self.exp(x)`, `super().sigmoid(x)`: a module's, not a tensor's
         operation = name or method
         first = node.args[0] if name is not None and node.args else (
             func.value if isinstance(func, ast.Attribute) and method is not None else None
@@ -389,6 +391,29 @@ class Dtypes:
         ):
             return BOOLEAN
         return None
+
+    def _tensor_method(self, call: ast.Call) -> bool:
+        """Whether ``call`` (``receiver.m(...)``) may be a tensor's method, not one of ``self``,
+        ``super()``, a module ``self`` holds (or a local bound to one: ``ops = self.ops``):
+        ``m`` is a tensor method of torch, and an operation of ``_TO_FLOATING`` is given no
+        argument (a tensor's ``exp()`` takes none; ``ops.exp(x)`` is not it)."""
+        func = call.func
+        assert isinstance(func, ast.Attribute)
+        receiver = func.value
+        held = [receiver] + (
+            list(self.values.assignments_of(receiver.id)) if isinstance(receiver, ast.Name) else []
+        )
+        return (
+            func.attr in TENSOR_METHODS
+            and not is_super_call(receiver)
+            and not (func.attr in _TO_FLOATING and call.args and func.attr != "logsumexp")
+            and not any(
+                isinstance(value, ast.expr) and (
+                    is_self(value) or self_chain(value) and not holds_tensor(value, self.symbols)
+                )
+                for value in held
+            )
+        )
 
     def _moved(self, node: ast.Call) -> bool:
         """``.to(x.device)``, ``.to("cuda", non_blocking=True)``: a move that keeps the dtype."""

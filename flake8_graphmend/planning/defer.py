@@ -23,14 +23,16 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Seq
 
 from ..analysis.index import assignment_targets, node_memo, parent_map, root_name, run_nodes, walk
 from ..analysis.purity import impurity
-from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, self_attribute
+from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, is_own_class, self_attribute
 from ..analysis.values import Kind, is_size
 from . import Plan, Planned, Position, declined, formatted_values, position
 from .aliasing import escape_after, hands_on_caller_tensor, may_alias, reaching_bindings
 from .conditions import is_elif, shared_line_problem, split_condition
 from .items import ELEMENTWISE_OPERATORS, is_zero_dim, item_of
 from .module_state import callees_in_file, stored_roots
-from .per_call import PASSED_CONSTANTS, changes_between_calls, per_call_problem, python_scalar
+from .per_call import (
+    PASSED_CONSTANTS, changes_between_calls, class_name_of_self, per_call_problem, python_scalar,
+)
 from .totals import (
     computed_by,
     evaluated_parts,
@@ -955,6 +957,11 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
             f"`{ast.unparse(node)}` is a container; "
             "the deferred call carries only scalars and tensors"
         )
+    if _reads_own_class(node) and not class_name_of_self(node, ctx):
+        return (
+            f"`{ast.unparse(node)}` reads the class of `self`, where a class of its lineage "
+            "may run code for it (a metaclass, a `__class__` property, a base of another file)"
+        )
     if isinstance(node, ast.Constant) or ctx.values.kind(node) in (Kind.TENSOR, Kind.UNKNOWN):
         return None
     if python_scalar(node, ctx):
@@ -963,6 +970,11 @@ def _passed_problem(node: ast.expr, ctx: FunctionContext) -> Optional[str]:
         f"`{ast.unparse(node)}` is a Python value that is neither a str, int, float nor bool "
         "as far as the analysis can tell; the deferred call carries only those and tensors"
     )
+
+
+def _reads_own_class(node: ast.expr) -> bool:
+    """Whether ``node`` reads ``self.__class__`` or ``type(self)`` (``self.__class__.__name__``)."""
+    return any(is_own_class(sub) for sub in ast.walk(node) if isinstance(sub, ast.expr))
 
 
 _SCALAR_BUILTINS = {"max", "min", "len", "int", "float", "str", "abs", "round", "bool"}

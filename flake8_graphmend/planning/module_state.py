@@ -355,6 +355,32 @@ def _implicit_code_changes_state(info: ClassInfo, symbols: ModuleSymbols) -> boo
 _MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
+def plain_lineage(
+    owner: Optional[ClassInfo], symbols: ModuleSymbols
+) -> Optional[List[ClassInfo]]:
+    """``owner``'s lineage (``lineage``) where attribute lookup on its objects runs no code
+    and finds what the file shows: every class has at most one base, of this file or
+    ``nn.Module``, and no keywords (a metaclass), decorator or ``__getattribute__``; None
+    otherwise (the MRO, a metaclass or a wrapper may decide)."""
+    if owner is None:
+        return None
+    classes = lineage(owner, symbols)
+    if any(
+        len(cls.node.bases) > 1
+        or cls.node.keywords
+        or cls.node.decorator_list
+        or "__getattribute__" in cls.methods
+        or any(
+            not (isinstance(base, ast.Name) and base.id in symbols.classes)
+            and symbols.qualified_name(base) not in _MODULE_BASES
+            for base in cls.node.bases
+        )
+        for cls in classes
+    ):
+        return None
+    return classes
+
+
 def methods_called(
     call: ast.Call, owner: Optional[ClassInfo], symbols: ModuleSymbols
 ) -> List[Tuple[FunctionNode, ClassInfo]]:
@@ -367,25 +393,12 @@ def methods_called(
     order of its MRO), a ``__getattribute__``, keywords (a metaclass) or a decorator; and
     for ``super(Cls, self).m``. A subclass in another file is not seen (a known problem)."""
     func = call.func
-    if owner is None:
-        return []
-    lineage_classes = lineage(owner, symbols)
-    if any(
-        len(cls.node.bases) > 1
-        or cls.node.keywords
-        or cls.node.decorator_list
-        or "__getattribute__" in cls.methods
-        or any(
-            not (isinstance(base, ast.Name) and base.id in symbols.classes)
-            and symbols.qualified_name(base) not in _MODULE_BASES
-            for base in cls.node.bases
-        )
-        for cls in lineage_classes
-    ):
+    lineage_classes = plain_lineage(owner, symbols)
+    if owner is None or lineage_classes is None:
         return []
     name = self_attribute(func) or class_method(func, owner) or getattr(func, "attr", None)
     if name is None or _set_by_name(name, symbols.tree) or any(
-        _bound_otherwise(name, cls.node) for cls in lineage_classes
+        bound_otherwise(name, cls.node) for cls in lineage_classes
     ):
         return []
     if self_attribute(func) or class_method(func, owner):
@@ -417,7 +430,7 @@ def _sets_computed_names(tree: ast.Module) -> bool:
     )
 
 
-def _bound_otherwise(name: str, cls: ast.ClassDef) -> bool:
+def bound_otherwise(name: str, cls: ast.ClassDef) -> bool:
     """Whether the class body binds ``name`` other than by one ``def`` of its own level
     (``project = Base.skip``, a second ``def`` or a lambda under an ``if``, an import)."""
     defined = 0

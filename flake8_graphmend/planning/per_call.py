@@ -18,6 +18,7 @@ from ..analysis.purity import type_call
 from ..analysis.symbols import is_self
 from ..analysis.values import Kind, is_size, parameter_defaults
 from .items import unpacked_size
+from .module_state import bound_otherwise, plain_lineage
 from .totals import self_configuration
 
 if TYPE_CHECKING:
@@ -74,14 +75,15 @@ def python_scalar(node: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
 
 def class_name_of_self(value: ast.expr, ctx: FunctionContext) -> bool:
     """``type(self).__name__`` or ``self.__class__.__name__`` (or ``__qualname__``): every
-    class has them, whatever ``self`` holds, and reading them runs no code, unless a class of
-    the file has a metaclass of its own (one may make them properties)."""
+    class has them, whatever ``self`` holds, and reading them runs no code, where the classes
+    of ``self``'s lineage are plain (``module_state.plain_lineage``: no metaclass, which may
+    make them properties, nor a base of another file that may have one) and none binds
+    ``__class__``. A subclass in another file with a metaclass of its own is not seen."""
     if not (isinstance(value, ast.Attribute) and value.attr in ("__name__", "__qualname__")):
         return False
-    if any(
-        isinstance(node, ast.ClassDef)
-        and any(keyword.arg == "metaclass" for keyword in node.keywords)
-        for node in ctx.symbols.tree.body
+    classes = plain_lineage(ctx.region.owner, ctx.symbols)
+    if classes is None or any(
+        "__class__" in cls.methods or bound_otherwise("__class__", cls.node) for cls in classes
     ):
         return False
     owner = value.value
