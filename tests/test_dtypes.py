@@ -8,7 +8,9 @@ from textwrap import dedent, indent
 
 import pytest
 
-from flake8_graphmend.analysis.dtypes import INEXACT, REAL, RUN_INEXACT, proven_before
+from flake8_graphmend.analysis.dtypes import (
+    INEXACT, REAL, RUN_INEXACT, names_surely_read, proven_before,
+)
 from flake8_graphmend.analysis.symbols import ModuleSymbols
 
 #: name -> (the body of ``f(x, flag)`` before and around ``if x.sum() > 0:``, proved of ``x``).
@@ -93,3 +95,20 @@ def test_what_code_before_an_if_proves(name: str) -> None:
     read = {node.id for node in ast.walk(tested.test) if isinstance(node, ast.Name)}
     proven = proven_before(tested, function, ModuleSymbols.collect(tree), read)
     assert proven.get("x", frozenset()) == expected
+
+
+@pytest.mark.parametrize(
+    ("test", "read"),
+    [
+        ("s > 1.5", {"s"}),
+        ("(s > 1.5 if flag else x.sum() > 0)", {"flag"}),  # an arm may not run
+        ("flag and s > 1.5", {"flag"}),
+        ("0 < s < t", {"s"}),
+        ("any(v > s for v in values)", {"any"}),  # not what the generator reads
+        ("f(s, t=u)", {"f", "s", "u"}),
+    ],
+)
+def test_names_a_test_surely_reads(test: str, read: set) -> None:
+    """What the test of an ``if`` reads on every evaluation: a value read only there stays in
+    the graph, with the failure of the operation that computed it."""
+    assert names_surely_read(ast.parse(test, mode="eval").body) == read

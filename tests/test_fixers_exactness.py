@@ -8211,6 +8211,67 @@ CASES.update(
     )
     for name, (before, base, methods, call, after, decline) in METHOD_RESULTS.items()
 )
+#: Sweep 40: classes the file builds where `lineage` does not see them (in a function, by
+#: `type(...)`) may override a method or carry a metaclass; a name the test reads only in one
+#: arm of a conditional expression may be dropped from the graph with its failure.
+SWEEP_40 = {
+    "a method a class built in a function overrides": (
+        METHOD_RESULT.format(
+            before="", base="nn.Module",
+            methods="\n    def _project(self, x):\n        return self.fc(x) * 20\n",
+            call="self._project(x)",
+            after="\n\ndef make():\n    class Sub(Model):\n        def _project(self, x):\n"
+            "            return x\n    return Sub()\n",
+        ),
+        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
+        KEPT_BY_CALLER,
+    ),
+    "a method a class built by type() overrides": (
+        METHOD_RESULT.format(
+            before="", base="nn.Module",
+            methods="\n    def _project(self, x):\n        return self.fc(x) * 20\n",
+            call="self._project(x)",
+            after="\n\nSub = type('Sub', (Model,), {'_project': lambda self, x: x})\n",
+        ),
+        (torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 7.0]]),),
+        KEPT_BY_CALLER,
+    ),
+    "a std the test reads in one arm only": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.use_std = False
+
+    def forward(self, adv):
+        s = adv.std()
+        if (s > 1.5 if self.use_std else adv.sum() > 100):
+            out = adv.softmax(-1)
+        else:
+            out = adv * 2
+        return out
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        "`adv.softmax(-1)` raises where `adv` is not floating point",
+    ),
+    "the class name of self where a class built in a function has a metaclass": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        print("in", type(self).__name__)
+        return x * 2
+
+
+def make(meta):
+    class Sub(Model, metaclass=meta):
+        pass
+    return Sub()
+""",
+        (torch.tensor([1.0, -2.0, 3.0, 0.5]),),
+        "reads the class of `self`",
+    ),
+}
+CASES.update(SWEEP_40)
 #: A true division makes floating point of integers (an over-decline sweep 34 noted:
 #: temperature scaling of a parameter).
 CASES["a softmax of a parameter divided by a temperature"] = (

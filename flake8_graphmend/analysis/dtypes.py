@@ -591,6 +591,25 @@ def _elementwise_extremum(call: ast.Call) -> bool:
     )
 
 
+def names_surely_read(node: ast.AST) -> Set[str]:
+    """The names that computing ``node`` reads on every evaluation: not in an arm of a
+    conditional expression, after the first operand of ``and``/``or``, past the first pair of
+    a chained comparison, in a lambda or a comprehension."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        return set()
+    if isinstance(node, ast.IfExp):
+        children: List[ast.AST] = [node.test]
+    elif isinstance(node, ast.BoolOp):
+        children = [node.values[0]]
+    elif isinstance(node, ast.Compare):
+        children = [node.left, node.comparators[0]]
+    else:
+        children = list(ast.iter_child_nodes(node))
+    return {name for child in children for name in names_surely_read(child)}
+
+
 def _given_dtype(call: ast.Call, operation: str, function: bool) -> bool:
     """Whether ``call`` may be given a dtype by position (``_DTYPE_POSITION``), or is a
     ``view`` that may reinterpret its tensor (``x.view(torch.int32)``; a view to a shape has
@@ -622,8 +641,9 @@ def proven_before(
     ``if`` statements around it (what Python's ``and`` and ``or`` surely ran). A name bound in
     between, in a loop around it, or in a ``try`` whose handler or ``else`` holds it, is not
     judged. ``RUN_INEXACT`` comes only from the tests around it and from assignments to names
-    in ``live`` (those the ``if``'s own test reads): a value nothing reads is dropped from the
-    graph (AOTAutograd's dead-code elimination), and with it the failure that proved it."""
+    in ``live`` (those the ``if``'s own test surely reads, ``names_surely_read``): a value
+    nothing reads is dropped from the graph (AOTAutograd's dead-code elimination), and with it
+    the failure that proved it."""
     parents = parent_map(function)
     blocked = outer_names(function)  # type: ignore[arg-type]
     proven: Dict[str, Facts] = {}

@@ -360,9 +360,11 @@ def plain_lineage(
 ) -> Optional[List[ClassInfo]]:
     """``owner``'s lineage (``lineage``) where attribute lookup on its objects runs no code
     and finds what the file shows: every class has at most one base, of this file or
-    ``nn.Module``, and no keywords (a metaclass), decorator or ``__getattribute__``; None
-    otherwise (the MRO, a metaclass or a wrapper may decide)."""
-    if owner is None:
+    ``nn.Module``, and no keywords (a metaclass), decorator or ``__getattribute__``, and the
+    file builds no class that ``lineage`` cannot see (``_classes_built_elsewhere``); None
+    otherwise (the MRO, a metaclass or a wrapper may decide). A subclass in another file is
+    not seen (a known problem)."""
+    if owner is None or _classes_built_elsewhere(symbols.tree):
         return None
     classes = lineage(owner, symbols)
     if any(
@@ -379,6 +381,25 @@ def plain_lineage(
     ):
         return None
     return classes
+
+
+@node_memo
+def _classes_built_elsewhere(tree: ast.Module) -> bool:
+    """Whether the file builds classes that ``lineage`` does not see: a ``class`` statement
+    inside a function or a class, or ``type(name, bases, namespace)``."""
+    nested = {
+        id(inner)
+        for node in walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for inner in walk(node)
+        if inner is not node and isinstance(inner, ast.ClassDef)
+    }
+    return bool(nested) or any(
+        isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) == "type"
+        and len(node.args) == 3
+        for node in walk(tree)
+    )
 
 
 def methods_called(

@@ -23,7 +23,7 @@ from typing import (
     TYPE_CHECKING, AbstractSet, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
 )
 
-from ..analysis.dtypes import Dtypes, proven_before, proven_by
+from ..analysis.dtypes import Dtypes, names_surely_read, proven_before, proven_by
 from ..analysis.index import deleted_names, loops_around, outer_names, walk
 from ..analysis.purity import extrema_outside, extrema_taken, impurity
 from ..analysis.symbols import self_attribute, self_chain
@@ -272,7 +272,7 @@ def _dtypes(test: ast.expr, at: ast.stmt, ctx: FunctionContext) -> Dtypes:
     before it proved (``dtypes.proven_before``), and from what its ``test``, computed first,
     proved (``dtypes.proven_by``); for code after names the branch binds,
     ``Dtypes.rebinding``."""
-    read = {node.id for node in walk(test) if isinstance(node, ast.Name)}
+    read = names_surely_read(test)
     proven = dict(proven_before(at, ctx.region.function, ctx.symbols, read))
     for name, facts in proven_by(test, ctx.symbols).items():
         proven[name] = proven.get(name, frozenset()) | facts
