@@ -362,7 +362,7 @@ def attribute_stores(tree: ast.Module) -> Dict[str, Tuple[ast.expr, ...]]:
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
-            and node.func.attr in _REGISTERING
+            and node.func.attr in _SETTING_METHODS
             and len(node.args) >= 2
             and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, str)
@@ -371,9 +371,33 @@ def attribute_stores(tree: ast.Module) -> Dict[str, Tuple[ast.expr, ...]]:
     return {name: tuple(values) for name, values in found.items()}
 
 
-#: ``nn.Module`` methods that store their second argument under the name given first.
-_REGISTERING = frozenset({"add_module", "register_module", "register_buffer",
-                          "register_parameter"})
+#: Functions that store into, or delete, an attribute named by their second argument.
+SETTERS = ("setattr", "delattr")
+#: Attributes through which code stores into any attribute of an object.
+GENERIC_STORES = frozenset({"__dict__", "__setattr__", "__delattr__", "__setstate__"})
+
+
+@node_memo
+def sets_attributes_by_computed_name(tree: ast.Module) -> bool:
+    """Whether ``tree`` may store into any attribute of an object, by a name it computes:
+    ``vars(self).update(kw)``, ``self.__dict__[k] = v``, ``object.__setattr__(self, k, v)``,
+    ``setattr``/``delattr`` given anything but a string literal or not called (``map(setattr,
+    ...)``)."""
+    named = {  # `setattr(obj, "X", v)`: stores `X` only
+        id(node.func)
+        for node in walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) in SETTERS
+        and len(node.args) > 1
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    }
+    return any(
+        isinstance(node, ast.Attribute) and node.attr in GENERIC_STORES
+        or isinstance(node, ast.Name) and node.id == "vars"
+        or isinstance(node, ast.Name) and node.id in SETTERS and id(node) not in named
+        for node in walk(tree)
+    )
 
 
 def _surely_set(block: Sequence[ast.stmt]) -> Set[str]:

@@ -24,7 +24,7 @@ from ..analysis.inplace import short_name, updated_arguments, updates_first_argu
 from ..analysis.regions import GRAPHMEND_HELPER_PREFIX
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, attribute_stores, is_own_class, is_self,
-    is_super_call, self_attribute,
+    is_super_call, self_attribute, sets_attributes_by_computed_name,
 )
 from .foreign import (
     aliased_function, foreign_callee, handed_callee, inherited_from_another_file,
@@ -226,8 +226,9 @@ def _module_call_changes_state(
 
 def _set_in_class_body(attribute: str, owner: ClassInfo, symbols: ModuleSymbols) -> bool:
     """Whether the body of ``owner`` or of a class of its lineage binds ``attribute`` other
-    than by ``def`` (``fn = staticmethod(note)``): a value the analysis does not follow."""
-    return any(_class_body_bindings(attribute, lineage(owner, symbols)))
+    than by one ``def`` (``fn = staticmethod(note)``, ``bound_otherwise``): a value the
+    analysis does not follow."""
+    return any(bound_otherwise(attribute, cls.node) for cls in lineage(owner, symbols))
 
 
 def _class_body_bindings(
@@ -418,8 +419,11 @@ def methods_called(
     if owner is None or lineage_classes is None:
         return []
     name = self_attribute(func) or class_method(func, owner) or getattr(func, "attr", None)
-    if name is None or _set_by_name(name, symbols.tree) or any(
-        bound_otherwise(name, cls.node) for cls in lineage_classes
+    if (
+        name is None
+        or name in attribute_stores(symbols.tree)
+        or sets_attributes_by_computed_name(symbols.tree)
+        or any(bound_otherwise(name, cls.node) for cls in lineage_classes)
     ):
         return []
     if self_attribute(func) or class_method(func, owner):
@@ -429,26 +433,6 @@ def methods_called(
         return []  # `super(Cls, self).m`: from past `Cls`
     inherited = _super_method(func, owner, symbols)
     return [inherited] if inherited is not None else []
-
-
-def _set_by_name(name: str, tree: ast.Module) -> bool:
-    """Whether the file may store an attribute ``name`` of an object: by name
-    (``attribute_stores``), or by a computed name (``_sets_computed_names``)."""
-    return name in attribute_stores(tree) or _sets_computed_names(tree)
-
-
-@node_memo
-def _sets_computed_names(tree: ast.Module) -> bool:
-    """Whether the file may store attributes by a computed name (``setattr(self, key, v)``,
-    ``vars(self)``, ``self.__dict__``)."""
-    return any(
-        isinstance(node, ast.Call)
-        and getattr(node.func, "id", None) == "setattr"
-        and not (len(node.args) > 1 and isinstance(node.args[1], ast.Constant))
-        or isinstance(node, ast.Name) and node.id == "vars"
-        or isinstance(node, ast.Attribute) and node.attr == "__dict__"
-        for node in walk(tree)
-    )
 
 
 def bound_otherwise(name: str, cls: ast.ClassDef) -> bool:

@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set
 
 from ..analysis.index import assignment_targets, node_memo, walk
 from ..analysis.purity import number_literal
-from ..analysis.symbols import deleted_attributes, is_self, self_attribute, self_chain
+from ..analysis.symbols import (
+    SETTERS, deleted_attributes, is_self, self_attribute, self_chain,
+    sets_attributes_by_computed_name,
+)
 from ..analysis.values import Kind, registered_name
 from . import formatted_values
 from .aliasing import reaching_bindings
@@ -215,6 +218,8 @@ def _number_attributes(tree: ast.Module) -> FrozenSet[str]:
     """The attribute names that ``tree`` binds only to number literals: class-level names and
     ``obj.X = <number>`` stores (``+=`` too), where no other store, ``del`` or ``setattr`` of
     ``X`` is made."""
+    if sets_attributes_by_computed_name(tree):
+        return frozenset()  # `vars(self).update(kw)`, `map(setattr, ...)`: any attribute
     literal: Dict[int, bool] = {}  # attribute targets of assignments: a number literal?
     numbers: Set[str] = set()
     others: Set[str] = set()
@@ -222,18 +227,12 @@ def _number_attributes(tree: ast.Module) -> FrozenSet[str]:
         id(node.func): node.args[1].value
         for node in walk(tree)
         if isinstance(node, ast.Call)
-        and getattr(node.func, "id", None) in _SETTERS
+        and getattr(node.func, "id", None) in SETTERS
         and len(node.args) > 1
         and isinstance(node.args[1], ast.Constant)
         and isinstance(node.args[1].value, str)
     }
     for node in walk(tree):
-        if (
-            isinstance(node, ast.Attribute) and node.attr in _GENERIC_STORES
-            or isinstance(node, ast.Name) and node.id == "vars"
-            or isinstance(node, ast.Name) and node.id in _SETTERS and id(node) not in named_setters
-        ):
-            return frozenset()  # `vars(self).update(kw)`, `map(setattr, ...)`: any attribute
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             number = node.value is not None and number_literal(node.value, _REAL)
             stored = assignment_targets(node)
@@ -271,7 +270,7 @@ def _number_mappings(tree: ast.Module) -> FrozenSet[str]:
     found: Set[str] = set()
     others: Set[str] = set()
     for node in walk(tree):
-        if isinstance(node, ast.Name) and node.id in ("vars", *_SETTERS):
+        if isinstance(node, ast.Name) and node.id in ("vars", *SETTERS):
             return frozenset()  # any attribute may be set by name
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             for target in assignment_targets(node):
@@ -300,11 +299,6 @@ def _numbers_display(value: Optional[ast.expr]) -> bool:
         key is not None and number_literal(item, _REAL)
         for key, item in zip(value.keys, value.values)
     )
-
-
-_SETTERS = ("setattr", "delattr")
-#: Attributes through which code stores into any attribute of an object.
-_GENERIC_STORES = frozenset({"__dict__", "__setattr__", "__delattr__", "__setstate__"})
 
 
 #: The literals a number attribute may hold: real numbers, which a tensor compares with.
