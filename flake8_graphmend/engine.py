@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .analysis.arguments import argument_kinds
-from .analysis.index import ModuleIndex, child_blocks, child_nodes
+from .analysis.index import TRY_STATEMENTS, ModuleIndex, child_blocks, child_nodes
 from .analysis.regions import Region, RegionFinder
 from .analysis.project import module_name
 from .analysis.symbols import FunctionNode, ModuleSymbols, package_of
@@ -27,7 +27,6 @@ from .rules import (
 SCOPES = ("compiled", "all")
 #: Code of the finding that reports an internal error on a file (never raised to flake8).
 INTERNAL_ERROR_CODE = "GM000"
-_TRY = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 
 
@@ -96,7 +95,7 @@ def _header_expressions(statement: ast.stmt) -> List[ast.AST]:
         return [statement.iter]
     if isinstance(statement, (ast.With, ast.AsyncWith)):
         return [item.context_expr for item in statement.items]
-    if isinstance(statement, _TRY):
+    if isinstance(statement, TRY_STATEMENTS):
         return [h.type for h in statement.handlers if h.type is not None]
     if hasattr(ast, "Match") and isinstance(statement, ast.Match):
         return [statement.subject]

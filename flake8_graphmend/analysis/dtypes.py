@@ -27,7 +27,7 @@ from typing import (
     Tuple,
 )
 
-from .index import child_blocks, outer_names, parent_map, walk
+from .index import TRY_STATEMENTS, child_blocks, names_bound_by, outer_names, parent_map, walk
 from .layers import builds_float_layer, holds_tensor
 from .symbols import (
     ModuleSymbols, attribute_stores, is_self, is_super_call, self_attribute, self_chain,
@@ -664,7 +664,7 @@ def proven_before(
         ]
         block = next((b for b in blocks if any(s is node for s in b)), None)
         if isinstance(parent, _CUT):
-            if not (isinstance(parent, _TRY) and block is parent.body):
+            if not (isinstance(parent, TRY_STATEMENTS) and block is parent.body):
                 blocked |= _bound_in(parent)  # a loop's later rounds, a try body cut short
         else:  # what its test or items bind (`if (x := x.long()) ...:`, `with ... as x:`)
             blocked |= {name for part in _header(parent) for name in _bound_in(part)}
@@ -695,13 +695,8 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 #: Blocks out of which ``proven_before`` judges no name they bind: a loop's (its later rounds
 #: run before), a ``try``'s handlers, ``else`` and ``finally`` (its body may have been cut
 #: short), a ``case``'s (its pattern binds).
-_TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))  # `except*` (Python 3.11)
 _CASE = getattr(ast, "match_case", ast.ExceptHandler)  # `match` (Python 3.10)
-_CUT = (ast.For, ast.AsyncFor, ast.While, *_TRY, ast.ExceptHandler, _CASE)
-#: What a pattern of `match` binds by a name (``case [x]:``, ``case [*rest]``), or by ``rest``
-#: (``case {**rest}:``), where this Python has them.
-_NAMED_PATTERNS = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))
-_REST_PATTERNS = tuple(getattr(ast, n) for n in ("MatchMapping",) if hasattr(ast, n))
+_CUT = (ast.For, ast.AsyncFor, ast.While, *TRY_STATEMENTS, ast.ExceptHandler, _CASE)
 
 
 #: The statements whose value ``proven_before`` judges.
@@ -718,18 +713,6 @@ def _header(statement: ast.AST) -> List[ast.AST]:
 
 
 def _bound_in(node: ast.AST) -> Set[str]:
-    """The names that ``node`` may bind or unbind (stores, ``del``, ``except ... as``,
-    imports, nested definitions)."""
-    bound: Set[str] = set()
-    for sub in walk(node):
-        if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
-            bound.add(sub.id)
-        elif isinstance(sub, (ast.ExceptHandler, *_NAMED_PATTERNS)) and getattr(sub, "name", None):
-            bound.add(getattr(sub, "name"))
-        elif isinstance(sub, _REST_PATTERNS) and getattr(sub, "rest", None):
-            bound.add(getattr(sub, "rest"))
-        elif isinstance(sub, ast.alias):
-            bound.add((sub.asname or sub.name).partition(".")[0])
-        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(sub.name)
-    return bound
+    """The names that ``node`` may bind or unbind (``names_bound_by`` of it and of what it
+    holds, nested functions' bodies too: on the safe side)."""
+    return {name for sub in walk(node) for name in names_bound_by(sub)}

@@ -154,6 +154,28 @@ class ModuleIndex:
 _MATCH_CAPTURES = tuple(
     getattr(ast, name) for name in ("MatchAs", "MatchStar") if hasattr(ast, name)
 )
+_MATCH_RESTS = tuple(getattr(ast, name) for name in ("MatchMapping",) if hasattr(ast, name))
+#: ``try`` statements, ``try``/``except*`` (Python 3.11) too where this Python has it.
+TRY_STATEMENTS = (ast.Try, getattr(ast, "TryStar", ast.Try))
+
+
+def names_bound_by(node: ast.AST) -> List[str]:
+    """The names that ``node`` itself binds or unbinds: a store or ``del`` of a name, ``except
+    ... as``, an import, a ``def`` or ``class``, a ``case`` capture (``case [x]``, ``case
+    {**rest}``)."""
+    if isinstance(node, ast.Name):
+        return [] if isinstance(node.ctx, ast.Load) else [node.id]
+    if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.alias):
+        return [(node.asname or node.name).split(".")[0]]
+    if isinstance(node, (ast.ExceptHandler, *_MATCH_CAPTURES)):
+        name = getattr(node, "name", None)
+        return [name] if name else []
+    if isinstance(node, _MATCH_RESTS):
+        rest = getattr(node, "rest", None)
+        return [rest] if rest else []
+    return []
 
 
 def parameter_names(function: FunctionNode) -> Set[str]:
@@ -187,8 +209,9 @@ def deleted_names(function: FunctionNode) -> Set[str]:
 def scope_names(function: FunctionNode) -> Set[str]:
     """Names that are not module globals inside ``function``'s own body.
 
-    Parameters, assigned names, ``except ... as`` names, names imported inside the function,
-    nested functions and classes, and ``nonlocal`` names; less those declared ``global``.
+    Parameters, the names its statements bind (``names_bound_by``: assigned names, ``except
+    ... as`` names, names imported inside the function, nested functions and classes, ``case``
+    captures), and ``nonlocal`` names; less those declared ``global``.
     Comprehension variables are counted too (an over-approximation, on the safe side).
     """
     names = parameter_names(function)
@@ -196,8 +219,8 @@ def scope_names(function: FunctionNode) -> Set[str]:
     stack: List[ast.AST] = list(function.body)
     while stack:
         node = stack.pop()
+        names.update(names_bound_by(node))
         if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
-            names.add(node.name)
             stack.extend(node.decorator_list)
             if isinstance(node, _FUNCTIONS):
                 stack.extend(_defaults(node.args))
@@ -205,18 +228,10 @@ def scope_names(function: FunctionNode) -> Set[str]:
         if isinstance(node, ast.Lambda):
             stack.extend(node.args.defaults)
             continue
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-        elif isinstance(node, ast.alias):
-            names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.Global):
+        if isinstance(node, ast.Global):
             declared_global.update(node.names)
         elif isinstance(node, ast.Nonlocal):
             names.update(node.names)
-        elif isinstance(node, _MATCH_CAPTURES) and getattr(node, "name", None):
-            names.add(node.name)
         stack.extend(child_nodes(node))
     return names - declared_global
 

@@ -15,7 +15,7 @@ from typing import (
 )
 
 from ..analysis.index import (
-    assignment_targets, loops_around, parent_map, root_name, run_nodes, walk,
+    TRY_STATEMENTS, assignment_targets, loops_around, parent_map, root_name, run_nodes, walk,
 )
 from ..analysis.inplace import short_name
 from ..analysis.purity import impurity
@@ -46,9 +46,6 @@ from .totals import (
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext
-
-#: ``try`` statements (``try``/``except*`` is its own node from Python 3.11).
-_TRY_STATEMENTS = (ast.Try, getattr(ast, "TryStar", ast.Try))
 
 
 @dataclass(frozen=True)
@@ -431,7 +428,7 @@ def state_change_problem(
     if block is None:
         block = _calling_block(sites)
         where = f"a call that leads to {subject} is"
-    if isinstance(block, _TRY_STATEMENTS):
+    if isinstance(block, TRY_STATEMENTS):
         return (
             f"{where} inside the `try` of line {block.lineno}: under compile an exception "
             "raised inside the graph is not handled there"
@@ -595,7 +592,7 @@ def _context_decorator(function: ast.AST, ctx: FunctionContext) -> Optional[ast.
         defined = ctx.symbols.functions.get(target.id) if isinstance(target, ast.Name) else None
         if defined is not None and (
             any(
-                isinstance(node, (*_TRY_STATEMENTS, ast.With, ast.AsyncWith))
+                isinstance(node, (*TRY_STATEMENTS, ast.With, ast.AsyncWith))
                 for node in walk(defined)
             )
             or body_changes_state(defined, None, ctx.symbols)
@@ -608,7 +605,7 @@ def _enclosing_block(node: ast.stmt, ctx: FunctionContext) -> Optional[ast.stmt]
     """The innermost ``try`` or ``with`` statement of the function around ``node``."""
     found = None
     for sub in walk(ctx.region.function):
-        if isinstance(sub, (*_TRY_STATEMENTS, ast.With, ast.AsyncWith)) and _holds(sub, node):
+        if isinstance(sub, (*TRY_STATEMENTS, ast.With, ast.AsyncWith)) and _holds(sub, node):
             if found is None or sub.lineno > found.lineno:
                 found = sub
     return found
@@ -636,7 +633,7 @@ def _calling_block(sites: Sequence[_CallSite]) -> Optional[ast.stmt]:
     function (``sites``: ``_call_sites``)."""
     for site in sites:
         for block in walk(site.caller):
-            if isinstance(block, (*_TRY_STATEMENTS, ast.With, ast.AsyncWith)) and _holds(
+            if isinstance(block, (*TRY_STATEMENTS, ast.With, ast.AsyncWith)) and _holds(
                 block, site.call
             ):
                 return block
@@ -650,14 +647,14 @@ def try_problem(node: ast.AST, ctx: FunctionContext) -> Optional[str]:
     exception raised inside the graph at run time (an index out of range) is not handled."""
     found = [
         sub for sub in walk(ctx.region.function)
-        if isinstance(sub, _TRY_STATEMENTS) and _holds(sub, node)
+        if isinstance(sub, TRY_STATEMENTS) and _holds(sub, node)
     ]
     where = ""
     if not found:
         for site in _call_sites(ctx):
             found = [
                 sub for sub in walk(site.caller)
-                if isinstance(sub, _TRY_STATEMENTS) and _holds(sub, site.call)
+                if isinstance(sub, TRY_STATEMENTS) and _holds(sub, site.call)
             ]
             if found:
                 where = f" around a call that leads here{site.where}"
