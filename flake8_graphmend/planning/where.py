@@ -24,7 +24,7 @@ from typing import (
 )
 
 from ..analysis.dtypes import Dtypes, names_surely_read, proven_before, proven_by
-from ..analysis.index import deleted_names, loops_around, outer_names, walk
+from ..analysis.index import deleted_names, loops_around, names_bound_by, outer_names, walk
 from ..analysis.purity import extrema_outside, extrema_taken, impurity
 from ..analysis.symbols import self_attribute, self_chain
 from ..analysis.values import Kind
@@ -299,12 +299,13 @@ def _return_plan(
         return declined("the branch returns early while the other path goes on")
     if static and trailing:
         return declined("a static conjunct guards an early return")
+    dtypes = _dtypes(node.test, node, ctx)
     for value in (body.value, other.value):
         if value is None or (isinstance(value, ast.Constant) and value.value is None):
             return declined("one path returns None")
         problem = (
             _returned_value_problem(value, ctx)
-            or impurity(value, ctx.values, ctx.symbols, dtypes=_dtypes(node.test, node, ctx))
+            or impurity(value, ctx.values, ctx.symbols, dtypes=dtypes)
             or _absent_read(value, node, block, ctx)
         )
         if problem:
@@ -432,10 +433,10 @@ def _differing_arguments_problem(
     ctx: FunctionContext,
 ) -> Optional[str]:
     bound = {  # the calls end the branches: a name a branch binds is read after it
-        sub.id
+        name
         for statement in (*node.body, *node.orelse)
         for sub in walk(statement)
-        if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load)
+        for name in names_bound_by(sub)
     }
     dtypes = _dtypes(node.test, node, ctx).rebinding(bound)
     for value in (value for pair in pairs for value in pair):
@@ -524,9 +525,10 @@ def _assign_plan(
     condition_reads = _names_read(ast.BoolOp(op=ast.And(), values=list(tensor_part)))
     results: List[str] = []
     hoisted: List[FrozenSet[int]] = []
+    dtypes = _dtypes(node.test, node, ctx)  # once for both branches
     for side, other_branch in ((0, node.orelse), (1, node.body)):
         split, problem = _split_branch(
-            sides, side, other_branch, condition_reads, node, block, ctx
+            sides, side, other_branch, condition_reads, node, block, dtypes, ctx
         )
         if split is None:
             return declined(problem or "")
@@ -647,9 +649,11 @@ def _split_branch(
     condition_reads: Set[str],
     node: ast.If,
     block: Sequence[ast.stmt],
+    dtypes: Dtypes,
     ctx: FunctionContext,
 ) -> Tuple[Optional[Tuple[FrozenSet[int], List[str]]], Optional[str]]:
-    """The setup statements of one branch (by index) and its result names, or why not.
+    """The setup statements of one branch (by index) and its result names, or why not;
+    ``dtypes``: what is known of the dtypes where the ``if`` starts (``_dtypes``).
 
     A setup value used only inside its own branch runs unconditionally before the selection: it
     must not be read elsewhere, nor read this branch's other results.
@@ -663,7 +667,6 @@ def _split_branch(
     # the selection computes the test first: an extremum it takes of a name that the branch
     # has not bound again yet cannot fail in a value (`if x.max() > 1: x = x / x.max()`)
     taken = extrema_taken(node.test, ctx.symbols)
-    dtypes = _dtypes(node.test, node, ctx)
     for index, (name, value) in enumerate(sides[side].items()):
         assigned_before = set(list(sides[side])[:index])
         problem = impurity(
