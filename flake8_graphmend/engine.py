@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .analysis.arguments import argument_kinds
-from .analysis.index import TRY_STATEMENTS, ModuleIndex, child_blocks, child_nodes
+from .analysis.index import (
+    MATCH_STATEMENTS, TRY_STATEMENTS, ModuleIndex, child_blocks, child_nodes,
+)
 from .analysis.regions import Region, RegionFinder
 from .analysis.project import module_name
 from .analysis.symbols import FunctionNode, ModuleSymbols, package_of
@@ -97,7 +99,7 @@ def _header_expressions(statement: ast.stmt) -> List[ast.AST]:
         return [item.context_expr for item in statement.items]
     if isinstance(statement, TRY_STATEMENTS):
         return [h.type for h in statement.handlers if h.type is not None]
-    if hasattr(ast, "Match") and isinstance(statement, ast.Match):
+    if isinstance(statement, MATCH_STATEMENTS):
         return [statement.subject]
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return []

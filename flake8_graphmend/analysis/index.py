@@ -157,6 +157,8 @@ _MATCH_CAPTURES = tuple(
 _MATCH_RESTS = tuple(getattr(ast, name) for name in ("MatchMapping",) if hasattr(ast, name))
 #: ``try`` statements, ``try``/``except*`` (Python 3.11) too where this Python has it.
 TRY_STATEMENTS = (ast.Try, getattr(ast, "TryStar", ast.Try))
+#: ``match`` statements where this Python has them (3.10); else none.
+MATCH_STATEMENTS = tuple(getattr(ast, name) for name in ("Match",) if hasattr(ast, name))
 
 
 def names_bound_by(node: ast.AST) -> List[str]:

@@ -16,8 +16,8 @@ from collections import Counter
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from ..analysis.index import (
-    assignment_targets, child_blocks, child_nodes, node_memo, parameter_names, parent_map,
-    root_name, walk,
+    MATCH_STATEMENTS, assignment_targets, child_blocks, child_nodes, node_memo, parameter_names,
+    parent_map, root_name, walk,
 )
 from ..analysis.inplace import builds_in_place_module, short_name
 from ..analysis.purity import ALIASING_OPERATIONS, FRESH_OPERATIONS, fresh_torch_call
@@ -1254,10 +1254,6 @@ def _accepts(function: FunctionNode, call: ast.Call) -> bool:
     return not missing and not keyword_required
 
 
-#: ``match`` statements, where this Python has them (3.10).
-_MATCH = tuple(getattr(ast, name) for name in ("Match",) if hasattr(ast, name))
-
-
 class _Callee:
     """The return values of one ``forward``: are they new tensors nothing else holds?"""
 
@@ -1275,7 +1271,7 @@ class _Callee:
     def new_at_return(self, path: Path) -> bool:
         if any(
             isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal))
-            or isinstance(node, _MATCH)  # a capture pattern binds names unseen (`case x:`)
+            or isinstance(node, MATCH_STATEMENTS)  # a capture binds names unseen (`case x:`)
             or (isinstance(node, ast.Call) and short_name(node) in NAMESPACE_CALLS)
             for node in walk(self.function)
         ):
