@@ -71,6 +71,26 @@ def test_a_snapshot_puts_back_what_calls_changed():
         SEEN["calls"].clear()
 
 
+class ReadOnly(dict):
+    """A mapping that refuses every change, as diffusers' ``FrozenDict`` config does."""
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("read-only")
+
+    clear = update = __setitem__ = __delitem__ = pop = setdefault = _refuse
+
+
+def test_a_snapshot_leaves_unchanged_containers_alone():
+    model = torch.nn.Linear(2, 2)
+    model.config = ReadOnly(width=2, names=["a"])
+    names = model.config["names"]
+    snapshot = Snapshot(Workload(model, (torch.zeros(2),), {}))
+    names.append("b")
+    snapshot.restore()
+    assert model.config == {"width": 2, "names": ["a"]}
+    assert model.config["names"] is names
+
+
 def test_plain_values_keep_containers_and_name_other_objects_by_type():
     tensor = torch.ones(1)
     assert plain((1, [tensor, "a"], {"k": None})) == (1, [tensor, "a"], {"k": None})

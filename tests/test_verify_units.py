@@ -29,7 +29,7 @@ from flake8_graphmend.verify.overlay import OverlayFinder, build_overlay, resolv
 from flake8_graphmend.verify.report import behaviour_summary, problems, render_table, to_json
 from flake8_graphmend.verify.results import ArmResult, SiteResult
 from flake8_graphmend.verify.runner import (
-    Verification, VerifyOptions, describe_targets, display_path,
+    Verification, VerifyOptions, describe_targets, display_path, run_worker,
 )
 from flake8_graphmend.verify.timing import Timings
 
@@ -144,6 +144,27 @@ def test_the_fix_scope_reaches_helpers_called_from_elsewhere(scope, fixed, tmp_p
 
 def _compare(expected, actual):
     return compare_outputs(flatten_output(expected), flatten_output(actual))
+
+
+def test_every_worker_orders_sets_of_names_alike(tmp_path, monkeypatch):
+    """Both arms run with one hash seed: a model that keeps ``list(set(names))`` (diffusers'
+    config) must not differ between them for that alone."""
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    worker = tmp_path / "worker.py"
+    worker.write_text(
+        "import json, sys\n"
+        "spec = json.load(open(sys.argv[1]))\n"
+        "order = list({'upcast_attention', 'flip_sin_to_cos', 'norm_eps', 'act_fn', 'dropout'})\n"
+        "json.dump({'order': order}, open(spec['result_path'], 'w'))\n"
+    )
+    orders = [
+        run_worker(
+            [str(worker)], {"result_path": str(tmp_path / f"r{n}.json")},
+            tmp_path / f"spec{n}.json", {}, "the worker",
+        )["order"]
+        for n in range(4)
+    ]
+    assert all(order == orders[0] for order in orders)
 
 
 def test_equal_nested_outputs():

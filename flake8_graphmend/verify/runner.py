@@ -151,11 +151,14 @@ def run_worker(
     """Write ``spec`` (which names its ``result_path``) to ``spec_path``, run ``python
     *arguments spec_path`` in a fresh process with ``environment`` added to this one's, and
     return the JSON it wrote; ``VerifyError`` (``who`` ... stopped without a result) when it
-    wrote none."""
+    wrote none. Every worker hashes str with the same seed (the caller's ``PYTHONHASHSEED``, or
+    0), so that a set of names iterates in the same order in both arms (diffusers keeps
+    ``list(set(...))`` in its config)."""
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
+    hashing = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
     process = subprocess.run(
         [sys.executable, *arguments, str(spec_path)],
-        env={**os.environ, **environment},
+        env={**os.environ, **hashing, **environment},
         capture_output=True,
         text=True,
         errors="replace",  # what the model prints need not be UTF-8 (a lone surrogate)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 from types import ModuleType
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from .compare import SCALARS, leaves
 from .entry import ENTRY_MODULE_NAME, Workload
@@ -180,6 +180,9 @@ def _contents(value: Any, depth: int = 3) -> Any:
 
 
 def _put_back(value: Any, contents: Any) -> None:
+    """Give ``value`` its first ``contents`` again (``_contents``). A container whose items are
+    still the first ones is left as it is: a read-only mapping (diffusers' ``FrozenDict``
+    config) raises on ``update``, and would be left empty by the ``clear`` before it."""
     import torch
 
     if contents is None:
@@ -189,14 +192,25 @@ def _put_back(value: Any, contents: Any) -> None:
             value.copy_(contents)
         return
     if isinstance(value, set):
-        value.clear()
-        value.update(contents)
+        if value != contents:
+            value.clear()
+            value.update(contents)
         return
-    pairs = contents.values() if isinstance(value, dict) else contents
     if isinstance(value, list):
-        value[:] = [item for item, _ in contents]
+        if not _same_items(value, [item for item, _ in contents]):
+            value[:] = [item for item, _ in contents]
+        pairs = contents
     else:
-        value.clear()
-        value.update({key: item for key, (item, _) in contents.items()})
+        first = {key: item for key, (item, _) in contents.items()}
+        if list(value) != list(first) or not _same_items(list(value.values()), first.values()):
+            value.clear()
+            value.update(first)
+        pairs = contents.values()
     for item, inner in pairs:
         _put_back(item, inner)
+
+
+def _same_items(now: List[Any], first: Iterable[Any]) -> bool:
+    """Whether ``now`` holds the very objects ``first`` does, in the same order."""
+    then = list(first)
+    return len(now) == len(then) and all(a is b for a, b in zip(now, then))
