@@ -8272,6 +8272,43 @@ def make(meta):
     ),
 }
 CASES.update(SWEEP_40)
+#: A product of a tensor of unknown dtype with floating point weights, on the path not taken:
+#: an integer or bool tensor raises there (the template's `{side}`, under `no_grad`, where the
+#: selection is made).
+PRODUCT = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.w = nn.Parameter(torch.randn(2, 2))
+        self.q = nn.Linear(2, 2)
+
+    def forward(self, x, idx):
+        with torch.no_grad():
+            h = self.q(x)
+            if x.sum() > 0:
+                out = x * 2
+            else:
+                out = {side}
+        return out
+"""
+PRODUCTS = {
+    f"a product on the path not taken: {side}": (
+        PRODUCT.format(side=side),
+        (torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.tensor([[3, 4], [5, 6]])),
+        decline,
+    )
+    for side, decline in (
+        ("idx @ self.w", "`idx @ self.w` raises where `idx` is not floating point"),
+        ("nn.functional.linear(idx, self.w)", "raises where `idx` is not floating point"),
+        ("torch.matmul(idx, self.w)", "raises where `idx` is not floating point"),
+        ("self.w.mm(idx)", "`self.w.mm(idx)` raises where `idx` is not floating point"),
+        ("torch.lerp(h, idx, 0.5)", "raises where `idx` is not floating point"),
+        ("h @ h.t()", None),
+        ("(idx / 3) @ self.w", None),
+    )
+}
+CASES.update(PRODUCTS)
 #: A true division makes floating point of integers (an over-decline sweep 34 noted:
 #: temperature scaling of a parameter).
 CASES["a softmax of a parameter divided by a temperature"] = (

@@ -72,6 +72,16 @@ _MAY_CHECK_WHEN_TRACED = _CHECKED_WHEN_TRACED | {"softplus"}
 #: that check the dtype when run only may take such a tensor; the others need ``INEXACT``.
 RUN_INEXACT = "inexact when run"
 _ALL = frozenset({INEXACT, REAL, BOOL, RUN_INEXACT})  # what nothing contradicts yet
+#: Products whose tensors must have one dtype (an integer or bool tensor times floating point
+#: weights raises, measured on torch 2.13), by the positions of those tensors in the function
+#: (in the method, the receiver and the rest) and their keywords. They need each tensor that
+#: is not ``self``'s to be ``INEXACT``: two floating tensors of different dtypes are not judged
+#: (a known problem of GM201). ``lerp``'s first tensor is judged by ``_NEEDS``.
+_MATCHING: Dict[str, Tuple[int, Tuple[str, ...]]] = {
+    "matmul": (2, ("input", "other")), "mm": (2, ("input", "mat2")),
+    "bmm": (2, ("input", "mat2")), "linear": (3, ("input", "weight", "bias")),
+    "lerp": (3, ("end", "weight")),
+}
 #: Where ``softmax``, ``log_softmax`` and ``norm`` may be given a dtype positionally: the
 #: number of positional arguments of the method (of the function, one more) beyond which one
 #: may be it (``x.softmax(-1, torch.float32)`` computes in float32 of an integer ``x``).
@@ -174,6 +184,8 @@ class Dtypes:
                     "known to be only when the graph runs (what proved it checks the dtype "
                     "only then), not while Dynamo traces, where this operation checks it"
                 )
+                if name.strip("`") in ("@", *_MATCHING):
+                    what += " and another tensor of the product is"
                 return (
                     f"`{ast.unparse(node)}` raises where `{ast.unparse(operand)}` is not "
                     f"{what}, which it is {known} ({name} on the path that did not run it)"
@@ -194,9 +206,14 @@ class Dtypes:
         """Each tensor ``node`` computes with that must suit the operation, with what it needs,
         the operation, where its value is judged (a binding, for ``torch.finfo(dtype)`` of a
         local ``dtype = x.dtype``), and whether the operation checks it while Dynamo traces."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            for operand in (node.left, node.right):
+                yield operand, _NEEDED, "`@`", self.at, True
+            return
         if not isinstance(node, ast.Call):
             return
         func = node.func
+        yield from self._matched(node)
         needs = _NEEDS.get(func.attr) if isinstance(func, ast.Attribute) else None
         if isinstance(func, ast.Attribute) and func.attr == "round" and any(
             k.arg == "decimals" for k in node.keywords
@@ -219,6 +236,28 @@ class Dtypes:
         elif self.symbols.qualified_name(func) == "torch.finfo" and node.args:
             for tensor, at in self._dtypes_of(node.args[0], self.at):
                 yield tensor, frozenset({INEXACT}), "`torch.finfo`", at, True
+
+    def _matched(
+        self, node: ast.Call
+    ) -> Iterator[Tuple[ast.expr, Facts, str, Optional[ast.AST], bool]]:
+        """The tensors of a product of ``_MATCHING`` (``torch.matmul(a, b)``, ``a.mm(b)``,
+        ``F.linear(x, w)``), but for the receiver of ``lerp``: they must be floating point
+        where a weight is (checked while Dynamo traces, for ``bmm`` and ``lerp`` at least)."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in _MATCHING:
+            return
+        count, keywords = _MATCHING[func.attr]
+        if self._torch(func.value):
+            operands = node.args[:count]
+        elif is_self(func.value) or is_super_call(func.value) or func.attr == "linear":
+            return  # `self.linear(x)`: a module's (`failure` trusts `self.w` of `self.w.mm(x)`)
+        else:
+            operands = [func.value, *node.args[:count - 1]]
+        if func.attr == "lerp":
+            operands = operands[1:]
+        operands += [k.value for k in node.keywords if k.arg in keywords]
+        for operand in operands:
+            yield operand, _NEEDED, f"`{func.attr}`", self.at, True
 
     def _dtypes_of(
         self, dtype: ast.expr, at: Optional[ast.AST]
