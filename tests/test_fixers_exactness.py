@@ -8309,6 +8309,22 @@ PRODUCTS = {
     )
 }
 CASES.update(PRODUCTS)
+#: `hardtanh` raises for an unsigned tensor where a limit is negative (its default): an image
+#: of uint8 on the path not taken.
+CASES["hardtanh of a uint8 image on the path not taken"] = (
+    """
+class Model(nn.Module):
+    def forward(self, x, image):
+        with torch.no_grad():
+            if x.sum() > 0:
+                out = x * 2
+            else:
+                out = nn.functional.hardtanh(image) * 2
+        return out
+""",
+    (torch.tensor([1.0, 2.0]), torch.tensor([3, 4], dtype=torch.uint8)),
+    "it calls `nn.functional.hardtanh()`",
+)
 #: A true division makes floating point of integers (an over-decline sweep 34 noted:
 #: temperature scaling of a parameter).
 CASES["a softmax of a parameter divided by a temperature"] = (

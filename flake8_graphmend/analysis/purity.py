@@ -29,7 +29,9 @@ from .values import Kind, ValueAnalysis
 #: ``max``/``min``/``amax``/``amin``/``argmax``/``argmin``, which raise on an empty tensor (how
 #: many elements a tensor has is data: detections, masked rows), ``std``/``var``, which warn
 #: when there are no more elements than the correction (a batch of one), and ``torch.tensor``
-#: of anything but number literals (of a tensor it warns; of a list it fails on ragged rows).
+#: of anything but number literals (of a tensor it warns; of a list it fails on ragged rows),
+#: and ``hardtanh``, which raises for an unsigned tensor where a limit is negative (its
+#: default).
 SAFE_OPERATIONS = frozenset({
     # elementwise arithmetic, comparisons and logic
     "abs", "absolute", "neg", "negative", "add", "sub", "subtract", "mul", "multiply", "div",
@@ -41,7 +43,7 @@ SAFE_OPERATIONS = frozenset({
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "isinf", "isnan", "isfinite",
     "isposinf", "isneginf", "logical_and", "logical_or", "logical_not", "logical_xor",
     # activations
-    "relu", "gelu", "silu", "mish", "softplus", "elu", "leaky_relu", "hardtanh", "relu6",
+    "relu", "gelu", "silu", "mish", "softplus", "elu", "leaky_relu", "relu6",
     "hardsigmoid", "hardswish", "softmax", "log_softmax",
     # reductions
     "sum", "mean", "nansum", "nanmean", "prod", "any", "all",
@@ -385,7 +387,7 @@ def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
 #: its position in a method call, in a torch function call) for each (99: keyword only). A
 #: fill value, a bound or a factor is converted to the tensor's dtype, which fails where it
 #: does not fit (`inf` into int64, `1e5` into float16, measured on torch 2.13: `clamp`,
-#: `masked_fill`, `full_like`, `hardtanh`, `add(alpha=)`); an integer tensor cannot be raised
+#: `masked_fill`, `full_like`, `add(alpha=)`); an integer tensor cannot be raised
 #: to a negative int; a norm's order `"nuc"` takes an SVD, which fails to converge on NaN, and
 #: a negative or infinite one has no value for an empty tensor, where it raises.
 _VALUED_ARGUMENTS: Dict[str, Tuple[Tuple[str, int, int], ...]] = {
@@ -393,7 +395,6 @@ _VALUED_ARGUMENTS: Dict[str, Tuple[Tuple[str, int, int], ...]] = {
     "full": (("fill_value", 1, 1),), "norm": (("p", 0, 1),),
     **{bounded: (("min", 0, 1), ("max", 1, 2)) for bounded in ("clamp", "clip")},
     "clamp_min": (("min", 0, 1),), "clamp_max": (("max", 0, 1),),
-    "hardtanh": (("min_val", 0, 1), ("max_val", 1, 2)),
     **{scaled: (("alpha", 99, 99),) for scaled in ("add", "sub", "subtract")},
     "pow": (("exponent", 0, 1),),
 }
@@ -610,7 +611,7 @@ def _argument_failure(
 
 
 #: Operations whose bounds promote an integer tensor to float where they are floats.
-_BOUNDED = frozenset({"clamp", "clip", "clamp_min", "clamp_max", "hardtanh"})
+_BOUNDED = frozenset({"clamp", "clip", "clamp_min", "clamp_max"})
 
 
 def _fits_every_dtype(operation: str, number: float) -> bool:
