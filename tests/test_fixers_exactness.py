@@ -8309,6 +8309,48 @@ PRODUCTS = {
     )
 }
 CASES.update(PRODUCTS)
+#: A tensor `self` holds is known by what the file stores into it (a buffer of integers, made
+#: here or from a local of `__init__`), not trusted to suit an operation on the path not taken.
+HELD = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        {store}
+
+    def forward(self, x):
+        with torch.no_grad():
+            if x.sum() > 0:
+                out = x * 2
+            else:
+                out = {side}
+        return out
+"""
+HELD_TENSORS = {
+    f"a tensor self holds on the path not taken: {label}": (
+        HELD.format(store=store, side=side),
+        (torch.tensor([1.0, 2.0]),),
+        decline,
+    )
+    for label, store, side, decline in (
+        ("an int64 buffer's mean",
+         'self.register_buffer("steps", torch.zeros(2, dtype=torch.long))',
+         "x * self.steps.mean()", "raises where `self.steps` is not floating point"),
+        ("torch.mean of a buffer of int literals",
+         'self.register_buffer("steps", torch.tensor([1, 2]))',
+         "x * torch.mean(self.steps)", "raises where `self.steps` is not floating point"),
+        ("a softmax of a buffer from a local of __init__",
+         'counts = torch.arange(2)\n        self.register_buffer("counts", counts)',
+         "x * self.counts.softmax(-1)", "raises where `self.counts` is not floating point"),
+        ("an int attribute as a mask", "self.keep = torch.tensor([1, 0])",
+         "x.masked_fill(self.keep, 0.0)", "raises where `self.keep` is not a bool tensor"),
+        ("a float buffer's mean", 'self.register_buffer("avg", torch.zeros(2))',
+         "x * self.avg.mean()", None),
+        ("a bool buffer as a mask",
+         'self.register_buffer("keep", torch.tensor([True, False]))',
+         "x.masked_fill(self.keep, 0.0)", None),
+    )
+}
+CASES.update(HELD_TENSORS)
 #: `hardtanh` raises for an unsigned tensor where a limit is negative (its default): an image
 #: of uint8 on the path not taken.
 CASES["hardtanh of a uint8 image on the path not taken"] = (

@@ -31,6 +31,7 @@ from .index import TRY_STATEMENTS, child_blocks, names_bound_by, outer_names, pa
 from .layers import builds_float_layer, holds_tensor
 from .symbols import (
     ModuleSymbols, attribute_stores, is_self, is_super_call, self_attribute, self_chain,
+    sets_attributes_by_computed_name,
 )
 from .tensor_methods import TENSOR_METHODS
 from .values import Kind, ValueAnalysis
@@ -193,12 +194,10 @@ class Dtypes:
         return None
 
     def _python_value(self, operand: ast.expr) -> bool:
-        """A value known while tracing, or what ``self`` holds (``-self.threshold``, a buffer
-        ``self.mask``: trusted for its dtype), not a tensor of unknown dtype."""
-        kind = self.values.kind(operand)
-        while isinstance(operand, ast.UnaryOp):
-            operand = operand.operand
-        return kind is Kind.STATIC or _of_self(operand)
+        """A value known while tracing (``-self.threshold``), not a tensor of unknown dtype.
+        (What ``self`` holds is judged by ``facts``: a buffer is known by what the file stores
+        into it.)"""
+        return self.values.kind(operand) is Kind.STATIC
 
     def _needed(
         self, node: ast.AST
@@ -228,7 +227,7 @@ class Dtypes:
                 given = [k.value for k in node.keywords if k.arg == "input"]
                 for operand in [*node.args[:1], *given]:
                     yield operand, needs, f"`{func.attr}`", self.at, traced
-            elif not _of_self(func.value):
+            elif not (is_self(func.value) or is_super_call(func.value)):
                 yield func.value, needs, f"`{func.attr}`", self.at, traced
         mask = self._mask(node)
         if mask is not None:
@@ -283,7 +282,7 @@ class Dtypes:
         """The mask of ``x.masked_fill(mask, v)`` or ``torch.masked_fill(x, mask, v)``, the
         condition of ``torch.where(c, a, b)``: they raise unless it is a bool tensor."""
         func = node.func
-        if not isinstance(func, ast.Attribute) or _of_self(func.value):
+        if not isinstance(func, ast.Attribute) or is_self(func.value):
             return None
         torch_function = self._torch(func.value)
         if func.attr == "masked_fill":
@@ -330,7 +329,33 @@ class Dtypes:
             holds_tensor(node, self.symbols) or _parameter(node, self.symbols)
         ):
             return frozenset({INEXACT})  # weights: what requires grad is floating or complex
+        if isinstance(node, ast.Attribute):
+            return self._stored(node, depth)
         return _NONE
+
+    def _stored(self, node: ast.Attribute, depth: int) -> Facts:
+        """What ``self.X`` is known to be by every value the file stores into an attribute
+        ``X`` (``self.register_buffer("mask", torch.tensor([True, False]))``), where each is
+        judged without the locals of its function (``torch.zeros(n, dtype=torch.long)``,
+        not ``inv_freq``), and no class body binds ``X`` nor any store computes its name."""
+        name = self_attribute(node)
+        stores = attribute_stores(self.symbols.tree).get(name or "", ())
+        if not stores or sets_attributes_by_computed_name(self.symbols.tree) or any(
+            name in names_bound_by(sub)
+            for cls in walk(self.symbols.tree) if isinstance(cls, ast.ClassDef)
+            for statement in cls.body
+            for sub in ([statement] if isinstance(statement, _SCOPES) else walk(statement))
+        ):
+            return _NONE
+        if any(
+            isinstance(sub, ast.Name) and not self.symbols.qualified_name(sub)
+            for value in stores for sub in walk(value)
+        ):
+            return _NONE  # what a local holds is another function's
+        known = _ALL
+        for value in stores:
+            known &= _with_weaker(self.facts(value, depth + 1, None))
+        return known
 
     def _name(self, name: str, depth: int, at: Optional[ast.AST]) -> Facts:
         key = (name, id(at))
@@ -417,6 +442,8 @@ class Dtypes:
             return _NONE
         if name in _FLOATING_FACTORIES:
             return _NONE if node.keywords else FLOATING
+        if name in ("tensor", "as_tensor") and len(node.args) == 1:
+            return _of_literal(node.args[0])
         operation = name or method
         if operation in _CASTS and not node.args and not node.keywords:
             return FLOATING
@@ -464,6 +491,23 @@ class Dtypes:
         return isinstance(node, ast.Attribute) and node.attr == "device" or (
             isinstance(node, ast.Constant) and isinstance(node.value, str)
         )
+
+
+def _of_literal(data: ast.expr) -> Facts:
+    """What ``torch.tensor(data)`` makes of a literal (``[True, False]``: bool, ``[0.5, 1]``:
+    floating point, ``[[1, 2]]``: an integer); nothing known of another value."""
+    numbers = [
+        sub.value for sub in walk(data)
+        if isinstance(sub, ast.Constant)
+    ]
+    if not numbers or not all(
+        isinstance(sub, (ast.List, ast.Tuple, ast.Constant, ast.UnaryOp, ast.USub, ast.Load))
+        for sub in walk(data)
+    ) or not all(type(n) in (bool, int, float) for n in numbers):
+        return _NONE
+    if all(type(n) is bool for n in numbers):
+        return BOOLEAN
+    return FLOATING if any(type(n) is float for n in numbers) else frozenset({REAL})
 
 
 def _with_weaker(facts: Facts) -> Facts:
