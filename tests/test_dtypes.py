@@ -61,6 +61,13 @@ BODIES = {
         "m = x.mean()\nfor _ in range(2):\n{if_}\n    y = flag", {INEXACT}
     ),
     "a std in an enclosing test": ("if x.std() > 0:\n{if_}", {RUN_INEXACT}),
+    # a value read only for its metadata need not be computed by the graph (sweep 41)
+    "a std an enclosing test reads for its metadata only": (
+        "if x.std().dim() == 0:\n{if_}", set()
+    ),
+    "a mean an enclosing test reads for its metadata only": (
+        "if x.mean().numel() > 0:\n{if_}", {INEXACT}  # checked while Dynamo traces
+    ),
     "a std in a try, the if in its handler": (
         "try:\n    s = x.std()\nexcept RuntimeError:\n{if_}", set()
     ),
@@ -106,6 +113,9 @@ def test_what_code_before_an_if_proves(name: str) -> None:
         ("0 < s < t", {"s"}),
         ("any(v > s for v in values)", {"any"}),  # not what the generator reads
         ("f(s, t=u)", {"f", "s", "u"}),
+        ("s.numel() > 2", set()),  # its metadata only
+        ("len(s) > t", {"t"}),
+        ("torch.zeros_like(s).sum() > 0", set()),
     ],
 )
 def test_names_a_test_surely_reads(test: str, read: set) -> None:

@@ -8272,6 +8272,127 @@ def make(meta):
     ),
 }
 CASES.update(SWEEP_40)
+#: Sweep 41 (realistic programs and their minimal forms, each declined now): the indices of a
+#: reduction along a dimension, numbers that do not fit the dtype (`torch.where`'s scalars, an
+#: exponent, a 0-d fill, `linspace`'s ends, an int beyond int64), names rebound by `match` or
+#: `import`, `norm(dtype=)` of integers, bitwise operators on floats, and proofs that a test
+#: reads only for metadata (AOTAutograd drops them).
+SWEEP_41 = {
+    "the indices of max along a dim, unpacked": (
+        """
+class Model(nn.Module):
+    def forward(self, probs):
+        probs = probs.sigmoid()
+        scores, labels = probs.max(-1)
+        if scores.mean() > 2.0:
+            out = labels.norm()
+        else:
+            out = scores.norm()
+        return out
+""",
+        (torch.tensor([[0.5, -1.0, 2.0], [1.0, 0.0, -3.0]]),),
+        "`labels.norm()` raises where `labels` is not floating point",
+    ),
+    "the indices of torch.max along a dim, subscripted": (
+        """
+class Model(nn.Module):
+    def forward(self, out):
+        out = out.exp()
+        pred = torch.max(out, 1)[1]
+        if out.sum() > 1000.0:
+            conf = pred.softmax(0)
+        else:
+            conf = out.softmax(1).sum(1)
+        return conf
+""",
+        (torch.tensor([[0.5, -1.0, 2.0], [1.0, 0.0, -3.0]]),),
+        "`pred.softmax(0)` raises where `pred` is not floating point",
+    ),
+    "the values of max along a dim keep the dtype": (
+        """
+class Model(nn.Module):
+    def forward(self, probs):
+        probs = probs.sigmoid()
+        scores = probs.max(dim=-1).values
+        if scores.mean() > 2.0:
+            out = scores.norm() * 2
+        else:
+            out = scores.norm()
+        return out
+""",
+        (torch.tensor([[0.5, -1.0, 2.0], [1.0, 0.0, -3.0]]),),
+        None,
+    ),
+    "a number torch.where selects that int8 cannot hold": (
+        """
+class Model(nn.Module):
+    def forward(self, lab):
+        lab = lab.clone()
+        if (lab > 4).any():
+            lab = torch.where(lab > 4, 255, lab)
+        else:
+            lab = lab * 1
+        return lab
+""",
+        (torch.tensor([0, 1, 2], dtype=torch.int8),),
+        "`torch.where(lab > 4, 255, lab)` takes `255`",
+    ),
+    "a bitwise not of a float attention mask": (
+        """
+class Model(nn.Module):
+    def forward(self, scores, mask):
+        m = mask.clone()
+        if scores.sum() > 100:
+            keep = (~m).float()
+        else:
+            keep = m * 2
+        return scores * keep
+""",
+        (torch.tensor([[0.5, -1.0], [1.0, 0.0]]), torch.ones(2, 2)),
+        "`~m` raises where `m` is not a bool tensor",
+    ),
+}
+#: The path not taken (`c.sum() > 0` is false) computes `{side}` after `{before}`.
+NOT_TAKEN = """
+class Model(nn.Module):
+    def forward(self, h, c):
+        {before}
+        if c.sum() > {bound}:
+            out = {side}
+        else:
+            out = h * 2
+        return out
+"""
+INT8 = torch.tensor([1, 2], dtype=torch.int8)
+SWEEP_41.update({
+    name: (
+        NOT_TAKEN.format(before=before, bound=bound, side=side), (h, torch.tensor([-5.0])), decline
+    )
+    for name, before, bound, side, h, decline in (
+        ("an exponent int8 cannot hold", "h = h.clone()", "0", "h ** 300", INT8,
+         "`h ** 300` takes `300`"),
+        ("a 0-d fill value int8 cannot hold", "h = h.clone()", "0",
+         "h.masked_fill(h > 1, torch.tensor(300))", INT8, "takes `torch.tensor(300)`"),
+        ("an int beyond int64 compared", "h = h.clone()", "0", "(h == 2 ** 70).float()",
+         torch.tensor([1, 2]), "`2 ** 70` does not fit int64"),
+        ("an end of linspace float32 cannot hold", "h = h.float()", "0",
+         "torch.linspace(0, 1e39, 2) + h", torch.tensor([1.0, 2.0]),
+         "`torch.linspace(0, 1e+39, 2)` takes `1e+39`"),
+        ("a name a match capture rebinds after its cast",
+         "g = h.float()\n        match (h, c):\n            case (g, _):\n                pass",
+         "0", "g.softmax(-1)", torch.tensor([1, 2]), "`g.softmax(-1)` raises where `g`"),
+        ("a name an import rebinds after its cast", "g = h.float()\n        import torch as g",
+         "0", "g.softmax(-1)", torch.tensor([1.0, 2.0]), "`g.softmax(-1)` raises where `g`"),
+        ("a norm given a dtype of an integer tensor", "h = h.clone()", "0",
+         "h.norm(dtype=torch.float32)", torch.tensor([1, 2]), "raises where `h` is not floating"),
+        ("a std the test reads only for its numel", "h = h.clone()", "h.std().numel() - 2",
+         "h.softmax(-1)", torch.tensor([1.0, 2.0]), "raises where `h` is not floating point"),
+        ("a std bound before the if that the test reads only for its numel",
+         "s = h.std()", "s.numel() - 2", "h.softmax(-1)", torch.tensor([1.0, 2.0]),
+         "raises where `h` is not floating point"),
+    )
+})
+CASES.update(SWEEP_41)
 #: A product of a tensor of unknown dtype with floating point weights, on the path not taken:
 #: an integer or bool tensor raises there (the template's `{side}`, under `no_grad`, where the
 #: selection is made).

@@ -27,14 +27,17 @@ from typing import (
     Tuple,
 )
 
-from .index import TRY_STATEMENTS, child_blocks, names_bound_by, outer_names, parent_map, walk
+from .index import (
+    TRY_STATEMENTS, bound_without_value, child_blocks, names_bound_by, outer_names, parent_map,
+    walk,
+)
 from .layers import builds_float_layer, holds_tensor
 from .symbols import (
     ModuleSymbols, attribute_stores, is_self, is_super_call, self_attribute, self_chain,
     sets_attributes_by_computed_name,
 )
 from .tensor_methods import TENSOR_METHODS
-from .values import Kind, ValueAnalysis
+from .values import Kind, ValueAnalysis, reads_metadata
 
 INEXACT = "inexact"
 REAL = "real"
@@ -59,6 +62,9 @@ _NEEDS: Dict[str, Facts] = {
     ),
     **dict.fromkeys(("mean", "norm", "std", "var", "silu", "lerp"), frozenset({INEXACT})),
 }
+#: Operations of ``_NEEDS`` that take an integer tensor where given a floating ``dtype=``
+#: (``norm`` and ``nanmean`` still raise, measured on torch 2.13).
+_COMPUTED_IN_DTYPE = frozenset({"mean", "softmax", "log_softmax"})
 #: Operations of ``_NEEDS`` whose result is real, of a complex tensor too.
 _REAL_RESULTS = frozenset({"norm", "std", "var"})
 #: Operations of ``_NEEDS`` that check the dtype while Dynamo traces too (their fake kernels
@@ -88,6 +94,18 @@ _MATCHING: Dict[str, Tuple[int, Tuple[str, ...]]] = {
 #: may be it (``x.softmax(-1, torch.float32)`` computes in float32 of an integer ``x``).
 _DTYPE_POSITION = {"softmax": 1, "log_softmax": 1, "norm": 3}
 _NEEDED = frozenset({INEXACT})
+#: What bitwise operators need: a bool tensor for `~`, `&`, `|`, `^` (they raise for floating
+#: ones; an integer tensor is not judged: no fact shows one), an integer one for shifts, which
+#: no fact proves.
+_INTEGER = "integer"
+_BITWISE: Dict[type, Facts] = {
+    **dict.fromkeys((ast.Invert, ast.BitAnd, ast.BitOr, ast.BitXor), frozenset({BOOL})),
+    **dict.fromkeys((ast.LShift, ast.RShift), frozenset({_INTEGER})),
+}
+_OPERATORS = {
+    ast.Invert: "~", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<",
+    ast.RShift: ">>",
+}
 _ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 #: The modules whose functions are tensor operations (also ``purity.SAFE_OPERATIONS``').
 TORCH_NAMESPACES = ("torch", "torch.nn.functional", "torch.special")
@@ -180,7 +198,10 @@ class Dtypes:
             if RUN_INEXACT in facts and not traced:
                 facts = facts | {INEXACT}  # it checks the dtype when run only, as the proof did
             if not needs <= facts:
-                what = "a bool tensor" if BOOL in needs else "floating point"
+                what = (
+                    "an integer tensor" if _INTEGER in needs
+                    else "a bool tensor" if BOOL in needs else "floating point"
+                )
                 known = "not known to be" if RUN_INEXACT not in facts else (
                     "known to be only when the graph runs (what proved it checks the dtype "
                     "only then), not while Dynamo traces, where this operation checks it"
@@ -209,18 +230,22 @@ class Dtypes:
             for operand in (node.left, node.right):
                 yield operand, _NEEDED, "`@`", self.at, True
             return
+        if isinstance(node, (ast.UnaryOp, ast.BinOp)) and type(node.op) in _BITWISE:
+            operands = [node.operand] if isinstance(node, ast.UnaryOp) else [node.left, node.right]
+            operator = f"`{_OPERATORS[type(node.op)]}`"
+            for operand in operands:  # `~mask`, `a & b`, `x >> 1`
+                yield operand, _BITWISE[type(node.op)], operator, self.at, True
+            return
         if not isinstance(node, ast.Call):
             return
         func = node.func
         yield from self._matched(node)
-        needs = _NEEDS.get(func.attr) if isinstance(func, ast.Attribute) else None
-        if isinstance(func, ast.Attribute) and func.attr == "round" and any(
-            k.arg == "decimals" for k in node.keywords
-        ):
+        operation = func.attr if isinstance(func, ast.Attribute) else ""
+        needs = _NEEDED if operation in _NEEDS else None
+        if operation == "round" and any(k.arg == "decimals" for k in node.keywords):
             needs = _NEEDED  # `round(x, decimals=2)` raises for an integer tensor
-        needs = _NEEDED if needs is not None else None
-        traced = isinstance(func, ast.Attribute) and func.attr in _MAY_CHECK_WHEN_TRACED
-        if needs is not None and any(k.arg == "dtype" for k in node.keywords):
+        traced = operation in _MAY_CHECK_WHEN_TRACED
+        if operation in _COMPUTED_IN_DTYPE and any(k.arg == "dtype" for k in node.keywords):
             needs = None  # `x.mean(dtype=torch.float32)` computes in the dtype given
         if isinstance(func, ast.Attribute) and needs is not None:
             if self._torch(func.value):
@@ -309,6 +334,8 @@ class Dtypes:
             if isinstance(node.value, complex):
                 return frozenset({INEXACT})
             return FLOATING if isinstance(node.value, float) else frozenset({REAL})
+        if isinstance(node, (ast.Subscript, ast.Attribute)) and _extremum_pair(node.value):
+            return self._part(node, depth, at)
         if isinstance(node, (ast.Subscript, ast.Starred)):
             return self.facts(node.value, depth + 1, at)
         if isinstance(node, ast.UnaryOp):  # `~mask` stays bool, `-x` is not
@@ -362,7 +389,9 @@ class Dtypes:
         if key not in self._names:
             self._names[key] = _NONE  # a binding that reads the name itself adds nothing
             bound: Optional[List[Tuple[ast.expr, Optional[ast.AST]]]]
-            if self.reaching is not None and at is not None and name not in self.rebound:
+            if name in bound_without_value(self.values.function):
+                bound = None  # `import torch as h`, `case (h, n):`: not what assignments give
+            elif self.reaching is not None and at is not None and name not in self.rebound:
                 reached = self.reaching(name, at)
                 bound = None if reached is None else list(reached)
             elif self.values.is_parameter(name):
@@ -422,7 +451,8 @@ class Dtypes:
                 return frozenset({RUN_INEXACT})  # traced, an integer tensor gives an integer one
             known = known | _NEEDS[operation]
             return FLOATING if known >= FLOATING or operation in _REAL_RESULTS else known
-        if operation in _KEEPING and not _elementwise_extremum(node):
+        kept = operation in _KEEPING and not _extremum_pair(node)  # not `x.max(-1)`: a pair
+        if kept and not _elementwise_extremum(node):
             return known if operation in _LAYOUT else known - {BOOL}
         if operation in _PROMOTING:
             operands = [first, *node.args[1 if name else 0:]]
@@ -430,6 +460,26 @@ class Dtypes:
                 operands = node.args[1:3]
             return _promoted([self.facts(o, depth + 1, at) for o in operands])
         return _NONE
+
+    def _part(
+        self, node: ast.Subscript | ast.Attribute, depth: int, at: Optional[ast.AST]
+    ) -> Facts:
+        """What a part of ``x.max(dim)`` (``_extremum_pair``) is: its values (``[0]``,
+        ``.values``) have ``x``'s dtype, its indices (``[1]``, ``.indices``) are int64; nothing
+        is known of another part."""
+        call = node.value
+        assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+        if isinstance(node, ast.Subscript):
+            index = node.slice
+            part = index.value if isinstance(index, ast.Constant) else None
+        else:
+            part = {"values": 0, "indices": 1}.get(node.attr)
+        if part == 1:
+            return frozenset({REAL})
+        if part != 0:
+            return _NONE
+        first = call.args[0] if self._torch(call.func.value) else call.func.value
+        return self.facts(first, depth + 1, at)
 
     def _made(self, node: ast.Call, name: Optional[str], method: Optional[str]) -> Optional[Facts]:
         """Floating point where ``node`` makes it whatever it computes with: an ``nn`` layer
@@ -616,17 +666,20 @@ def _tested_floating(conjunct: ast.expr, symbols: ModuleSymbols) -> Optional[ast
 
 
 def _succeeded(
-    node: ast.AST, symbols: ModuleSymbols, short_circuit: bool = False
+    node: ast.AST, symbols: ModuleSymbols, short_circuit: bool = False, valued: bool = True
 ) -> Iterator[Tuple[ast.expr, Facts]]:
     """What computing ``node`` proves, where it succeeds: an ordering comparison of real
     operands, an operation of ``_NEEDS`` of a tensor that suits it (``RUN_INEXACT`` where the
-    operation checks the dtype only when run); with ``short_circuit``, only what Python
-    surely computes: of ``a and b`` and of ``a < b < c``, ``a`` and ``a < b``."""
+    operation checks the dtype only when run, and only where ``valued``: not under a read of
+    metadata, ``x.std().numel()``, for which the graph need not compute it); with
+    ``short_circuit``, only what Python surely computes: of ``a and b`` and of ``a < b < c``,
+    ``a`` and ``a < b``."""
+    valued = valued and not reads_metadata(node)
     if isinstance(node, (ast.IfExp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                          ast.GeneratorExp)):
         return
     if short_circuit and isinstance(node, ast.BoolOp):
-        yield from _succeeded(node.values[0], symbols, short_circuit)
+        yield from _succeeded(node.values[0], symbols, short_circuit, valued)
         return
     children: List[ast.AST] = list(ast.iter_child_nodes(node))
     if isinstance(node, ast.Compare):
@@ -647,14 +700,16 @@ def _succeeded(
             and not _given_dtype(node, operation, function)
         ):
             proved = _NEEDS[operation] if operation in _CHECKED_WHEN_TRACED else frozenset(
-                {RUN_INEXACT}
+                {RUN_INEXACT} if valued else ()
             )
-            if not function and not _of_self(receiver):
+            if not proved:
+                pass
+            elif not function and not _of_self(receiver):
                 yield receiver, proved
             elif node.args:
                 yield node.args[0], proved
     for child in children:
-        yield from _succeeded(child, symbols, short_circuit)
+        yield from _succeeded(child, symbols, short_circuit, valued)
 
 
 def _elementwise_extremum(call: ast.Call) -> bool:
@@ -674,13 +729,30 @@ def _elementwise_extremum(call: ast.Call) -> bool:
     )
 
 
+def _extremum_pair(node: ast.expr) -> bool:
+    """``x.max(-1)``, ``torch.min(x, dim=1)``: a reduction along a dimension, which gives a
+    pair (values, indices), not a tensor."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("max", "min")
+        and not _elementwise_extremum(node)
+    ):
+        return False
+    function = isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"
+    return len(node.args) > int(function) or any(k.arg == "dim" for k in node.keywords)
+
+
 def names_surely_read(node: ast.AST) -> Set[str]:
-    """The names that computing ``node`` reads on every evaluation: not in an arm of a
-    conditional expression, after the first operand of ``and``/``or``, past the first pair of
-    a chained comparison, in a lambda or a comprehension."""
+    """The names whose values computing ``node`` reads on every evaluation: not in an arm of
+    a conditional expression, after the first operand of ``and``/``or``, past the first pair
+    of a chained comparison, in a lambda or a comprehension, nor only for their metadata
+    (``s.numel()``)."""
     if isinstance(node, ast.Name):
         return {node.id}
     if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        return set()
+    if reads_metadata(node):
         return set()
     if isinstance(node, ast.IfExp):
         children: List[ast.AST] = [node.test]

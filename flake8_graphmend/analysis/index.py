@@ -11,7 +11,7 @@ import functools
 import weakref
 from dataclasses import dataclass, field
 from typing import (
-    Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, TypeVar, Union,
+    Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, TypeVar, Union,
 )
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
@@ -218,10 +218,22 @@ def scope_names(function: FunctionNode) -> Set[str]:
     """
     names = parameter_names(function)
     declared_global: Set[str] = set()
+    for node in _own_nodes(function):
+        names.update(names_bound_by(node))
+        if isinstance(node, ast.Global):
+            declared_global.update(node.names)
+        elif isinstance(node, ast.Nonlocal):
+            names.update(node.names)
+    return names - declared_global
+
+
+def _own_nodes(function: FunctionNode) -> Iterator[ast.AST]:
+    """The nodes of ``function``'s own body: of a nested function, class or lambda only what
+    runs where it is defined (its decorators and defaults)."""
     stack: List[ast.AST] = list(function.body)
     while stack:
         node = stack.pop()
-        names.update(names_bound_by(node))
+        yield node
         if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
             stack.extend(node.decorator_list)
             if isinstance(node, _FUNCTIONS):
@@ -230,12 +242,7 @@ def scope_names(function: FunctionNode) -> Set[str]:
         if isinstance(node, ast.Lambda):
             stack.extend(node.args.defaults)
             continue
-        if isinstance(node, ast.Global):
-            declared_global.update(node.names)
-        elif isinstance(node, ast.Nonlocal):
-            names.update(node.names)
         stack.extend(child_nodes(node))
-    return names - declared_global
 
 
 def enclosing_functions(tree: ast.Module, function: FunctionNode) -> List[FunctionNode]:
@@ -365,3 +372,19 @@ def root_name(value: ast.expr) -> str:
     while isinstance(value, (ast.Attribute, ast.Subscript, ast.Call)):
         value = value.func if isinstance(value, ast.Call) else value.value
     return value.id if isinstance(value, ast.Name) else ""
+
+
+@node_memo
+def bound_without_value(function: FunctionNode) -> FrozenSet[str]:
+    """Names that ``function``'s own body binds or unbinds other than by an assignment, a loop
+    or a ``with`` (``FunctionFacts.bindings``): an import, ``except ... as``, a ``case``
+    capture, a nested ``def`` or ``class``, ``del``; and names it declares ``global`` or
+    ``nonlocal`` (other code may bind them). What such a name holds is not what its
+    assignments give it."""
+    names: Set[str] = set()
+    for node in _own_nodes(function):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif not isinstance(node, ast.Name) or isinstance(node.ctx, ast.Del):
+            names.update(names_bound_by(node))
+    return frozenset(names)

@@ -231,15 +231,19 @@ def _arithmetic_failure(node: ast.BinOp, values: ValueAnalysis) -> Optional[str]
         base, exponent = _number_literal_value(node.left), divisor
         if base is not None and exponent is not None:
             try:
-                _ = base ** exponent
+                power = base ** exponent
             except (ArithmeticError, ValueError):
                 pass
             else:
-                return None
+                if type(power) is not int or -(2**63) <= power < 2**63:
+                    return None
+                return f"`{ast.unparse(node)}` does not fit int64: an operation with it fails"
         elif isinstance(exponent, (int, float)) and (
             exponent >= 0 or left in tensors and isinstance(exponent, float)
         ):
-            return None  # `h ** 2`, `d ** 0.5`, `h ** -0.5` of a tensor
+            if left is Kind.STATIC or _fits_every_dtype("pow", exponent):
+                return None  # `h ** 2`, `d ** 0.5`, `h ** -0.5` of a tensor
+            return _unfit(node, node.right)
         elif right in tensors:
             return None  # `2 ** t`: a tensor exponent gives 0 where an int cannot be raised
         return (
@@ -387,7 +391,8 @@ def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
 #: its position in a method call, in a torch function call) for each (99: keyword only). A
 #: fill value, a bound or a factor is converted to the tensor's dtype, which fails where it
 #: does not fit (`inf` into int64, `1e5` into float16, measured on torch 2.13: `clamp`,
-#: `masked_fill`, `full_like`, `add(alpha=)`); an integer tensor cannot be raised
+#: `masked_fill`, `full_like`, `add(alpha=)`, the numbers `torch.where` selects, the ends of
+#: `linspace`, an exponent: `h ** 300` of int8); an integer tensor cannot be raised
 #: to a negative int; a norm's order `"nuc"` takes an SVD, which fails to converge on NaN, and
 #: a negative or infinite one has no value for an empty tensor, where it raises.
 _VALUED_ARGUMENTS: Dict[str, Tuple[Tuple[str, int, int], ...]] = {
@@ -397,6 +402,7 @@ _VALUED_ARGUMENTS: Dict[str, Tuple[Tuple[str, int, int], ...]] = {
     "clamp_min": (("min", 0, 1),), "clamp_max": (("max", 0, 1),),
     **{scaled: (("alpha", 99, 99),) for scaled in ("add", "sub", "subtract")},
     "pow": (("exponent", 0, 1),),
+    "where": (("input", 99, 1), ("other", 1, 2)), "linspace": (("start", 99, 0), ("end", 99, 1)),
 }
 
 
@@ -593,8 +599,13 @@ def _argument_failure(
         )
     number = _literal_number(value, symbols)
     if operation == "pow":
-        negative = _may_be_negative_int(value, number, values)
-        return _negative_exponent(call, value) if negative else None
+        if _may_be_negative_int(value, number, values):
+            return _negative_exponent(call, value)
+        return None if number is None or _fits_every_dtype(operation, number) else _unfit(
+            call, value
+        )
+    if operation == "where" and values.kind(value) is not Kind.STATIC:
+        return None  # a tensor selected, not a number converted (a caller's number: not seen)
     if _fits(operation, value, receiver, values, symbols):
         return None
     if number is not None:
@@ -603,26 +614,38 @@ def _argument_failure(
             "every dtype (integers, float16), and the path that did not run it may hold one"
         )
     if _literal_tensor(value, symbols):
-        return None
+        assert isinstance(value, ast.Call)
+        literal = _literal_number(value.args[0], symbols)
+        if literal is not None and _fits_every_dtype(operation, literal):
+            return None
+    return _unfit(call, value)
+
+
+def _unfit(node: ast.expr, value: ast.expr) -> str:
     return (
-        f"`{ast.unparse(call)}` takes `{ast.unparse(value)}`, which fails where its value "
-        "does not fit the tensor's dtype (`inf` into integers, `1e5` into float16)"
+        f"`{ast.unparse(node)}` takes `{ast.unparse(value)}`, which fails where its value "
+        "does not fit the tensor's dtype (`inf` into integers, `1e5` into float16, `300` "
+        "into int8)"
     )
 
 
 #: Operations whose bounds promote an integer tensor to float where they are floats.
 _BOUNDED = frozenset({"clamp", "clip", "clamp_min", "clamp_max"})
+#: Those, and others that take a float on a tensor of any dtype where float16 holds it (an
+#: integer tensor becomes a float one; `torch.where(m, x, 1e39)` fails for float32).
+_FLOATS_FIT = _BOUNDED | {"where", "pow", "linspace"}
 
 
 def _fits_every_dtype(operation: str, number: float) -> bool:
     """Whether ``operation`` (``_VALUED_ARGUMENTS``) takes the number literal ``number`` on a
-    tensor of any dtype (measured on torch 2.13): a bound that is an int in [-128, 127], or a
-    float that float16 holds (an integer tensor clamped by a float becomes a float one); a
-    factor that is an int in [-128, 127] (an integer tensor takes no float ``alpha``); a fill
-    value in [-128, 127], or a bool."""
+    tensor of any dtype (measured on torch 2.13): a bound, a number selected, an end of
+    ``linspace`` or an exponent that is an int in [-128, 127], or a float that float16 holds
+    (an integer tensor clamped by a float becomes a float one); a factor that is an int in
+    [-128, 127] (an integer tensor takes no float ``alpha``); a fill value in [-128, 127], or
+    a bool."""
     if isinstance(number, bool):
         return operation not in _BOUNDED
-    if isinstance(number, float) and operation in _BOUNDED:
+    if isinstance(number, float) and operation in _FLOATS_FIT:
         return not math.isfinite(number) or abs(number) <= 65504
     if isinstance(number, float) and operation in ("add", "sub", "subtract"):
         return False

@@ -186,6 +186,21 @@ def constant_int(node: Optional[ast.expr]) -> Optional[int]:
     return -node.value if negative else node.value
 
 
+def reads_metadata(node: ast.AST) -> bool:
+    """``t.shape``, ``t.dtype``, ``t.numel()``, ``t.dim()``, ``len(t)``, ``zeros_like(t)``,
+    ``t.new_ones(n)``: what reads only the metadata of its tensor, not its values (which a
+    compiled graph then need not compute)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr in _STATIC_ATTRIBUTES
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    return name == "len" if isinstance(func, ast.Name) else name in _STATIC_METHODS or (
+        name.endswith("_like") or name.startswith("new_")
+    )
+
+
 def is_shape(node: ast.expr) -> bool:
     """A tensor's whole shape, a tuple of ints: ``x.size()`` or ``x.shape``."""
     if isinstance(node, ast.Call):
