@@ -28,8 +28,8 @@ from typing import (
 )
 
 from .index import (
-    TRY_STATEMENTS, bound_without_value, child_blocks, names_bound_by, outer_names, parent_map,
-    walk,
+    TRY_STATEMENTS, bound_without_value, child_blocks, names_bound_by, node_memo, outer_names,
+    parent_map, walk,
 )
 from .layers import builds_float_layer, holds_tensor
 from .symbols import (
@@ -366,13 +366,9 @@ class Dtypes:
         judged without the locals of its function (``torch.zeros(n, dtype=torch.long)``,
         not ``inv_freq``), and no class body binds ``X`` nor any store computes its name."""
         name = self_attribute(node)
-        stores = attribute_stores(self.symbols.tree).get(name or "", ())
-        if not stores or sets_attributes_by_computed_name(self.symbols.tree) or any(
-            name in names_bound_by(sub)
-            for cls in walk(self.symbols.tree) if isinstance(cls, ast.ClassDef)
-            for statement in cls.body
-            for sub in ([statement] if isinstance(statement, _SCOPES) else walk(statement))
-        ):
+        tree = self.symbols.tree
+        stores = attribute_stores(tree).get(name or "", ())
+        if not stores or sets_attributes_by_computed_name(tree) or name in _class_names(tree):
             return _NONE
         if any(
             isinstance(sub, ast.Name) and not self.symbols.qualified_name(sub)
@@ -543,17 +539,34 @@ class Dtypes:
         )
 
 
+@node_memo
+def _class_names(tree: ast.Module) -> FrozenSet[str]:
+    """The names the class bodies of ``tree`` bind (a method, a class attribute)."""
+    return frozenset(
+        name
+        for cls in walk(tree) if isinstance(cls, ast.ClassDef)
+        for statement in cls.body
+        for sub in ([statement] if isinstance(statement, _SCOPES) else walk(statement))
+        for name in names_bound_by(sub)
+    )
+
+
 def _of_literal(data: ast.expr) -> Facts:
     """What ``torch.tensor(data)`` makes of a literal (``[True, False]``: bool, ``[0.5, 1]``:
-    floating point, ``[[1, 2]]``: an integer); nothing known of another value."""
-    numbers = [
-        sub.value for sub in walk(data)
-        if isinstance(sub, ast.Constant)
-    ]
-    if not numbers or not all(
-        isinstance(sub, (ast.List, ast.Tuple, ast.Constant, ast.UnaryOp, ast.USub, ast.Load))
-        for sub in walk(data)
-    ) or not all(type(n) in (bool, int, float) for n in numbers):
+    floating point, ``[[1, -True]]``: an integer); nothing known of another value."""
+    try:
+        value = ast.literal_eval(data)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NONE
+    numbers: List[object] = []
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+        else:
+            numbers.append(item)
+    if not numbers or not all(type(n) in (bool, int, float) for n in numbers):
         return _NONE
     if all(type(n) is bool for n in numbers):
         return BOOLEAN
