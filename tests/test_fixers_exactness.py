@@ -8447,7 +8447,7 @@ class Model(nn.Module):
         return out
 """
 HELD_TENSORS = {
-    f"a tensor self holds on the path not taken: {label}": (
+    f"self's tensor on the path not taken: {label}": (
         HELD.format(store=store, side=side),
         (torch.tensor([1.0, 2.0]),),
         decline,
@@ -8466,6 +8466,14 @@ HELD_TENSORS = {
          "x.masked_fill(self.keep, 0.0)", "raises where `self.keep` is not a bool tensor"),
         ("a float buffer's mean", 'self.register_buffer("avg", torch.zeros(2))',
          "x * self.avg.mean()", None),
+        ("a bool buffer stored again by unpacking",
+         'self.register_buffer("keep", torch.tensor([True, False]))\n'
+         '        self.keep, self.n = torch.tensor([1, 0]), 0',
+         "x.masked_fill(self.keep, 0.0)", "raises where `self.keep` is not a bool tensor"),
+        ("a float buffer updated by an augmented assignment elsewhere",
+         'self.register_buffer("avg", torch.zeros(2))\n\n'
+         '    def reset(self):\n        self.avg //= 1',
+         "x * self.avg.mean()", "raises where `self.avg` is not floating point"),
         ("a buffer of a negated bool (an int) as a mask",
          'self.register_buffer("keep", torch.tensor([-True, False]))',
          "x.masked_fill(self.keep, 0.0)", "raises where `self.keep` is not a bool tensor"),
