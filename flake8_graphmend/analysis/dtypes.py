@@ -28,8 +28,8 @@ from typing import (
 )
 
 from .index import (
-    TRY_STATEMENTS, assignment_targets, bound_without_value, child_blocks, names_bound_by,
-    node_memo, outer_names, parent_map, walk,
+    TRY_STATEMENTS, bound_without_value, child_blocks, names_bound_by, node_memo, outer_names,
+    parent_map, walk,
 )
 from .layers import builds_float_layer, holds_tensor
 from .symbols import (
@@ -368,9 +368,7 @@ class Dtypes:
         name = self_attribute(node)
         tree = self.symbols.tree
         stores = attribute_stores(tree).get(name or "", ())
-        if not stores or sets_attributes_by_computed_name(tree) or name in _class_names(tree) or (
-            name in _stored_otherwise(tree)
-        ):
+        if not stores or sets_attributes_by_computed_name(tree) or name in _class_names(tree):
             return _NONE
         if any(
             isinstance(sub, ast.Name) and not self.symbols.qualified_name(sub)
@@ -550,24 +548,6 @@ def _class_names(tree: ast.Module) -> FrozenSet[str]:
         for statement in cls.body
         for sub in ([statement] if isinstance(statement, _SCOPES) else walk(statement))
         for name in names_bound_by(sub)
-    )
-
-
-@node_memo
-def _stored_otherwise(tree: ast.Module) -> FrozenSet[str]:
-    """The attribute names ``tree`` stores into, or deletes, other than as the whole target
-    of ``=`` (``attribute_stores`` sees those): ``self.a, self.b = ...``, ``self.n += 1``,
-    ``del self.m``, ``for self.i in ...``, ``with ... as self.f``."""
-    plain = {
-        id(target)
-        for node in walk(tree) if isinstance(node, (ast.Assign, ast.AnnAssign))
-        and node.value is not None
-        for target in assignment_targets(node)
-    }
-    return frozenset(
-        node.attr for node in walk(tree)
-        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load)
-        and id(node) not in plain
     )
 
 

@@ -348,13 +348,17 @@ def _attributes_stored(tree: ast.Module) -> FrozenSet[str]:
 def attribute_stores(tree: ast.Module) -> Dict[str, Tuple[ast.expr, ...]]:
     """For each name ``X``, the values the file stores into ``<object>.X``: ``self.proj =
     nn.Linear(4, 4)`` in a class, ``model.fc = nn.Identity()`` in a function that builds a
-    model, ``setattr(model, "fc", layer)``, ``self.add_module("fc", layer)``."""
+    model, ``setattr(model, "fc", layer)``, ``self.add_module("fc", layer)``, an element of
+    ``self.a, self.b = a, b``; ``UNKNOWN_STORE`` for a value not seen (``self.a, self.b =
+    pair``, ``self.n += 1``, ``del self.m``, ``for self.i in ...``, ``with ... as self.f``)."""
     found: Dict[str, List[ast.expr]] = {}
+    plain = set()  # the targets whose values are recorded
     for node in walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             for target in assignment_targets(node):
-                if isinstance(target, ast.Attribute):
-                    found.setdefault(target.attr, []).append(node.value)
+                for stored, value in _stored_parts(target, node.value):
+                    found.setdefault(stored.attr, []).append(value)
+                    plain.add(id(stored))
         elif isinstance(node, ast.Call) and _is_setattr(node) and len(node.args) == 3:
             key = node.args[1]
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
@@ -368,7 +372,30 @@ def attribute_stores(tree: ast.Module) -> Dict[str, Tuple[ast.expr, ...]]:
             and isinstance(node.args[0].value, str)
         ):  # `self.add_module("proj", nn.Identity())`, `self.register_buffer("mask", m)`
             found.setdefault(node.args[0].value, []).append(node.args[1])
+    for node in walk(tree):
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            if id(node) not in plain:
+                found.setdefault(node.attr, []).append(UNKNOWN_STORE)
     return {name: tuple(values) for name, values in found.items()}
+
+
+#: What ``attribute_stores`` gives for a value it does not see: a name no code can bind.
+UNKNOWN_STORE = ast.Name(id="<a store not followed>", ctx=ast.Load())
+
+
+def _stored_parts(target: ast.expr, value: ast.expr) -> List[Tuple[ast.Attribute, ast.expr]]:
+    """The attributes ``target = value`` stores into, each with its value: ``self.a`` of
+    ``self.a = v``, and of ``self.a, self.b = v, w`` (a display of as many values)."""
+    if isinstance(target, ast.Attribute):
+        return [(target, value)]
+    if (
+        isinstance(target, (ast.Tuple, ast.List))
+        and isinstance(value, (ast.Tuple, ast.List))
+        and len(target.elts) == len(value.elts)
+        and not any(isinstance(e, ast.Starred) for e in [*target.elts, *value.elts])
+    ):
+        return [part for t, v in zip(target.elts, value.elts) for part in _stored_parts(t, v)]
+    return []
 
 
 #: Functions that store into, or delete, an attribute named by their second argument.
