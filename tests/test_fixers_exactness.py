@@ -8364,6 +8364,13 @@ class Model(nn.Module):
         return out
 """
 INT8 = torch.tensor([1, 2], dtype=torch.int8)
+SWEEP_41["a module constant torch.where selects that float32 cannot hold"] = (
+    "\nBIG = 1e39\n" + NOT_TAKEN.format(
+        before="h = h.float()", bound="0", side="torch.where(h > 0, h, BIG)"
+    ),
+    (torch.tensor([1.0, 2.0]), torch.tensor([-5.0])),
+    "`torch.where(h > 0, h, BIG)` takes `BIG`",
+)
 SWEEP_41.update({
     name: (
         NOT_TAKEN.format(before=before, bound=bound, side=side), (h, torch.tensor([-5.0])), decline
@@ -8473,6 +8480,10 @@ HELD_TENSORS = {
         ("a float buffer updated by an augmented assignment elsewhere",
          'self.register_buffer("avg", torch.zeros(2))\n\n'
          '    def reset(self):\n        self.avg //= 1',
+         "x * self.avg.mean()", "raises where `self.avg` is not floating point"),
+        ("a buffer whose data the file replaces",
+         'self.register_buffer("avg", torch.zeros(2))\n'
+         '        self.avg.data = self.avg.data.long()',
          "x * self.avg.mean()", "raises where `self.avg` is not floating point"),
         ("a buffer of a negated bool (an int) as a mask",
          'self.register_buffer("keep", torch.tensor([-True, False]))',

@@ -364,11 +364,15 @@ class Dtypes:
         """What ``self.X`` is known to be by every value the file stores into an attribute
         ``X`` (``self.register_buffer("mask", torch.tensor([True, False]))``), where each is
         judged without the locals of its function (``torch.zeros(n, dtype=torch.long)``,
-        not ``inv_freq``), and no class body binds ``X`` nor any store computes its name."""
+        not ``inv_freq``), and no class body binds ``X``, no store computes its name and none
+        replaces a tensor's ``data``. (A state dict loaded with ``assign=True`` is not seen.)"""
         name = self_attribute(node)
         tree = self.symbols.tree
         stores = attribute_stores(tree).get(name or "", ())
-        if not stores or sets_attributes_by_computed_name(tree) or name in _class_names(tree):
+        if (
+            not stores or sets_attributes_by_computed_name(tree) or name in _class_names(tree)
+            or "data" in attribute_stores(tree)  # `m.buf.data = m.buf.data.long()`
+        ):
             return _NONE
         if any(
             isinstance(sub, ast.Name) and not self.symbols.qualified_name(sub)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import AbstractSet, Dict, FrozenSet, Optional, Set, Tuple
+from typing import AbstractSet, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from .dtypes import TORCH_NAMESPACES, Dtypes
-from .index import node_memo, walk
+from .index import node_memo, scope_names, walk
 from .inplace import updates_first_argument
 from .layers import holds_tensor
 from .symbols import FunctionNode, ModuleSymbols, is_self, is_staticmethod, taken_from_self
@@ -543,7 +543,7 @@ def _fits(
     while isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
         value = value.operand
     if isinstance(value, ast.Name) and depth < 2 and not values.is_parameter(value.id):
-        bound = values.assignments_of(value.id)
+        bound = values.assignments_of(value.id) or _module_value(value, values, symbols)
         return bool(bound) and all(
             _fits(operation, each, tensor, values, symbols, depth + 1) for each in bound
         )
@@ -576,6 +576,17 @@ def _fits(
     )
 
 
+def _module_value(
+    node: ast.expr, values: ValueAnalysis, symbols: ModuleSymbols
+) -> List[ast.expr]:
+    """The value the module binds ``node`` to, where it is a name of the module that the
+    function does not bind (``BIG = 1e39`` at the top of the file); else none."""
+    if not isinstance(node, ast.Name) or node.id in scope_names(values.function):
+        return []
+    bound = symbols.assignments.get(node.id)
+    return [bound] if bound is not None else []
+
+
 def _argument_failure(
     call: ast.Call,
     operation: str,
@@ -604,7 +615,9 @@ def _argument_failure(
         return None if number is None or _fits_every_dtype(operation, number) else _unfit(
             call, value
         )
-    if operation == "where" and values.kind(value) is not Kind.STATIC:
+    if operation == "where" and values.kind(value) is not Kind.STATIC and not (
+        _module_value(value, values, symbols)
+    ):
         return None  # a tensor selected, not a number converted (a caller's number: not seen)
     if _fits(operation, value, receiver, values, symbols):
         return None
