@@ -233,20 +233,20 @@ CASES: Dict[str, Tuple[str, Optional[str]]] = {
         """,
         "only one path reads `self.gate`",
     ),
-    "a mask that the module holds": (
+    "a floor that the module holds": (
         """
         class Model(nn.Module):
             def __init__(self):
                 super().__init__()
-                self.register_buffer("mask", torch.tensor([True, False, False, True]))
+                self.register_buffer("floor", torch.tensor([0.5, 0.0, 0.0, 0.5]))
 
             def forward(self, x):
                 h = x * 2
                 if h.sum() > 0:
-                    h = h.masked_fill(self.mask, 0.0)
+                    h = torch.maximum(h, self.floor)
                 return h
         """,
-        "keeps `self.mask`, a tensor the caller can hold",
+        "keeps `self.floor`, a tensor the caller can hold",
     ),
     "a clamp that keeps the caller's tensor for backward": (
         """

@@ -8437,8 +8437,9 @@ PRODUCTS = {
     )
 }
 CASES.update(PRODUCTS)
-#: A tensor `self` holds is known by what the file stores into it (a buffer of integers, made
-#: here or from a local of `__init__`), not trusted to suit an operation on the path not taken.
+#: A tensor `self` holds that is not a layer's weight or an `nn.Parameter` has no known dtype on
+#: the path not taken: a buffer may be replaced where the file does not show it
+#: (`load_state_dict(..., assign=True)`, `torch.func.functional_call`, `_apply`; sweep 42).
 HELD = """
 class Model(nn.Module):
     def __init__(self):
@@ -8472,7 +8473,7 @@ HELD_TENSORS = {
         ("an int attribute as a mask", "self.keep = torch.tensor([1, 0])",
          "x.masked_fill(self.keep, 0.0)", "raises where `self.keep` is not a bool tensor"),
         ("a float buffer's mean", 'self.register_buffer("avg", torch.zeros(2))',
-         "x * self.avg.mean()", None),
+         "x * self.avg.mean()", "raises where `self.avg` is not floating point"),
         ("a bool buffer stored again by unpacking",
          'self.register_buffer("keep", torch.tensor([True, False]))\n'
          '        self.keep, self.n = torch.tensor([1, 0]), 0',
@@ -8490,10 +8491,41 @@ HELD_TENSORS = {
          "x.masked_fill(self.keep, 0.0)", "raises where `self.keep` is not a bool tensor"),
         ("a bool buffer as a mask",
          'self.register_buffer("keep", torch.tensor([True, False]))',
-         "x.masked_fill(self.keep, 0.0)", None),
+         "x.masked_fill(self.keep, 0.0)", "raises where `self.keep` is not a bool tensor"),
     )
 }
 CASES.update(HELD_TENSORS)
+SWEEP_42 = {
+    "a buffer torch.func.functional_call replaces": (
+        """
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.zeros(4))
+
+    def forward(self, c):
+        h = self.buf
+        if c.sum() > 0:
+            out = h.softmax(-1)
+        else:
+            out = h * 2
+        return out
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = Inner()
+        self.register_buffer("alt", torch.arange(4))
+
+    def forward(self, c):
+        return torch.func.functional_call(self.net, {"buf": self.alt}, (c,))
+""",
+        (torch.tensor([-1.0]),),
+        "`h.softmax(-1)` raises where `h` is not floating point",
+    ),
+}
+CASES.update(SWEEP_42)
 #: `hardtanh` raises for an unsigned tensor where a limit is negative (its default): an image
 #: of uint8 on the path not taken.
 CASES["hardtanh of a uint8 image on the path not taken"] = (

@@ -28,13 +28,12 @@ from typing import (
 )
 
 from .index import (
-    TRY_STATEMENTS, bound_without_value, child_blocks, names_bound_by, node_memo, outer_names,
-    parent_map, walk,
+    TRY_STATEMENTS, bound_without_value, child_blocks, names_bound_by, outer_names, parent_map,
+    walk,
 )
 from .layers import builds_float_layer, holds_tensor
 from .symbols import (
     ModuleSymbols, attribute_stores, is_self, is_super_call, self_attribute, self_chain,
-    sets_attributes_by_computed_name,
 )
 from .tensor_methods import TENSOR_METHODS
 from .values import Kind, ValueAnalysis, reads_metadata
@@ -356,33 +355,7 @@ class Dtypes:
             holds_tensor(node, self.symbols) or _parameter(node, self.symbols)
         ):
             return frozenset({INEXACT})  # weights: what requires grad is floating or complex
-        if isinstance(node, ast.Attribute):
-            return self._stored(node, depth)
         return _NONE
-
-    def _stored(self, node: ast.Attribute, depth: int) -> Facts:
-        """What ``self.X`` is known to be by every value the file stores into an attribute
-        ``X`` (``self.register_buffer("mask", torch.tensor([True, False]))``), where each is
-        judged without the locals of its function (``torch.zeros(n, dtype=torch.long)``,
-        not ``inv_freq``), and no class body binds ``X``, no store computes its name and none
-        replaces a tensor's ``data``. (A state dict loaded with ``assign=True`` is not seen.)"""
-        name = self_attribute(node)
-        tree = self.symbols.tree
-        stores = attribute_stores(tree).get(name or "", ())
-        if (
-            not stores or sets_attributes_by_computed_name(tree) or name in _class_names(tree)
-            or "data" in attribute_stores(tree)  # `m.buf.data = m.buf.data.long()`
-        ):
-            return _NONE
-        if any(
-            isinstance(sub, ast.Name) and not self.symbols.qualified_name(sub)
-            for value in stores for sub in walk(value)
-        ):
-            return _NONE  # what a local holds is another function's
-        known = _ALL
-        for value in stores:
-            known &= _with_weaker(self.facts(value, depth + 1, None))
-        return known
 
     def _name(self, name: str, depth: int, at: Optional[ast.AST]) -> Facts:
         key = (name, id(at))
@@ -541,18 +514,6 @@ class Dtypes:
         return isinstance(node, ast.Attribute) and node.attr == "device" or (
             isinstance(node, ast.Constant) and isinstance(node.value, str)
         )
-
-
-@node_memo
-def _class_names(tree: ast.Module) -> FrozenSet[str]:
-    """The names the class bodies of ``tree`` bind (a method, a class attribute)."""
-    return frozenset(
-        name
-        for cls in walk(tree) if isinstance(cls, ast.ClassDef)
-        for statement in cls.body
-        for sub in ([statement] if isinstance(statement, _SCOPES) else walk(statement))
-        for name in names_bound_by(sub)
-    )
 
 
 def _of_literal(data: ast.expr) -> Facts:

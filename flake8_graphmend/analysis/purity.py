@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import AbstractSet, Dict, FrozenSet, List, Optional, Set, Tuple
+import operator
+from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from .dtypes import TORCH_NAMESPACES, Dtypes
 from .index import node_memo, scope_names, walk
@@ -146,8 +147,9 @@ def impurity(
         reason = None if again else _failure(sub, values, static_indexing)
         if reason:
             return reason
-        if isinstance(sub, (ast.Constant, ast.Call)):
-            number = _literal_number(sub, symbols)
+        if isinstance(sub, (ast.Constant, ast.Call, ast.Name)):
+            module = _module_value(sub, values, symbols)  # `BIG = 2 ** 70` of the module
+            number = _literal_int(module[0]) if module else _literal_number(sub, symbols)
             if type(number) is int and not -(2**63) <= number < 2**63:
                 return f"`{ast.unparse(sub)}` does not fit int64: an operation with it fails"
         if isinstance(sub, ast.Attribute) and symbols.may_run_code(sub):
@@ -574,6 +576,31 @@ def _fits(
         and isinstance(tensor, ast.Name)
         and info.args[0].value.id == tensor.id
     )
+
+
+def _literal_int(node: ast.expr) -> Optional[int]:
+    """The int a literal computes (``2 ** 70``, ``-(1 << 64)``), or None: ints and ``+``, ``-``,
+    ``*``, ``**`` and ``<<`` of them, with exponents and shifts small enough to compute."""
+    if isinstance(node, ast.Constant):
+        return node.value if type(node.value) is int else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        operand = _literal_int(node.operand)
+        return None if operand is None else -operand
+    if not isinstance(node, ast.BinOp):
+        return None
+    left, right = _literal_int(node.left), _literal_int(node.right)
+    if left is None or right is None:
+        return None
+    if isinstance(node.op, (ast.Pow, ast.LShift)) and not 0 <= right <= 4096:
+        return None
+    compute = _INT_OPERATIONS.get(type(node.op))
+    return compute(left, right) if compute else None
+
+
+_INT_OPERATIONS: Dict[type, Callable[[int, int], int]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Pow: operator.pow,
+    ast.LShift: operator.lshift,
+}
 
 
 def _module_value(
