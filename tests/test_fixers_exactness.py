@@ -8364,6 +8364,13 @@ class Model(nn.Module):
         return out
 """
 INT8 = torch.tensor([1, 2], dtype=torch.int8)
+SWEEP_41["a module constant beyond int64 compared"] = (
+    "\nBIG = 2 ** 70\n" + NOT_TAKEN.format(
+        before="h = h.clone()", bound="0", side="(h == BIG).float()"
+    ),
+    (torch.tensor([1, 2]), torch.tensor([-5.0])),
+    "`BIG` does not fit int64",
+)
 SWEEP_41["a module constant torch.where selects that float32 cannot hold"] = (
     "\nBIG = 1e39\n" + NOT_TAKEN.format(
         before="h = h.float()", bound="0", side="torch.where(h > 0, h, BIG)"
