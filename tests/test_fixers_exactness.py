@@ -8489,6 +8489,9 @@ HELD_TENSORS = {
          'self.register_buffer("avg", torch.zeros(2))\n\n'
          '    def reset(self):\n        self.avg //= 1',
          "x * self.avg.mean()", "raises where `self.avg` is not floating point"),
+        ("a batch norm's count of batches", "self.bn = nn.BatchNorm1d(2)",
+         "x * self.bn.num_batches_tracked.mean()",
+         "raises where `self.bn.num_batches_tracked` is not floating point"),
         ("a buffer whose data the file replaces",
          'self.register_buffer("avg", torch.zeros(2))\n'
          '        self.avg.data = self.avg.data.long()',

@@ -352,8 +352,9 @@ class Dtypes:
         if isinstance(node, ast.Attribute) and node.attr in ("T", "mT", "data"):
             return self.facts(node.value, depth + 1, at)
         if isinstance(node, ast.Attribute) and (
-            holds_tensor(node, self.symbols) or _parameter(node, self.symbols)
-        ):
+            node.attr in ("weight", "bias") and holds_tensor(node, self.symbols)
+            or _parameter(node, self.symbols)
+        ):  # a layer's buffers aside (`num_batches_tracked` is int64)
             return frozenset({INEXACT})  # weights: what requires grad is floating or complex
         return _NONE
 
