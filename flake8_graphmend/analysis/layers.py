@@ -118,8 +118,11 @@ def builds_float_layer(func: ast.expr, symbols: ModuleSymbols) -> bool:
     builds = attribute_stores(symbols.tree).get(self_attribute(func) or "", ())
     return bool(builds) and all(
         isinstance(build, ast.Call)
-        and (symbols.qualified_name(build.func) or "").startswith("torch.nn.")
-        and (symbols.qualified_name(build.func) or "").rpartition(".")[2] in _FLOAT_LAYERS
+        and _float_layer(symbols.qualified_name(build.func) or "")
         and not any(k.arg in ("dtype", None) for k in build.keywords)  # `dtype=complex64`
         for build in builds
     )
+
+
+def _float_layer(qualified: str) -> bool:
+    return qualified.startswith("torch.nn.") and qualified.rpartition(".")[2] in _FLOAT_LAYERS
