@@ -352,7 +352,7 @@ def attribute_stores(tree: ast.Module) -> Dict[str, Tuple[ast.expr, ...]]:
     ``self.a, self.b = a, b``; ``UNKNOWN_STORE`` for a value not seen (``self.a, self.b =
     pair``, ``self.n += 1``, ``del self.m``, ``for self.i in ...``, ``with ... as self.f``)."""
     found: Dict[str, List[ast.expr]] = {}
-    plain = set()  # the targets whose values are recorded
+    plain: Set[int] = set()  # the ids of the targets whose values are recorded
     for node in walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             for target in assignment_targets(node):
@@ -380,7 +380,10 @@ def attribute_stores(tree: ast.Module) -> Dict[str, Tuple[ast.expr, ...]]:
 
 
 #: What ``attribute_stores`` gives for a value it does not see: a name no code can bind.
-UNKNOWN_STORE = ast.Name(id="<a store not followed>", ctx=ast.Load())
+UNKNOWN_STORE = ast.Name(
+    id="<a store not followed>", ctx=ast.Load(), lineno=0, col_offset=0, end_lineno=0,
+    end_col_offset=0,
+)
 
 
 def _stored_parts(target: ast.expr, value: ast.expr) -> List[Tuple[ast.Attribute, ast.expr]]:
