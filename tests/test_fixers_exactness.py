@@ -8323,6 +8323,22 @@ class Model(nn.Module):
         (torch.tensor([[0.5, -1.0, 2.0], [1.0, 0.0, -3.0]]),),
         None,
     ),
+    "the values of torch.max given its input by keyword": (
+        """
+class Model(nn.Module):
+    def forward(self, x, c):
+        h = x.float()
+        v = torch.max(input=h, dim=1)[0]
+        with torch.no_grad():
+            if c.sum() > 0:
+                out = v.softmax(-1)
+            else:
+                out = v * 2
+        return out
+""",
+        (torch.tensor([[1, 2], [3, 4]]), torch.tensor([-1.0])),
+        None,
+    ),
     "a number torch.where selects that int8 cannot hold": (
         """
 class Model(nn.Module):

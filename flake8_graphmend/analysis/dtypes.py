@@ -452,8 +452,10 @@ class Dtypes:
             return frozenset({REAL})
         if part != 0:
             return _NONE
-        first = call.args[0] if self._torch(call.func.value) else call.func.value
-        return self.facts(first, depth + 1, at)
+        if not self._torch(call.func.value):
+            return self.facts(call.func.value, depth + 1, at)
+        given = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "input")]
+        return self.facts(given[0], depth + 1, at) if given else _NONE
 
     def _made(self, node: ast.Call, name: Optional[str], method: Optional[str]) -> Optional[Facts]:
         """Floating point where ``node`` makes it whatever it computes with: an ``nn`` layer
