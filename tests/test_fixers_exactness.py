@@ -8399,6 +8399,8 @@ SWEEP_41.update({
         NOT_TAKEN.format(before=before, bound=bound, side=side), (h, torch.tensor([-5.0])), decline
     )
     for name, before, bound, side, h, decline in (
+        ("a one-argument torch.where (indices: a size that is data)", "h = h.clone()", "0",
+         "torch.where(h > 0)", torch.tensor([1.0, 2.0]), "it calls `torch.where()`"),
         ("an exponent int8 cannot hold", "h = h.clone()", "0", "h ** 300", INT8,
          "`h ** 300` takes `300`"),
         ("a 0-d fill value int8 cannot hold", "h = h.clone()", "0",

@@ -376,6 +376,10 @@ def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
     if updates_first_argument(call):
         return False  # `F.relu(x, True)`
     receiver = symbols.qualified_name(func.value)
+    if func.attr == "where" and len(call.args) + len(call.keywords) < (
+        3 if receiver in TORCH_NAMESPACES else 2
+    ):
+        return False  # `torch.where(c)`: the indices where it holds, a size that is data
     dim_position = 1 if receiver in TORCH_NAMESPACES else 0  # F.softmax(x, dim) / x.softmax(dim)
     if func.attr in _NEEDS_DIM and len(call.args) <= dim_position and not any(
         k.arg == "dim" for k in call.keywords
