@@ -8380,6 +8380,22 @@ class Model(nn.Module):
         return out
 """
 INT8 = torch.tensor([1, 2], dtype=torch.int8)
+#: A module constant is known by its one binding; not where a function rebinds it (`global`).
+SWEEP_41.update({
+    name: (
+        prefix + NOT_TAKEN.format(
+            before="h = h.clone()", bound="0", side="h.masked_fill(h > 1, FILL)"
+        ),
+        (torch.tensor([1, 2], dtype=torch.int8), torch.tensor([-5.0])),
+        decline,
+    )
+    for name, prefix, decline in (
+        ("a module constant fill value that fits", "\nFILL = 0\n", None),
+        ("a module constant fill value a function rebinds",
+         "\nFILL = 0\n\n\ndef widen():\n    global FILL\n    FILL = 300\n",
+         "takes `FILL`"),
+    )
+})
 SWEEP_41["a module constant beyond int64 compared"] = (
     "\nBIG = 2 ** 70\n" + NOT_TAKEN.format(
         before="h = h.clone()", bound="0", side="(h == BIG).float()"

@@ -14,7 +14,7 @@ import operator
 from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from .dtypes import TORCH_NAMESPACES, Dtypes
-from .index import node_memo, scope_names, walk
+from .index import names_bound_by, node_memo, scope_names, walk
 from .inplace import updates_first_argument
 from .layers import holds_tensor
 from .symbols import FunctionNode, ModuleSymbols, is_self, is_staticmethod, taken_from_self
@@ -610,12 +610,36 @@ _INT_OPERATIONS: Dict[type, Callable[[int, int], int]] = {
 def _module_value(
     node: ast.expr, values: ValueAnalysis, symbols: ModuleSymbols
 ) -> List[ast.expr]:
-    """The value the module binds ``node`` to, where it is a name of the module that the
-    function does not bind (``BIG = 1e39`` at the top of the file); else none."""
+    """The value of a constant of the module that ``node`` names, where the function does not
+    bind the name (``BIG = 1e39`` at the top of the file); else none."""
     if not isinstance(node, ast.Name) or node.id in scope_names(values.function):
         return []
-    bound = symbols.assignments.get(node.id)
+    bound = _module_constants(symbols.tree).get(node.id)
     return [bound] if bound is not None else []
+
+
+@node_memo
+def _module_constants(tree: ast.Module) -> Dict[str, ast.expr]:
+    """The names the module binds once, by a plain assignment of its own body, and nothing
+    else binds (no other statement of the module, no ``global`` declaration in a function),
+    each with its value. (Another module's ``mod.NAME = ...`` is not seen.)"""
+    bindings: Dict[str, int] = {}
+    for statement in tree.body:
+        for node in ([statement] if isinstance(statement, _SCOPE_STATEMENTS) else walk(statement)):
+            for name in names_bound_by(node):
+                bindings[name] = bindings.get(name, 0) + 1
+    declared = {name for node in walk(tree) if isinstance(node, ast.Global) for name in node.names}
+    return {
+        target.id: statement.value
+        for statement in tree.body
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1
+        for target in statement.targets
+        if isinstance(target, ast.Name) and bindings.get(target.id) == 1
+        and target.id not in declared
+    }
+
+
+_SCOPE_STATEMENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _argument_failure(
