@@ -8323,6 +8323,22 @@ class Model(nn.Module):
         (torch.tensor([[0.5, -1.0, 2.0], [1.0, 0.0, -3.0]]),),
         None,
     ),
+    "the indices of max given its dim through **kwargs (GM203)": (
+        """
+KW = {"dim": 1}
+
+
+class Model(nn.Module):
+    def forward(self, x, c):
+        h = x.float()
+        idx = h.max(**KW)[1]
+        with torch.no_grad():
+            out = idx.softmax(-1) if c.sum() > 0 else h.sum(1)
+        return out
+""",
+        (torch.tensor([[0.5, -1.0], [1.0, 0.0]]), torch.tensor([-1.0])),
+        "`idx.softmax(-1)` raises where `idx` is not floating point",
+    ),
     "the values of torch.max given its input by keyword": (
         """
 class Model(nn.Module):

@@ -721,7 +721,9 @@ def _extremum_pair(node: ast.expr) -> bool:
     ):
         return False
     function = isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"
-    return len(node.args) > int(function) or any(k.arg == "dim" for k in node.keywords)
+    return len(node.args) > int(function) or any(  # `**kw` and `*args` may hold a dim
+        k.arg in ("dim", None) for k in node.keywords
+    ) or any(isinstance(a, ast.Starred) for a in node.args)
 
 
 def names_surely_read(node: ast.AST) -> Set[str]:
