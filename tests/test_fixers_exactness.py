@@ -8585,6 +8585,34 @@ class Model(nn.Module):
         "`h.softmax(-1)` raises where `h` is not floating point",
     ),
 }
+#: Sweep 44: a layer replaced by a registration the stores do not name (`_modules[...]`, a
+#: computed `setattr`): its weight and bias are not known to be there.
+SWEEP_42.update({
+    f"a layer replaced through {how}": (
+        f"""
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(2, 2)
+        {replace}
+
+    def forward(self, x, c):
+        h = self.lin(x)
+        with torch.no_grad():
+            out = h + self.lin.{tensor} if c.sum() > 0 else h * 2
+        return out
+""",
+        (torch.tensor([[0.5, -1.0], [1.0, 0.0]]), torch.tensor([-1.0])),
+        decline,
+    )
+    for how, replace, tensor, decline in (
+        ("the module dict", 'self._modules["lin"] = nn.Linear(2, 2, bias=False)', "bias",
+         "`self.lin.bias` may be None"),
+        ("a computed setattr", 'for k in ["lin"]:\n            setattr(self, k, nn.Identity())',
+         "weight.sum()", "`self.lin.weight` may not be a tensor"),
+    )
+})
 CASES.update(SWEEP_42)
 #: `hardtanh` raises for an unsigned tensor where a limit is negative (its default): an image
 #: of uint8 on the path not taken.

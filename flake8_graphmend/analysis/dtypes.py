@@ -33,7 +33,7 @@ from .index import (
 )
 from .layers import builds_float_layer, holds_tensor
 from .symbols import (
-    ModuleSymbols, attribute_stores, is_self, is_super_call, self_attribute, self_chain,
+    ModuleSymbols, is_self, is_super_call, known_stores, self_attribute, self_chain,
 )
 from .tensor_methods import TENSOR_METHODS
 from .values import Kind, ValueAnalysis, reads_metadata
@@ -558,7 +558,7 @@ def _promoted(operands: List[Facts]) -> Facts:
 def _parameter(node: ast.Attribute, symbols: ModuleSymbols) -> bool:
     """Whether ``node``, ``self.scale``, is an ``nn.Parameter`` that requires grad on every
     build of the file (``torch`` makes no such tensor of an integer dtype)."""
-    builds = attribute_stores(symbols.tree).get(self_attribute(node) or "", ())
+    builds = known_stores(symbols.tree, self_attribute(node))
     return bool(builds) and all(
         isinstance(build, ast.Call)
         and symbols.qualified_name(build.func) in ("torch.nn.Parameter",

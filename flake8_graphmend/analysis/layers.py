@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, Tuple
 
-from .symbols import ModuleSymbols, self_attribute, attribute_stores
+from .symbols import ModuleSymbols, known_stores, self_attribute
 
 #: (keyword, position, default) of an argument that must be true for a layer to hold a tensor.
 _Needs = Tuple[Tuple[str, int, bool], ...]
@@ -57,7 +57,7 @@ def holds_tensor(node: ast.expr, symbols: ModuleSymbols) -> bool:
     if not isinstance(node, ast.Attribute):
         return False
     holder = self_attribute(node.value)
-    builds = attribute_stores(symbols.tree).get(holder or "", ())
+    builds = known_stores(symbols.tree, holder)
     return bool(builds) and all(_built_with(build, node.attr, symbols) for build in builds)
 
 
@@ -97,7 +97,7 @@ def holds_setting(node: ast.expr, symbols: ModuleSymbols) -> bool:
     ``self.proj`` is on every build of the file: an ``nn`` layer."""
     if not (isinstance(node, ast.Attribute) and node.attr in LAYER_SETTINGS):
         return False
-    builds = attribute_stores(symbols.tree).get(self_attribute(node.value) or "", ())
+    builds = known_stores(symbols.tree, self_attribute(node.value))
     return bool(builds) and all(
         isinstance(build, ast.Call)
         and (symbols.qualified_name(build.func) or "").startswith("torch.nn.")
@@ -115,7 +115,7 @@ _FLOAT_LAYERS = frozenset({
 def builds_float_layer(func: ast.expr, symbols: ModuleSymbols) -> bool:
     """Whether calling ``func``, ``self.proj``, calls an ``nn`` layer of ``_FLOAT_LAYERS`` built
     without a ``dtype`` on every build of the file: what it returns is floating point."""
-    builds = attribute_stores(symbols.tree).get(self_attribute(func) or "", ())
+    builds = known_stores(symbols.tree, self_attribute(func))
     return bool(builds) and all(
         isinstance(build, ast.Call)
         and _float_layer(symbols.qualified_name(build.func) or "")

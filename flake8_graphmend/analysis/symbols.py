@@ -379,6 +379,15 @@ def attribute_stores(tree: ast.Module) -> Dict[str, Tuple[ast.expr, ...]]:
     return {name: tuple(values) for name, values in found.items()}
 
 
+def known_stores(tree: ast.Module, name: Optional[str]) -> Tuple[ast.expr, ...]:
+    """The values ``attribute_stores`` knows the file stores into an attribute ``name``; none
+    where the file may store into any attribute by a name it computes (then no judgement of
+    "each value stored into ``self.X``" can be made)."""
+    if name is None or sets_attributes_by_computed_name(tree):
+        return ()
+    return attribute_stores(tree).get(name, ())
+
+
 #: What ``attribute_stores`` gives for a value it does not see: a name no code can bind.
 UNKNOWN_STORE = ast.Name(
     id="<a store not followed>", ctx=ast.Load(), lineno=0, col_offset=0, end_lineno=0,
@@ -426,7 +435,32 @@ def sets_attributes_by_computed_name(tree: ast.Module) -> bool:
         isinstance(node, ast.Attribute) and node.attr in GENERIC_STORES
         or isinstance(node, ast.Name) and node.id == "vars"
         or isinstance(node, ast.Name) and node.id in SETTERS and id(node) not in named
+        or _registered_by_computed_name(node)
+        or isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load)
+        and isinstance(node.value, ast.Attribute) and node.value.attr in _REGISTRIES
         for node in walk(tree)
+    )
+
+
+#: Where ``nn.Module`` keeps what it registers: ``self._modules["lin"] = layer`` stores ``lin``.
+_REGISTRIES = frozenset({"_modules", "_parameters", "_buffers"})
+
+
+def _registered_by_computed_name(node: ast.AST) -> bool:
+    """``self.register_buffer(name, t)``, ``nn.Module.register_buffer(self, "buf", t)``,
+    ``add_module(**kw)``: a registration whose name is not the first argument's string
+    literal (``attribute_stores`` reads only that form)."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _SETTING_METHODS
+    ):
+        return False
+    first = node.args[0] if node.args else None
+    return not (
+        isinstance(first, ast.Constant) and isinstance(first.value, str)
+        and not any(isinstance(a, ast.Starred) for a in node.args)
+        and not any(k.arg in (None, "name") for k in node.keywords)
     )
 
 
