@@ -80,9 +80,9 @@ RUN_INEXACT = "inexact when run"
 _ALL = frozenset({INEXACT, REAL, BOOL, RUN_INEXACT})  # what nothing contradicts yet
 #: Products whose tensors must have one dtype (an integer or bool tensor times floating point
 #: weights raises, measured on torch 2.13), by the positions of those tensors in the function
-#: (in the method, the receiver and the rest) and their keywords. They need each tensor that
-#: is not ``self``'s to be ``INEXACT``: two floating tensors of different dtypes are not judged
-#: (a known problem of GM201). ``lerp``'s first tensor is judged by ``_NEEDS``.
+#: (in the method, the receiver and the rest) and their keywords. They need each tensor to be
+#: ``INEXACT`` (a weight is): two floating tensors of different dtypes are not judged (a known
+#: problem of GM201). ``lerp``'s first tensor is judged by ``_NEEDS``.
 _MATCHING: Dict[str, Tuple[int, Tuple[str, ...]]] = {
     "matmul": (2, ("input", "other")), "mm": (2, ("input", "mat2")),
     "bmm": (2, ("input", "mat2")), "linear": (3, ("input", "weight", "bias")),
@@ -215,8 +215,8 @@ class Dtypes:
 
     def _python_value(self, operand: ast.expr) -> bool:
         """A value known while tracing (``-self.threshold``), not a tensor of unknown dtype.
-        (What ``self`` holds is judged by ``facts``: a buffer is known by what the file stores
-        into it.)"""
+        (What ``self`` holds is judged by ``facts``: a layer's weight or an ``nn.Parameter`` is
+        floating point, a buffer is not known.)"""
         return self.values.kind(operand) is Kind.STATIC
 
     def _needed(
@@ -273,7 +273,7 @@ class Dtypes:
         if self._torch(func.value):
             operands = node.args[:count]
         elif is_self(func.value) or is_super_call(func.value) or func.attr == "linear":
-            return  # `self.linear(x)`: a module's (`failure` trusts `self.w` of `self.w.mm(x)`)
+            return  # `self.linear(x)`: a module's method, not a product of tensors
         else:
             operands = [func.value, *node.args[:count - 1]]
         if func.attr == "lerp":
