@@ -422,15 +422,7 @@ def sets_attributes_by_computed_name(tree: ast.Module) -> bool:
     ``vars(self).update(kw)``, ``self.__dict__[k] = v``, ``object.__setattr__(self, k, v)``,
     ``setattr``/``delattr`` given anything but a string literal or not called (``map(setattr,
     ...)``)."""
-    named = {  # `setattr(obj, "X", v)`: stores `X` only
-        id(node.func)
-        for node in walk(tree)
-        if isinstance(node, ast.Call)
-        and getattr(node.func, "id", None) in SETTERS
-        and len(node.args) > 1
-        and isinstance(node.args[1], ast.Constant)
-        and isinstance(node.args[1].value, str)
-    }
+    named = named_setters(tree)  # `setattr(obj, "X", v)`: stores `X` only
     return any(
         isinstance(node, ast.Attribute) and node.attr in GENERIC_STORES
         or isinstance(node, ast.Name) and node.id == "vars"
@@ -440,6 +432,21 @@ def sets_attributes_by_computed_name(tree: ast.Module) -> bool:
         and isinstance(node.value, ast.Attribute) and node.value.attr in _REGISTRIES
         for node in walk(tree)
     )
+
+
+@node_memo
+def named_setters(tree: ast.Module) -> Dict[int, str]:
+    """The ``setattr``/``delattr`` calls of ``tree`` given a string literal for a name
+    (``setattr(obj, "X", v)``): the id of each call's function, with that name."""
+    return {
+        id(node.func): node.args[1].value
+        for node in walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) in SETTERS
+        and len(node.args) > 1
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    }
 
 
 #: Where ``nn.Module`` keeps what it registers: ``self._modules["lin"] = layer`` stores ``lin``.

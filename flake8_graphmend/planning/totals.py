@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set
 from ..analysis.index import assignment_targets, node_memo, walk
 from ..analysis.purity import number_literal
 from ..analysis.symbols import (
-    SETTERS, deleted_attributes, is_self, self_attribute, self_chain,
+    SETTERS, deleted_attributes, is_self, named_setters, self_attribute, self_chain,
     sets_attributes_by_computed_name,
 )
 from ..analysis.values import Kind, registered_name
@@ -223,15 +223,7 @@ def _number_attributes(tree: ast.Module) -> FrozenSet[str]:
     literal: Dict[int, bool] = {}  # attribute targets of assignments: a number literal?
     numbers: Set[str] = set()
     others: Set[str] = set()
-    named_setters = {  # `setattr(obj, "X", v)`: its `setattr` is weighed with "X"
-        id(node.func): node.args[1].value
-        for node in walk(tree)
-        if isinstance(node, ast.Call)
-        and getattr(node.func, "id", None) in SETTERS
-        and len(node.args) > 1
-        and isinstance(node.args[1], ast.Constant)
-        and isinstance(node.args[1].value, str)
-    }
+    setters = named_setters(tree)  # `setattr(obj, "X", v)`: its `setattr` is weighed with "X"
     for node in walk(tree):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             number = node.value is not None and number_literal(node.value, _REAL)
@@ -243,8 +235,8 @@ def _number_attributes(tree: ast.Module) -> FrozenSet[str]:
                     names = {t.id for t in assignment_targets(statement) if isinstance(t, ast.Name)}
                     number = statement.value is not None and number_literal(statement.value, _REAL)
                     (numbers if number else others).update(names)
-        elif isinstance(node, ast.Call) and id(node.func) in named_setters:
-            others.add(named_setters[id(node.func)])
+        elif isinstance(node, ast.Call) and id(node.func) in setters:
+            others.add(setters[id(node.func)])
     for node in walk(tree):  # every store, `del`, `for obj.X in ...`, `with ... as obj.X`
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
             (numbers if literal.get(id(node), False) else others).add(node.attr)
