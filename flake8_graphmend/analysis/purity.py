@@ -612,10 +612,12 @@ def _module_value(
 ) -> List[ast.expr]:
     """The value of a constant of the module that ``node`` names, where the function does not
     bind the name (``BIG = 1e39`` at the top of the file); else none."""
-    if not isinstance(node, ast.Name) or node.id in scope_names(values.function):
+    if not isinstance(node, ast.Name):
         return []
     bound = _module_constants(symbols.tree).get(node.id)
-    return [bound] if bound is not None else []
+    if bound is None or node.id in scope_names(values.function):
+        return []  # (the function's names are walked only for a name the module binds once)
+    return [bound]
 
 
 @node_memo
