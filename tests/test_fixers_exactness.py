@@ -8912,6 +8912,38 @@ def test_a_kept_parameter_is_selected_as_itself_without_autograd(helper: str) ->
         assert not both.requires_grad and torch.equal(both, scaled + 1)
 
 
+@pytest.mark.parametrize("helper", [WHERE, WHERE_GRAD])
+def test_a_condition_on_another_device_than_the_sides_is_not_selected(helper: str) -> None:
+    """torch.where fails for a condition on another device than its sides (a CUDA test of CPU
+    tensors), where the original's ``if`` reads the condition: compiled, the helper branches in
+    Python there. The meta device stands in for an accelerator; torch.where is watched."""
+    selections = []
+
+    class Compiling:
+        """``torch`` as Dynamo shows it to the helper, with torch.where recorded."""
+
+        compiler = type("compiler", (), {"is_compiling": staticmethod(lambda: True)})
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(torch, name)
+
+        @staticmethod
+        def where(*args: Any) -> Any:
+            selections.append(args)
+            return torch.where(*args)
+
+    namespace: Dict[str, Any] = {"torch": Compiling()}
+    exec(FIXED_HELPERS[INLINE_ONLY] + FIXED_HELPERS[helper], namespace)
+    where = namespace[helper]
+    sides = torch.ones(2), torch.zeros(2)
+    with pytest.raises(RuntimeError, match="meta"):  # the truth of a meta tensor, as `if` reads it
+        where(torch.tensor(True, device="meta"), *sides)
+    assert not selections
+    on_meta = [side.to("meta") for side in sides]
+    assert where(torch.tensor(True, device="meta"), *on_meta).device.type == "meta"
+    assert len(selections) == 1
+
+
 PRINTED_SELECTIONS = {
     "a merged print of one of two tensors": """
         class Model(nn.Module):
