@@ -77,9 +77,9 @@ def {DEFERRED}(function):
     `function` at the same point of the graph, with the tensors as they are
     there, and with `{IN_GRAPH}=True` if it takes that keyword. Arguments must
     be tensors, str, int, float or bool; where that, or the op, is not
-    available (an older torch, a tensor that requires grad, a transform of
-    torch.func such as vmap, for which the op has no rule), the call runs
-    as written, graph break included.
+    available (an older torch, a tensor that requires grad or is of a
+    subclass, a transform of torch.func such as vmap, for which the op has no
+    rule), the call runs as written, graph break included.
     """
     import functools
     import inspect
@@ -131,6 +131,7 @@ def {DEFERRED}(function):
     level = getattr(
         getattr(torch._C, "_functorch", None), "maybe_current_level", None
     )
+    traced = getattr(torch.compiler, "is_dynamo_compiling", lambda: True)
 
     def kind_of(value):  # an Enum or a numpy scalar prints otherwise: "?"
         if isinstance(value, torch.Tensor):
@@ -151,12 +152,20 @@ def {DEFERRED}(function):
         if level is not None and level() is not None:
             return function(*args)  # in a torch.func transform (vmap, jvp)
         kinds = "".join(kind_of(arg) for arg in args)
-        # a tensor that requires grad prints a grad_fn the op's copy lacks
-        recorded = any(
-            kind == "t" and arg.requires_grad and index not in read
+        # a tensor that requires grad prints a grad_fn the op's copy lacks;
+        # traced by Dynamo, one of a subclass reaches the op as the graph's
+        # plain tensor, which prints without the subclass (a Parameter's
+        # shape and number are its tensor's)
+        subclasses = traced()
+        unlike = any(
+            kind == "t" and (
+                arg.requires_grad and index not in read
+                or subclasses and type(arg) is not torch.Tensor
+                and not (index in read and type(arg) is torch.nn.Parameter)
+            )
             for index, (kind, arg) in enumerate(zip(kinds, args))
         )
-        if "?" in kinds or recorded:
+        if "?" in kinds or unlike:
             return function(*args)
         pairs = list(zip(kinds, args))
         values = [[a for k, a in pairs if k == kind] for kind, _ in groups]

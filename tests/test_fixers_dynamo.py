@@ -1092,3 +1092,55 @@ def test_a_deferred_call_in_a_torch_func_transform_runs_as_written(
         report = probe(load(result.code, tmp_path / "plain").Model(), torch.randn(4, 3))
     assert (report.graphs, report.breaks) == (1, 0)
     torch._dynamo.reset()
+
+
+class Tagged(torch.Tensor):
+    """A tensor subclass that prints under its own name (as units or metadata wrappers do)."""
+
+
+SUBCLASS_PRINTED = """
+import logging
+
+import torch
+from torch import nn
+
+logger = logging.getLogger("graphmend.subclass")
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.full((2,), 3.0), requires_grad=False)
+
+    def forward(self, x):
+        y = x * 2
+        print("y", y)
+        logger.warning("scale %s", self.scale)
+        return y + self.scale
+"""
+
+
+def test_a_deferred_call_given_a_tensor_subclass_runs_as_written(tmp_path: Path) -> None:
+    """Compiled, a tensor of a subclass (a frozen Parameter too) reaches the deferred calls' op
+    as the graph's plain tensor, which printed `tensor(...)` where the original printed
+    `Tagged(...)` and `Parameter containing:` (the forty-fifth sweep's): such a call runs as
+    written (with `backend="eager"`: AOTAutograd fails on such a subclass, the original too)."""
+    original, fixed, code = original_and_fixed(SUBCLASS_PRINTED, tmp_path)
+    assert "_graphmend_print" in code and "_graphmend_logger_warning" in code
+    outcomes = []
+    for module in (original, fixed):
+        torch._dynamo.reset()
+        model = module.Model()
+        out, handler = io.StringIO(), Capture()
+        logging.getLogger("graphmend.subclass").addHandler(handler)
+        try:
+            with contextlib.redirect_stdout(out):
+                value = torch.compile(model, backend="eager")(
+                    torch.arange(2.0).as_subclass(Tagged)
+                )
+        finally:
+            logging.getLogger("graphmend.subclass").removeHandler(handler)
+        messages = [r.getMessage() for r in handler.records]
+        outcomes.append((type(value), value.tolist(), out.getvalue(), messages))
+    assert outcomes[1] == outcomes[0]
+    assert "Tagged(" in outcomes[0][2] and "Parameter containing" in outcomes[0][3][0]
