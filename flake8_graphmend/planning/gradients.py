@@ -28,11 +28,11 @@ from typing import (
     TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple,
 )
 
+from ..analysis.hooks import code_given_to_modules
 from ..analysis.index import walk
 from ..analysis.purity import is_slice_index
 from ..analysis.values import Kind
 from .aliasing import hands_on_caller_tensor, updated_in_place
-from .module_state import code_given_to_modules
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext

@@ -14,6 +14,7 @@ from typing import (
     Set, Tuple, Union,
 )
 
+from ..analysis.hooks import code_given_to_modules
 from ..analysis.index import (
     TRY_STATEMENTS, assignment_targets, loops_around, parent_map, root_name, run_nodes, walk,
 )
@@ -30,9 +31,9 @@ from .conditions import split_condition, tensor_condition_problem
 from .foreign import BUILTIN_EXCEPTIONS, foreign_callee, unknown_held_method, unknown_method
 from .items import compared_item, item_of
 from .module_state import (
-    advanced_iterator, body_changes_state, call_changes_state, class_method, code_given_to_modules,
-    held_classes, implicit_call_changes_state, iterates_held_iterator, lineage,
-    module_call_targets, module_expression, stored_objects, stored_roots, updated_by_call,
+    advanced_iterator, body_changes_state, call_changes_state, class_method, held_classes,
+    implicit_call_changes_state, iterates_held_iterator, lineage, module_call_targets,
+    module_expression, stored_objects, stored_roots, updated_by_call,
 )
 from .per_call import changes_between_calls, class_name_of_self, per_call_problem
 from .submodules import FOREIGN, NAMESPACE_CALLS
