@@ -319,14 +319,19 @@ def {KEEPS_BRANCH}(*inputs):
     there, computing the path not taken could change gradients (AOTAutograd
     would send it a zero gradient, NaN through a division), or the selection
     would show another autograd node. Compiled otherwise, the code after
-    `else` computes both sides and selects, without a graph break.
+    `else` computes both sides and selects, without a graph break. A layer
+    stands for its weights, whose parameters are looked at: reading a weight
+    may run a parametrization (`spectral_norm`) that updates its state.
     """
     if not torch.compiler.is_compiling():
         return True
     if not torch.is_grad_enabled():
         return False
     for value in inputs:
-        if isinstance(value, torch.Tensor) and value.requires_grad:
+        if isinstance(value, torch.nn.Module):
+            if any(p.requires_grad for p in value.parameters()):
+                return True
+        elif isinstance(value, torch.Tensor) and value.requires_grad:
             return True
     return len(inputs) == 0
 '''

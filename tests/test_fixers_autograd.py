@@ -735,3 +735,55 @@ def test_layerdrop_helper_compares_what_is_not_a_number_as_written(probability: 
     with pytest.raises(TypeError) as got:
         namespace[DRAW_BELOW](draw, probability)
     assert str(got.value) == str(expected.value)
+
+
+LAYER_WEIGHT_READ = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = x * 2.0
+        if h.mean() > 0:
+            h = h + self.lin.weight.sum()
+        else:
+            h = h - 1
+        return h
+"""
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_layer_parametrized_elsewhere_is_read_as_often_as_written(
+    compiled: bool, tmp_path: Path
+) -> None:
+    """A training script may give a layer a parametrization (``spectral_norm``), which runs a
+    power iteration, updating the layer's ``_u`` and ``_v``, on every read of its weight. The
+    kept ``if`` took ``self.lin.weight`` itself, so the fixed code read it once more on every
+    call, eager too (the forty-fifth sweep's): it takes the layer, and looks at its
+    parameters."""
+    source = dedent(LAYER_WEIGHT_READ).lstrip()
+    result = transform_module(FixAll(CodemodContext(filename="model.py")), source)
+    assert isinstance(result, TransformSuccess) and "_graphmend_keeps_branch(h, self.lin)" in (
+        result.code
+    )
+    outcomes = []
+    for name, code in {"original": source, "fixed": result.code}.items():
+        torch.manual_seed(0)
+        model = load(code, tmp_path / name).Model()
+        torch.nn.utils.parametrizations.spectral_norm(model.lin)
+        torch._dynamo.reset()
+        run = torch.compile(model, backend="eager") if compiled else model
+        values = [run(torch.full((2, 4), sign)) for sign in (1.0, -1.0)]
+        sum(v.sum() for v in values).backward()
+        state = dict(model.lin.parametrizations.weight[0].named_buffers())
+        gradient = model.lin.parametrizations.weight.original.grad
+        outcomes.append((values, state, gradient))
+    (expected, state, gradient), (got, fixed_state, fixed_gradient) = outcomes
+    assert all(same(a, b) for a, b in zip(got, expected))
+    assert all(torch.equal(state[k], fixed_state[k]) for k in state)
+    assert torch.equal(gradient, fixed_gradient)

@@ -8614,6 +8614,74 @@ class Model(nn.Module):
     )
 })
 CASES.update(SWEEP_42)
+#: The forty-fifth sweep: code the file gives a layer (a hook that keeps its output, a
+#: parametrization that computes its weight, with state, on every read).
+SWEEP_45: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
+    "a layer's output kept by a forward hook of the file, returned on one path": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        if h.mean() > 0:
+            h = h * 2
+        return h
+
+
+def build():
+    model = Model()
+    model.lin.register_forward_hook(lambda module, args, out: setattr(module, "kept", out))
+    return model
+""",
+        (torch.ones(2, 4),),
+        "a tensor the caller can hold",
+    ),
+    **{
+        f"a weight read through {how}": (
+            f"""
+{defined}
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(4, 4)
+        {registered}
+
+    def forward(self, x):
+        h = x * 2.0
+        if h.mean() > 0:
+            h = h + self.lin.weight.sum()
+        else:
+            h = h - 1
+        return h
+""",
+            (torch.ones(2, 4),),
+            "is read through code that the file gives modules",
+        )
+        for how, defined, registered in (
+            ("spectral_norm", "", "nn.utils.parametrizations.spectral_norm(self.lin)"),
+            (
+                "a parametrization that counts its reads",
+                """
+class Counted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("reads", torch.zeros((), dtype=torch.long))
+
+    def forward(self, w):
+        self.reads.add_(1)
+        return w * 1.0
+""",
+                'nn.utils.parametrize.register_parametrization(self.lin, "weight", Counted())',
+            ),
+        )
+    },
+}
+CASES.update(SWEEP_45)
 #: `hardtanh` raises for an unsigned tensor where a limit is negative (its default): an image
 #: of uint8 on the path not taken.
 CASES["hardtanh of a uint8 image on the path not taken"] = (

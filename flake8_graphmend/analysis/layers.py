@@ -3,14 +3,17 @@ nn.Linear(4, 4)`` is a tensor, ``self.proj.bias`` of ``nn.Linear(4, 4, bias=Fals
 ``self.norm.weight`` of ``nn.Identity()`` does not exist.
 
 A positive table: a layer that is not in it, or a build that is not a call of one (a factory,
-a class of another module), is not known to hold anything.
+a class of another module), is not known to hold anything; nor is any layer of a file that
+gives modules code to run (``hooks``): a parametrization computes the weight on every read,
+a forward hook may replace what the layer returns.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
+from .hooks import code_given_to_modules
 from .symbols import ModuleSymbols, known_stores, self_attribute
 
 #: (keyword, position, default) of an argument that must be true for a layer to hold a tensor.
@@ -51,13 +54,25 @@ LAYER_TENSORS: Dict[str, Dict[str, _Needs]] = {
 
 
 def holds_tensor(node: ast.expr, symbols: ModuleSymbols) -> bool:
-    """Whether ``node``, ``self.proj.weight``, is surely a tensor: ``self.proj`` is built in
-    this file, on every build, as an ``nn`` layer that holds ``weight`` with the arguments
-    given (``LAYER_TENSORS``)."""
+    """Whether ``node``, ``self.proj.weight``, is surely a tensor, read without running code:
+    ``self.proj`` is built in this file, on every build, as an ``nn`` layer that holds
+    ``weight`` with the arguments given (``LAYER_TENSORS``), and the file parametrizes no
+    module (``spectral_norm(self.proj)`` makes the weight a property that computes it)."""
+    return _layer_tensor(node, symbols) and code_given_to_modules(symbols.tree) is None
+
+
+def computed_on_read(node: ast.expr, symbols: ModuleSymbols) -> Optional[ast.expr]:
+    """Where the file gives modules code to run (``spectral_norm(self.proj)``), when ``node``,
+    ``self.proj.weight``, is a tensor of an ``nn`` layer of the file: reading it may run that
+    code. None otherwise."""
+    given = code_given_to_modules(symbols.tree)
+    return given if given is not None and _layer_tensor(node, symbols) else None
+
+
+def _layer_tensor(node: ast.expr, symbols: ModuleSymbols) -> bool:
     if not isinstance(node, ast.Attribute):
         return False
-    holder = self_attribute(node.value)
-    builds = known_stores(symbols.tree, holder)
+    builds = known_stores(symbols.tree, self_attribute(node.value))
     return bool(builds) and all(_built_with(build, node.attr, symbols) for build in builds)
 
 
@@ -114,7 +129,10 @@ _FLOAT_LAYERS = frozenset({
 
 def builds_float_layer(func: ast.expr, symbols: ModuleSymbols) -> bool:
     """Whether calling ``func``, ``self.proj``, calls an ``nn`` layer of ``_FLOAT_LAYERS`` built
-    without a ``dtype`` on every build of the file: what it returns is floating point."""
+    without a ``dtype`` on every build of the file, which registers no forward hook (one may
+    return another value): what it returns is floating point."""
+    if code_given_to_modules(symbols.tree) is not None:
+        return False
     builds = known_stores(symbols.tree, self_attribute(func))
     return bool(builds) and all(
         isinstance(build, ast.Call)

@@ -16,7 +16,7 @@ from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Set, 
 from .dtypes import TORCH_NAMESPACES, Dtypes
 from .index import names_bound_by, node_memo, scope_names, walk
 from .inplace import updates_first_argument
-from .layers import holds_tensor
+from .layers import computed_on_read, holds_tensor
 from .symbols import FunctionNode, ModuleSymbols, is_self, is_staticmethod, taken_from_self
 from .values import Kind, ValueAnalysis
 
@@ -872,6 +872,15 @@ def _call_impurity(
                     f"it calls `{ast.unparse(func)}()` on a Python object, "
                     "which would run on both paths"
                 )
+        given = computed_on_read(func.value, symbols) if isinstance(func, ast.Attribute) else None
+        if given is not None:
+            assert isinstance(func, ast.Attribute)
+            return (
+                f"`{ast.unparse(func.value)}` is read through code that the file gives modules "
+                f"(line {given.lineno}: `{ast.unparse(given)}`): a parametrization computes a "
+                "weight on every read, and may update its own state, which would happen on both "
+                "paths"
+            )
         if isinstance(func, ast.Attribute) and _held_object(func.value, values, symbols):
             return (
                 f"`{ast.unparse(func.value)}` may not be a tensor: `{ast.unparse(func)}()` may "

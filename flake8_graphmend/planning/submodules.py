@@ -15,6 +15,7 @@ import ast
 from collections import Counter
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
+from ..analysis.hooks import code_given_to_modules
 from ..analysis.index import (
     MATCH_STATEMENTS, assignment_targets, child_blocks, child_nodes, node_memo, parameter_names,
     parent_map, root_name, walk,
@@ -50,9 +51,10 @@ def returns_new_tensor(
     """Whether ``self.<sub>(...)`` or ``self.<subs>[k](...)`` returns, at ``path`` (element
     indices into returned tuples; ``()`` for the value itself), a new tensor (or a new tuple of
     such tensors) that the submodule keeps nowhere: true for every class it may hold that
-    accepts the call's arguments."""
+    accepts the call's arguments, in a file that gives modules no code to run (a forward hook
+    may keep the output, or replace it with a tensor held elsewhere)."""
     candidates = submodule_classes(call.func, owner, symbols)
-    if not candidates or depth > _DEPTH:
+    if not candidates or depth > _DEPTH or code_given_to_modules(symbols.tree) is not None:
         return False
     accepted = 0
     for name in candidates:
