@@ -8682,6 +8682,21 @@ class Counted(nn.Module):
     },
 }
 CASES.update(SWEEP_45)
+#: A negated whole reduction holds one element (an over-decline the forty-fifth sweep noted:
+#: PPO's clipped objective).
+CASES["the number of a negated mean printed with a format spec"] = (
+    """
+class Model(nn.Module):
+    def forward(self, ratio, advantage):
+        s1 = ratio * advantage
+        s2 = torch.clamp(ratio, 0.8, 1.2) * advantage
+        loss = -torch.min(s1, s2).mean()
+        print(f"policy loss {loss.item():.4f}")
+        return loss
+""",
+    (torch.tensor([0.5, 1.0, 1.5]), torch.tensor([1.0, -2.0, 0.5])),
+    None,
+)
 #: `hardtanh` raises for an unsigned tensor where a limit is negative (its default): an image
 #: of uint8 on the path not taken.
 CASES["hardtanh of a uint8 image on the path not taken"] = (

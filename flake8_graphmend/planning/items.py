@@ -184,12 +184,12 @@ def _is_shape(node: ast.expr) -> bool:
 def is_zero_dim(operand: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
     """A test whose truth cannot fail for having several elements: a whole reduction
     (``mask.any()``, ``torch.isnan(x).any()``), a comparison of one with Python values, its
-    negation, arithmetic of such values and Python numbers (``mse / mae``), or a local only
-    ever assigned one."""
+    negation (``not``, ``-``), arithmetic of such values and Python numbers (``mse / mae``),
+    or a local only ever assigned one."""
     if depth > 3:
         return False
-    if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not):
-        return is_zero_dim(operand.operand, ctx, depth)
+    if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, (ast.Not, ast.USub, ast.UAdd)):
+        return is_zero_dim(operand.operand, ctx, depth)  # `-ratio.mean()` too
     if isinstance(operand, ast.Name):
         return ctx.values.only_assigned(
             operand.id, lambda value: is_zero_dim(value, ctx, depth + 1)
