@@ -58,7 +58,7 @@ def holds_tensor(node: ast.expr, symbols: ModuleSymbols) -> bool:
     ``self.proj`` is built in this file, on every build, as an ``nn`` layer that holds
     ``weight`` with the arguments given (``LAYER_TENSORS``), and the file parametrizes no
     module (``spectral_norm(self.proj)`` makes the weight a property that computes it)."""
-    return _layer_tensor(node, symbols) and code_given_to_modules(symbols.tree) is None
+    return layer_tensor(node, symbols) and code_given_to_modules(symbols.tree) is None
 
 
 def computed_on_read(node: ast.expr, symbols: ModuleSymbols) -> Optional[ast.expr]:
@@ -66,10 +66,13 @@ def computed_on_read(node: ast.expr, symbols: ModuleSymbols) -> Optional[ast.exp
     ``self.proj.weight``, is a tensor of an ``nn`` layer of the file: reading it may run that
     code. None otherwise."""
     given = code_given_to_modules(symbols.tree)
-    return given if given is not None and _layer_tensor(node, symbols) else None
+    return given if given is not None and layer_tensor(node, symbols) else None
 
 
-def _layer_tensor(node: ast.expr, symbols: ModuleSymbols) -> bool:
+def layer_tensor(node: ast.expr, symbols: ModuleSymbols) -> bool:
+    """Whether ``node``, ``self.proj.weight``, is a tensor of what ``self.proj`` is on every
+    build of the file: an ``nn`` layer that holds ``weight`` (``LAYER_TENSORS``), maybe
+    computed on read (``holds_tensor`` is the stricter question)."""
     if not isinstance(node, ast.Attribute):
         return False
     builds = known_stores(symbols.tree, self_attribute(node.value))

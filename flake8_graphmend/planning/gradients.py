@@ -30,8 +30,8 @@ from typing import (
 
 from ..analysis.hooks import code_given_to_modules
 from ..analysis.index import walk
+from ..analysis.layers import layer_tensor
 from ..analysis.purity import is_slice_index
-from ..analysis.symbols import self_attribute
 from ..analysis.values import Kind
 from .aliasing import hands_on_caller_tensor, updated_in_place
 
@@ -320,9 +320,9 @@ def gradient_inputs(
     them. Nothing (the branch kept whenever grad mode is on) where one cannot be read before
     the ``if`` on every call: a local not ``bound`` there on every path, a name that a
     comprehension or a ``lambda`` binds; or where a value makes a tensor that requires grad.
-    A layer's tensor is given as its layer (``self.proj`` for ``self.proj.weight``): the helper
-    looks at its parameters, since reading the tensor may run a parametrization that another
-    module registered (``spectral_norm``, which updates its state on every read in training)."""
+    An ``nn`` layer's tensor is given as its layer (``self.proj`` for ``self.proj.weight``):
+    the helper looks at its parameters, since reading the tensor may run a parametrization that
+    another module registered (``spectral_norm``, which updates its state on every read)."""
     hoisted = {name: value for side in setups for name, value in side.items()}
     pending, seen, found = list(values), set(), []
     while pending:
@@ -333,7 +333,7 @@ def gradient_inputs(
             if binds or made or getattr(node, "attr", "") == "requires_grad_":
                 return ()
         for node in _root_nodes(value, ctx):
-            if isinstance(node, ast.Attribute) and self_attribute(node.value):
+            if isinstance(node, ast.Attribute) and layer_tensor(node, ctx.symbols):
                 node = node.value  # `self.proj` for `self.proj.weight`: read without code
             text = ast.unparse(node)
             if text in hoisted:  # a setup the sides share is followed once
