@@ -188,8 +188,9 @@ def {name}(condition, if_true, if_false):
     tensor the branch chose, autograd history and aliases included. Under
     torch.compile, torch.where is used only where it is exact: a 0-d bool
     tensor condition on the sides' device (a condition on another device
-    fails there), two dense tensors of one shape, dtype, device and strides
-    (the selection keeps that layout), and
+    fails there; not a meta one, whose truth the `if` cannot read), two dense
+    tensors of one shape, dtype, device and strides (the selection keeps that
+    layout), and
     {exactness}
     """
     if not torch.compiler.is_compiling():
@@ -204,6 +205,7 @@ def {name}(condition, if_true, if_false):
         and if_true.shape == if_false.shape
         and if_true.dtype == if_false.dtype
         and if_true.device == if_false.device == condition.device
+        and not condition.is_meta
         and if_true.stride() == if_false.stride()
         and {grad_test}
     ):

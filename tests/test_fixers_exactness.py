@@ -8682,6 +8682,94 @@ class Counted(nn.Module):
     },
 }
 CASES.update(SWEEP_45)
+#: The forty-sixth sweep: the same code given to a layer in ways a name does not show.
+KEPT_OUTPUT = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        if h.mean() > 0:
+            h = h * 2
+        return h
+
+
+def keep(module, args, out):
+    module.kept = out
+
+
+def build():
+    model = Model()
+    {given}
+    return model
+"""
+SWEEP_46: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
+    **{
+        f"a layer's output kept by {how}": (
+            KEPT_OUTPUT.replace("{given}", given),
+            (torch.ones(2, 4),),
+            "a tensor the caller can hold",
+        )
+        for how, given in (
+            ("a hook registered through getattr",
+             'getattr(model.lin, "register_forward_hook")(keep)'),
+            ("a forward patched on the instance",
+             "model.lin.forward = lambda x: nn.Linear.forward(model.lin, x)"),
+            ("a forward patched on the class", "type(model.lin).forward = nn.Linear.forward"),
+            ("a hook put into the module's dict",
+             'vars(model.lin)["_forward" + "_hooks"][0] = keep'),
+        )
+    },
+    "a layer turned into integers by a hook registered through getattr": (
+        """
+def to_int(module, args, out):
+    return out.round().long()
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(4, 4)
+        getattr(self.lin, "register_forward_hook")(to_int)
+
+    def forward(self, x):
+        h = self.lin(x)
+        with torch.no_grad():
+            if x.sum() > 100:
+                h = torch.softmax(h, -1)
+            else:
+                h = h * 2
+        return h
+""",
+        (torch.ones(2, 4),),
+        "`h` is not floating point",
+    ),
+    "a weight parametrized through getattr": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(4, 4)
+        getattr(nn.utils.parametrizations, "spectral_norm")(self.lin)
+
+    def forward(self, x):
+        h = x * 2.0
+        if h.mean() > 0:
+            h = h + self.lin.weight.sum()
+        else:
+            h = h - 1
+        return h
+""",
+        (torch.ones(2, 4),),
+        "is read through code that the file gives modules",
+    ),
+}
+CASES.update(SWEEP_46)
 #: A negated whole reduction holds one element (an over-decline the forty-fifth sweep noted:
 #: PPO's clipped objective).
 CASES["the number of a negated mean printed with a format spec"] = (
@@ -8998,8 +9086,9 @@ def test_a_kept_parameter_is_selected_as_itself_without_autograd(helper: str) ->
 @pytest.mark.parametrize("helper", [WHERE, WHERE_GRAD])
 def test_a_condition_on_another_device_than_the_sides_is_not_selected(helper: str) -> None:
     """torch.where fails for a condition on another device than its sides (a CUDA test of CPU
-    tensors), where the original's ``if`` reads the condition: compiled, the helper branches in
-    Python there. The meta device stands in for an accelerator; torch.where is watched."""
+    tensors), and selects meta tensors where the original's ``if`` fails to read a meta
+    condition (the forty-sixth sweep's): compiled, the helper branches in Python there, as the
+    original. The meta device stands in for an accelerator; torch.where is watched."""
     selections = []
 
     class Compiling:
@@ -9023,8 +9112,10 @@ def test_a_condition_on_another_device_than_the_sides_is_not_selected(helper: st
         where(torch.tensor(True, device="meta"), *sides)
     assert not selections
     on_meta = [side.to("meta") for side in sides]
-    assert where(torch.tensor(True, device="meta"), *on_meta).device.type == "meta"
-    assert len(selections) == 1
+    with pytest.raises(RuntimeError, match="meta"):
+        where(torch.tensor(True, device="meta"), *on_meta)
+    assert not selections
+    assert torch.equal(where(torch.tensor(False), *sides), sides[1]) and len(selections) == 1
 
 
 PRINTED_SELECTIONS = {

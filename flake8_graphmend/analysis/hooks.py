@@ -24,9 +24,12 @@ def code_given_to_modules(tree: ast.Module) -> Optional[ast.expr]:
     (``register_module_forward_pre_hook(f)``) or through the hook dicts
     (``m._forward_pre_hooks[k] = f``); a parametrization or a norm that works by a hook
     (``register_parametrization``, ``spectral_norm(m)``, ``weight_norm``, ``torch.nn.utils
-    .prune``); or a patch of an imported class or module (``nn.Linear.forward = counted``,
-    ``setattr(nn.Linear, ...)``). A call of any submodule may then run code that changes
-    state."""
+    .prune``); a patch of an imported class or module (``nn.Linear.forward = counted``,
+    ``setattr(nn.Linear, ...)``) or of what a module runs (``m.lin.forward = f``,
+    ``m.lin.__class__ = Keeping``); or any of those named by a string (``getattr(m,
+    "register_forward_hook")``, ``setattr(m, "forward", f)``) or reached through ``__dict__``
+    or ``vars()``. A call of any submodule may then run code that changes state. (Known
+    problem: a name computed at run time, ``getattr(m, "register_" + kind)``, is not seen.)"""
     imports = ModuleSymbols.collect(tree)
     for node in walk(tree):
         if isinstance(node, ast.Call):
@@ -38,17 +41,43 @@ def code_given_to_modules(tree: ast.Module) -> Optional[ast.expr]:
                 return node
             if name == "setattr" and node.args and root_name(node.args[0]) in imports.imports:
                 return node
+            if _names_code(node, imports):  # `getattr(m, "register_forward_hook")(f)`
+                return node
         elif isinstance(node, ast.Attribute) and (
             _registers_hook(node.attr)  # `hook = m.register_forward_pre_hook`, then `hook(f)`
             or node.attr.endswith("_hooks")
-            or not isinstance(node.ctx, ast.Load) and root_name(node) in imports.imports
+            or node.attr == "__dict__"  # `m.__dict__["_forward_hooks"]`
+            or not isinstance(node.ctx, ast.Load)
+            and (root_name(node) in imports.imports or node.attr in _CALLED)
         ):
             return node
-        elif isinstance(node, ast.Name) and _registers_hook(
-            (imports.qualified_name(node) or node.id).rsplit(".", 1)[-1]
+        elif isinstance(node, ast.Name) and (
+            _registers_hook((imports.qualified_name(node) or node.id).rsplit(".", 1)[-1])
+            or node.id == "vars" and "vars" not in imports.imports  # `vars(m)["_forward_hooks"]`
         ):
             return node
     return None
+
+
+def _names_code(call: ast.Call, imports: ModuleSymbols) -> bool:
+    """``getattr(m, "register_forward_hook")``, ``getattr(P, "spectral_norm")``,
+    ``setattr(m, "forward", f)``: the builtin given the name of a way to give a module code
+    as a string."""
+    func = call.func
+    if not (
+        isinstance(func, ast.Name)
+        and func.id in ("getattr", "setattr")
+        and func.id not in imports.imports
+        and len(call.args) > 1
+        and isinstance(call.args[1], ast.Constant)
+        and isinstance(call.args[1].value, str)
+    ):
+        return False
+    text = call.args[1].value
+    return (
+        _registers_hook(text) or text in _REGISTERS_CODE or text.endswith("_hooks")
+        or func.id == "setattr" and text in _CALLED
+    )
 
 
 def _registers_hook(name: str) -> bool:
@@ -60,6 +89,9 @@ def _registers_hook(name: str) -> bool:
 _REGISTERS_CODE = frozenset({
     "register_parametrization", "spectral_norm", "weight_norm", "orthogonal",
 })
+#: What a module call runs, which a store replaces (``m.lin.forward = f``, ``type(m).forward =
+#: f``, ``m.lin.__class__ = Keeping``).
+_CALLED = frozenset({"forward", "__call__", "__class__", "_call_impl", "_wrapped_call_impl"})
 _CODE_REGISTERING_MODULES = (
     "torch.nn.utils.spectral_norm", "torch.nn.utils.weight_norm", "torch.nn.utils.parametriz",
     "torch.nn.utils.prune.",
