@@ -8614,11 +8614,8 @@ class Model(nn.Module):
     )
 })
 CASES.update(SWEEP_42)
-#: The forty-fifth sweep: code the file gives a layer (a hook that keeps its output, a
-#: parametrization that computes its weight, with state, on every read).
-SWEEP_45: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
-    "a layer's output kept by a forward hook of the file, returned on one path": (
-        """
+#: A layer's output that code the file gives the layer may keep (``{given}``), returned on one path.
+KEPT_OUTPUT = """
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
@@ -8632,11 +8629,20 @@ class Model(nn.Module):
         return h
 
 
+def keep(module, args, out):
+    module.kept = out
+
+
 def build():
     model = Model()
-    model.lin.register_forward_hook(lambda module, args, out: setattr(module, "kept", out))
+    {given}
     return model
-""",
+"""
+#: The forty-fifth sweep: code the file gives a layer (a hook that keeps its output, a
+#: parametrization that computes its weight, with state, on every read).
+SWEEP_45: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
+    "a layer's output kept by a forward hook of the file, returned on one path": (
+        KEPT_OUTPUT.replace("{given}", "model.lin.register_forward_hook(keep)"),
         (torch.ones(2, 4),),
         "a tensor the caller can hold",
     ),
@@ -8683,29 +8689,6 @@ class Counted(nn.Module):
 }
 CASES.update(SWEEP_45)
 #: The forty-sixth sweep: the same code given to a layer in ways a name does not show.
-KEPT_OUTPUT = """
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.lin = nn.Linear(4, 4)
-
-    def forward(self, x):
-        h = self.lin(x)
-        if h.mean() > 0:
-            h = h * 2
-        return h
-
-
-def keep(module, args, out):
-    module.kept = out
-
-
-def build():
-    model = Model()
-    {given}
-    return model
-"""
 SWEEP_46: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
     **{
         f"a layer's output kept by {how}": (
