@@ -8753,6 +8753,30 @@ class Model(nn.Module):
     ),
 }
 CASES.update(SWEEP_46)
+#: A setting of an `nn` layer read elsewhere (`self.o.in_features` in a property) leaves what the
+#: layer returns the caller's own (an over-decline the forty-seventh sweep noted).
+CASES["a selection over a layer's output, the layer's setting read by a property"] = (
+    """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.inp = nn.Linear(8, 8)
+        self.o = nn.Linear(8, 8)
+
+    @property
+    def width(self):
+        return self.o.in_features
+
+    def forward(self, x):
+        out = self.o(torch.relu(self.inp(x)))
+        if out.abs().mean() > 0.1:
+            out = out / 5
+        return out
+""",
+    (torch.linspace(-3.0, 3.0, 16).reshape(2, 8),),
+    None,
+)
 #: A negated whole reduction holds one element (an over-decline the forty-fifth sweep noted:
 #: PPO's clipped objective).
 CASES["the number of a negated mean printed with a format spec"] = (

@@ -21,6 +21,7 @@ from ..analysis.index import (
     parent_map, root_name, walk,
 )
 from ..analysis.inplace import builds_in_place_module, short_name
+from ..analysis.layers import holds_setting
 from ..analysis.purity import ALIASING_OPERATIONS, FRESH_OPERATIONS, fresh_torch_call
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, is_self, self_attribute
 from ..analysis.values import constant_int
@@ -193,6 +194,8 @@ def _find_attributes_used_otherwise(owner: ClassInfo, symbols: ModuleSymbols) ->
                 continue
             if info is not owner and not isinstance(getattr(node, "ctx", None), ast.Load):
                 found.add(attribute)
+            elif _setting_read(parents.get(id(node)), symbols):
+                continue  # `self.o.in_features` of an `nn` layer: a number read
             elif not _plain_use(node, parents, builds=info is owner and id(node) in read):
                 found.add(attribute)
     return found
@@ -337,6 +340,15 @@ def _method_nodes(method: FunctionNode) -> Tuple[Tuple[ast.AST, str], ...]:
         (node, place)
         for statement, place in _statements(method.body, "body")
         for node in _own_nodes(statement)
+    )
+
+
+def _setting_read(parent: Optional[ast.AST], symbols: ModuleSymbols) -> bool:
+    """Whether ``parent`` reads a number setting of an ``nn`` layer (``self.o.in_features``)."""
+    return (
+        isinstance(parent, ast.Attribute)
+        and isinstance(parent.ctx, ast.Load)
+        and holds_setting(parent, symbols)
     )
 
 
