@@ -8777,6 +8777,72 @@ class Model(nn.Module):
     (torch.linspace(-3.0, 3.0, 16).reshape(2, 8),),
     None,
 )
+#: The forty-eighth sweep: a guard of a submodule reached in ways a name does not show, from a
+#: `try` of the parent (under compile the check raises inside the graph, past the `except`) or
+#: after a change of its state.
+GUARDED_BLOCK = """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        if torch.isnan(h).any():
+            raise FloatingPointError("NaN in block output")
+        return h
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.block = Block()
+        self.calls = 0
+
+    def forward(self, x):
+        {run}
+        return x
+"""
+SWEEP_48: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
+    f"a guard reached through {how}": (
+        GUARDED_BLOCK.replace("{run}", run),
+        (torch.ones(2, 4),),
+        decline,
+    )
+    for how, run, decline in (
+        (
+            "the module table, inside a try",
+            'try:\n            x = self._modules["block"](x)\n'
+            "        except FloatingPointError:\n            x = torch.zeros_like(x)",
+            "inside the `try`",
+        ),
+        (
+            "the module table's values, inside a try",
+            "try:\n            for m in self._modules.values():\n                x = m(x)\n"
+            "        except FloatingPointError:\n            x = torch.zeros_like(x)",
+            "inside the `try`",
+        ),
+        (
+            "a slice of a list of modules, inside a try",
+            "try:\n            for m in list(self.modules())[1:2]:\n                x = m(x)\n"
+            "        except FloatingPointError:\n            x = torch.zeros_like(x)",
+            "inside the `try`",
+        ),
+        (
+            "__call__, inside a try",
+            "try:\n            x = self.block.__call__(x)\n"
+            "        except FloatingPointError:\n            x = torch.zeros_like(x)",
+            "inside the `try`",
+        ),
+        (
+            "the module table after a state change",
+            'self.calls += 1\n        x = self._modules["block"](x)',
+            "may change Python state",
+        ),
+    )
+}
+CASES.update(SWEEP_48)
 #: A negated whole reduction holds one element (an over-decline the forty-fifth sweep noted:
 #: PPO's clipped objective).
 CASES["the number of a negated mean printed with a format spec"] = (

@@ -565,7 +565,9 @@ _HANDING_ON = frozenset({"enumerate", "zip", "reversed", "list", "tuple", "sorte
 def taken_from_self(value: ast.expr) -> bool:
     """An attribute or item rooted at ``self``, or what holds or hands on one: a display
     (``(self.a, self.b)``), ``getattr(self, ...)``, ``zip(self.layers, ...)``,
-    ``self.blocks.values()``."""
+    ``self.blocks.values()``, ``list(self.modules())[1:2]``."""
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Call):
+        return taken_from_self(value.value)
     if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)):
         return root_name(value) == "self"
     if isinstance(value, (ast.Tuple, ast.List)):

@@ -1035,11 +1035,12 @@ def _class_changes_state(name: str, symbols: ModuleSymbols, depth: int) -> bool:
 @functools.lru_cache(maxsize=65_536)
 def module_expression(func: ast.expr, function: FunctionNode) -> Optional[ast.expr]:
     """``self.X`` or ``self.X[k]`` for a call of ``self.X``, ``self.X[k]`` (or their
-    ``.forward``), or of a local name that ``function`` binds only by iterating over ``self.X``
-    (``for layer in self.layers``, in a comprehension too, through ``enumerate``, ``zip``,
-    ``reversed``, a slice, ``.values()`` or ``.items()``: an element ``self.X[?]`` of an
-    unknown index) or by assigning one such value (``layer = self.layers[0]``)."""
-    if isinstance(func, ast.Attribute) and func.attr == "forward":
+    ``.forward`` or ``.__call__``), or of a local name that ``function`` binds only by
+    iterating over ``self.X`` (``for layer in self.layers``, in a comprehension too, through
+    ``enumerate``, ``zip``, ``reversed``, a slice, ``.values()`` or ``.items()``: an element
+    ``self.X[?]`` of an unknown index) or by assigning one such value (``layer =
+    self.layers[0]``)."""
+    if isinstance(func, ast.Attribute) and func.attr in RUNS_MODULE:
         return module_expression(func.value, function)  # `layer.forward(h)`
     if _attribute_of(func) is not None:
         return func
@@ -1110,6 +1111,8 @@ def _module_call_targets(
     if module is None:
         return None
     held = held_classes(module, owner, symbols)
+    if _attribute_of(module) in _REGISTRIES:  # `self._modules["block"]`: any of the file's
+        held = list(symbols.classes)
     names = loosely_built(symbols.tree) if held is None else held
     targets = (
         runs_when_called(symbols.classes[name], symbols)
@@ -1161,6 +1164,12 @@ def _listed(value: ast.expr) -> Optional[ast.expr]:
     return value if self_attribute(value) is not None else None
 
 
+#: A module's own tables of what it holds, whose items are any of its submodules.
+_REGISTRIES = frozenset({"_modules", "__dict__"})
+#: What a module object runs when called: ``m.forward(x)``, ``m.__call__(x)``.
+RUNS_MODULE = frozenset({"forward", "__call__", "_call_impl", "_wrapped_call_impl"})
+
+
 def _attribute_of(value: ast.expr) -> Optional[str]:
     """``X`` of ``self.X`` or ``self.X[k]``."""
     return self_attribute(value.value if isinstance(value, ast.Subscript) else value)
@@ -1205,6 +1214,8 @@ def _held(
     symbols: ModuleSymbols,
     resolving: FrozenSet[Tuple[str, str]],
 ) -> Optional[List[str]]:
+    if attribute in _REGISTRIES:
+        return None  # `self._modules["block"]`: any submodule
     held: Set[str] = set()
     for info in lineage(owner, symbols):
         for method in info.methods.values():

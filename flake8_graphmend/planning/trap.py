@@ -32,7 +32,7 @@ from .foreign import BUILTIN_EXCEPTIONS, foreign_callee, unknown_held_method, un
 from .items import compared_item, item_of
 from .module_state import (
     advanced_iterator, body_changes_state, call_changes_state, class_method, held_classes,
-    implicit_call_changes_state, iterates_held_iterator, lineage, module_call_targets,
+    RUNS_MODULE, implicit_call_changes_state, iterates_held_iterator, lineage, module_call_targets,
     module_expression, stored_objects, stored_roots, updated_by_call,
 )
 from .per_call import changes_between_calls, class_name_of_self, per_call_problem
@@ -969,10 +969,10 @@ def _unnamed_module_call(func: ast.expr, caller: FunctionNode) -> bool:
     iterates over or takes from ``self`` or by ``getattr`` (``for m in (self.a, self.b)``,
     ``head = self.heads[task]``); not a local bound to a new object (``loss_fct =
     MSELoss()``), nor a parameter (whose modules come from the caller's own callers)."""
-    if isinstance(func, ast.Attribute) and func.attr == "forward":
+    if isinstance(func, ast.Attribute) and func.attr in RUNS_MODULE:
         func = func.value
-    if isinstance(func, ast.Call):  # `getattr(self, name)(x)`, `self.head_for(task)(x)`
-        return taken_from_self(func)
+    if isinstance(func, (ast.Call, ast.Subscript)):  # `getattr(self, name)(x)`,
+        return taken_from_self(func)  # `self.head_for(task)(x)`, `list(self.modules())[1](x)`
     if not isinstance(func, ast.Name):
         return False  # `self.a.b(x)`: a method, or a module named as `module_expression` does
     return func.id in locals_from_self(caller)
