@@ -8799,6 +8799,9 @@ class Model(nn.Module):
         torch.manual_seed(0)
         self.block = Block()
         self.calls = 0
+        {init}
+
+    {method}
 
     def forward(self, x):
         {run}
@@ -8806,7 +8809,7 @@ class Model(nn.Module):
 """
 SWEEP_48: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
     f"a guard reached through {how}": (
-        GUARDED_BLOCK.replace("{run}", run),
+        GUARDED_BLOCK.replace("{run}", run).replace("{init}", "").replace("{method}", ""),
         (torch.ones(2, 4),),
         decline,
     )
@@ -8843,6 +8846,40 @@ SWEEP_48: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
     )
 }
 CASES.update(SWEEP_48)
+#: The forty-ninth sweep: forms of reaching the guarded module that the search for calls
+#: leading to a guard does not follow; inside a `try` of the caller, or after its state change,
+#: they count as leading there.
+CAUGHT = "try:\n            x = {call}\n        except FloatingPointError:\n            x = x * 0"
+SWEEP_49: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
+    f"a guard reached through {how}": (
+        "import functools\nimport torch.utils.checkpoint\n"
+        + GUARDED_BLOCK.replace("{run}", CAUGHT.replace("{call}", call) if caught else call)
+        .replace("{init}", init)
+        .replace("{method}", method),
+        (torch.ones(2, 4),),
+        "inside the `try`" if caught else "may change Python state",
+    )
+    for how, init, method, call, caught in (
+        ("a property", "", "@property\n    def inner(self):\n        return self.block",
+         "self.inner(x)", True),
+        ("a bound method kept in __init__", "self.step = self.block.forward", "",
+         "self.step(x)", True),
+        ("a plain list", "self.kept = [self.block]", "", "self.kept[0](x)", True),
+        ("functools.partial", "", "", "functools.partial(self.block)(x)", True),
+        ("checkpoint", "", "",
+         "torch.utils.checkpoint.checkpoint(self.block, x, use_reentrant=False)", True),
+        ("a static method handed the module", "",
+         "@staticmethod\n    def run(m, x):\n        return m(x)", "self.run(self.block, x)",
+         True),
+        ("nn.Module.__call__", "", "", "nn.Module.__call__(self.block, x)", True),
+        ("a conditional expression", "", "", "(self.block if x.dim() else self.block)(x)",
+         True),
+        ("a property after a state change", "",
+         "@property\n    def inner(self):\n        return self.block",
+         "self.calls += 1\n        x = self.inner(x)", False),
+    )
+}
+CASES.update(SWEEP_49)
 #: A negated whole reduction holds one element (an over-decline the forty-fifth sweep noted:
 #: PPO's clipped objective).
 CASES["the number of a negated mean printed with a format spec"] = (

@@ -16,10 +16,12 @@ from typing import (
 
 from ..analysis.hooks import code_given_to_modules
 from ..analysis.index import (
-    TRY_STATEMENTS, assignment_targets, loops_around, parent_map, root_name, run_nodes, walk,
+    TRY_STATEMENTS, assignment_targets, loops_around, parameter_names, parent_map, root_name,
+    run_nodes, walk,
 )
 from ..analysis.inplace import short_name
 from ..analysis.purity import impurity
+from ..analysis.regions import GRAPHMEND_HELPER_PREFIX
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, attribute_stores, is_staticmethod,
     is_super_call, locals_from_self, self_attribute, self_chain, taken_from_self,
@@ -36,7 +38,7 @@ from .module_state import (
     module_expression, stored_objects, stored_roots, updated_by_call,
 )
 from .per_call import changes_between_calls, class_name_of_self, per_call_problem
-from .submodules import FOREIGN, NAMESPACE_CALLS
+from .submodules import FOREIGN, NAMESPACE_CALLS, loosely_built
 from .presence import (
     may_pass_none, none_attributes, none_locals, optional_parameter, tests_none,
 )
@@ -413,7 +415,7 @@ def state_change_problem(
 ) -> Optional[str]:
     """Why ``node`` (``subject``) raising inside the graph would not leave the state that the
     original leaves: code around it that handles or cleans up, state changed before it."""
-    sites = _call_sites(ctx)
+    sites = _loose_call_sites(ctx)
     decorated = _context_decorator(ctx.region.function, ctx) or next(
         (d for site in sites for d in [_context_decorator(site.caller, ctx)] if d is not None),
         None,
@@ -652,7 +654,7 @@ def try_problem(node: ast.AST, ctx: FunctionContext) -> Optional[str]:
     ]
     where = ""
     if not found:
-        for site in _call_sites(ctx):
+        for site in _loose_call_sites(ctx):
             found = [
                 sub for sub in walk(site.caller)
                 if isinstance(sub, TRY_STATEMENTS) and _holds(sub, site.call)
@@ -762,6 +764,17 @@ def _call_sites(ctx: FunctionContext) -> List[_CallSite]:
     return memo[0]
 
 
+def _loose_call_sites(ctx: FunctionContext) -> List[_CallSite]:
+    """``_call_sites`` and the calls that may lead to the guard's function in a form the
+    analysis does not follow (a property, ``partial(self.block)``, ``self.seq[0](x)``): where
+    an exception raised inside the graph must not pass a caller's ``try``, or lose what it
+    changed before, such a call counts as leading there."""
+    memo = vars(ctx).setdefault("_loose_call_sites", [])
+    if not memo:
+        memo.append(_find_call_sites(ctx, loose=True))
+    return memo[0]
+
+
 def passed_none(name: str, ctx: FunctionContext) -> bool:
     """Whether a call of this module that runs the region's function may pass None for its
     parameter ``name``: None itself or a value that may be it (``_may_pass_none``), or arguments
@@ -864,13 +877,16 @@ def _tests_name_not_none(test: ast.expr, name: str) -> bool:
     return any(tests_none(part, name, ast.IsNot) for part in parts)
 
 
-def _find_call_sites(ctx: FunctionContext) -> List[_CallSite]:
+def _find_call_sites(ctx: FunctionContext, loose: bool = False) -> List[_CallSite]:
     sites: List[_CallSite] = []
     frontier = [(ctx.region.function, ctx.region.owner)]
     reached = {id(ctx.region.function)}
     while frontier:
         callee, callee_owner = frontier.pop()
-        for site in _sites_calling(callee, callee_owner, ctx.symbols):
+        found = _sites_calling(callee, callee_owner, ctx.symbols)
+        if loose:
+            found = found + _sites_maybe_calling(callee, callee_owner, ctx.symbols, found)
+        for site in found:
             sites.append(site)
             if id(site.caller) not in reached:
                 reached.add(id(site.caller))
@@ -893,6 +909,53 @@ def _sites_calling(
             if _leads_to(call, caller, caller_owner, callee, callee_owner, symbols)
         ])
     return answers[key][2]
+
+
+def _sites_maybe_calling(
+    callee: FunctionNode,
+    callee_owner: Optional[ClassInfo],
+    symbols: ModuleSymbols,
+    known: Sequence[_CallSite],
+) -> List[_CallSite]:
+    """The calls of the module that may run ``callee``, a module's ``forward``, in a form the
+    analysis does not follow (``_may_run_modules``), beside the ``known`` ones."""
+    if callee_owner is None or callee.name not in RUNS_MODULE:
+        return []
+    seen = {id(site.call) for site in known}
+    name = callee_owner.node.name
+    return [
+        _CallSite(caller, caller_owner, call, callee, callee_owner)
+        for caller, caller_owner, call in _module_calls(symbols)
+        if id(call) not in seen
+        and caller is not callee
+        and not caller.name.startswith(GRAPHMEND_HELPER_PREFIX)  # the fixes' own helpers
+        and caller.name != "__init__"  # runs when a module is built, not when it is called
+        and (caller_owner is None or name in _classes_held(caller_owner, symbols))
+        and _may_run_modules(call, caller, caller_owner, symbols)
+    ]
+
+
+def _classes_held(owner: ClassInfo, symbols: ModuleSymbols) -> FrozenSet[str]:
+    """The classes of the file whose objects ``owner`` may hold, itself or through what it
+    holds: each built in its methods or its bases' of the file (``Block(...)``), followed on
+    through theirs, and those that may sit where the analysis cannot name them
+    (``loosely_built``)."""
+    memo = vars(symbols).setdefault("_classes_held", {})  # like a cached_property's value
+    if owner.node.name not in memo:
+        names = set(loosely_built(symbols.tree))
+        frontier = [owner]
+        while frontier:
+            for info in lineage(frontier.pop(), symbols):
+                for method in info.methods.values():
+                    for node in walk(method):
+                        built = node.func if isinstance(node, ast.Call) else None
+                        if isinstance(built, ast.Name) and built.id in symbols.classes and (
+                            built.id not in names
+                        ):
+                            names.add(built.id)
+                            frontier.append(symbols.classes[built.id])
+        memo[owner.node.name] = frozenset(names)
+    return memo[owner.node.name]
 
 
 def _module_calls(
@@ -961,6 +1024,195 @@ def _leads_to(
         # bound otherwise: `for m in (self.a, self.b)`) may be of the guard's class
         return _unnamed_module_call(func, caller)
     return any(target is callee for target in targets)
+
+
+def _may_run_modules(
+    call: ast.Call, caller: FunctionNode, owner: Optional[ClassInfo], symbols: ModuleSymbols
+) -> bool:
+    """Whether ``call`` may call a module object in a form the analysis does not follow: what
+    ``caller`` is given (``m(x)`` of a parameter), an item, a conditional expression, a walrus
+    or another call gives (``self.seq[0](x)``, ``next(iter(self.children()))(x)``,
+    ``type(self.block).forward(self.block, x)``), an attribute of ``self`` that is no plain
+    method of the file's classes (a property, a bound method stored in ``__init__``, what
+    ``__getattr__`` gives); or it hands ``self``, what ``self`` holds or such a local to code
+    the analysis does not follow (``partial(self.block)``, ``map(f, self.blocks)``,
+    ``checkpoint(self.block, x)``). Not a local bound only to what an imported class or
+    function makes (``loss_fct = MSELoss()``), nor the file's own functions and methods,
+    which the search follows by name."""
+    func = call.func
+    module = module_expression(func, caller) if owner is not None else None
+    if owner is not None and module is not None and held_classes(module, owner, symbols):
+        return False  # `self.block(x)`, `layer(x)` over `self.layers`: followed exactly
+    unbound = False  # `nn.Module.__call__(self.block, x)`: the module is an argument
+    while isinstance(func, ast.Attribute) and func.attr in RUNS_MODULE:
+        func, unbound = func.value, True
+    if isinstance(func, (ast.Subscript, ast.IfExp, ast.NamedExpr, ast.Call)):
+        return True
+    if isinstance(func, ast.Name):
+        if func.id in symbols.functions or func.id in symbols.classes:
+            return unbound
+        if func.id in symbols.imports:
+            pass  # code of another module: judged by what it is handed
+        elif func.id in vars(builtins):
+            if func.id not in _HANDING_BUILTINS:
+                return False  # `len(self.blocks)`, `isinstance(m, nn.Linear)`
+        elif any(
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == func.id
+            for node in walk(caller)
+        ):
+            return False  # a function defined inside the caller, read with it
+        else:
+            if func.id in parameter_names(caller):
+                return True  # `m(x)` of a module handed in
+            # a local of a method (`step = self.step`), not of a module-level function, which
+            # is handed modules as parameters only
+            method = any(
+                caller is function
+                for info in symbols.classes.values()
+                for function in info.methods.values()
+            )
+            return method and not _made_by_imports(func.id, caller, symbols)
+    elif isinstance(func, ast.Attribute):
+        attribute = self_attribute(func)
+        if attribute is not None:
+            methods = [
+                info.methods[attribute]
+                for info in symbols.classes.values()
+                if attribute in info.methods
+            ]
+            if methods:  # a property or a static method may give or call a module
+                return any(method.decorator_list for method in methods)
+            # a callable stored in the file (`self.step = self.block.forward`), or what
+            # `__getattr__` gives; else a method of a base of another file (not followed)
+            stores = attribute_stores(symbols.tree).get(attribute, ())
+            return any(_stores_callable(store, symbols) for store in stores) or any(
+                "__getattr__" in info.methods for info in symbols.classes.values()
+            )
+        qualified = symbols.qualified_name(func) or ""
+        if qualified.startswith("torch.") and not (
+            unbound or qualified.startswith(_CALLING_TORCH)
+        ):
+            return False  # `torch.cat([self.a, x])`: computes, calls no module
+    own = _module_locals(caller)
+    return any(
+        _may_be_module(argument.value if isinstance(argument, ast.Starred) else argument, own)
+        and not _holds_no_module(argument, owner, symbols)
+        for argument in [*call.args, *(k.value for k in call.keywords)]
+    )
+
+
+def _holds_no_module(value: ast.expr, owner: Optional[ClassInfo], symbols: ModuleSymbols) -> bool:
+    """``self.num_labels``: an attribute into which the file stores no module or callable
+    (``self.num_labels = config.num_labels``)."""
+    attribute = self_attribute(value)
+    if owner is None or attribute is None:
+        return False
+    stores = attribute_stores(symbols.tree).get(attribute, ())
+    return bool(stores) and all(_plain_value(store) for store in stores)
+
+
+def _plain_value(value: ast.expr) -> bool:
+    """A number, a string, arithmetic, a display of those, or a read of another object than
+    ``self`` (``config.num_labels``): no module."""
+    if isinstance(value, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp,
+                          ast.JoinedStr)):
+        return True
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return all(_plain_value(element) for element in value.elts)
+    return isinstance(value, (ast.Attribute, ast.Subscript)) and root_name(value) not in (
+        "self", ""
+    )
+
+
+def _stores_callable(value: ast.expr, symbols: ModuleSymbols) -> bool:
+    """Whether ``self.X = value`` may store a module or a callable that the search does not
+    follow through the classes ``self.X`` holds: not a built object (``T5Model(config)``,
+    ``nn.Linear(4, 4)``), a number, a display of numbers, or a read of another object than
+    ``self`` (``config.num_labels``); a bound method of what ``self`` holds
+    (``self.block.forward``), a name or what a call returns may be one."""
+    if isinstance(value, ast.Call):
+        return not (
+            isinstance(value.func, ast.Name) and value.func.id in symbols.classes
+            or (symbols.qualified_name(value.func) or "").startswith("torch.nn.")
+        )
+    return not _plain_value(value)
+
+
+def _iterates_modules(value: ast.expr) -> bool:
+    """``self.blocks``, ``self.blocks.values()``, ``self.children()``, ``zip(self.layers,
+    masks)``: an iteration that may give modules of ``self`` (not ``zip(self.config.kernel,
+    ...)``)."""
+    if isinstance(value, ast.Call):
+        if isinstance(value.func, ast.Name):
+            return any(_iterates_modules(argument) for argument in value.args)
+        return isinstance(value.func, ast.Attribute) and _may_be_module(
+            value.func.value, frozenset()
+        )
+    return _may_be_module(value, frozenset())
+
+
+def _module_locals(caller: FunctionNode) -> FrozenSet[str]:
+    """The locals of ``caller`` that may hold a module of ``self``: bound by iterating over what
+    ``self`` holds, or to ``self``, what it holds itself (``block = self.block``) or what
+    ``getattr(self, ...)`` gives; not to a deeper read (``pad = self.config.pad_token_id``) or
+    to what a call returns."""
+    names: Set[str] = set()
+    for node in walk(caller):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            if _iterates_modules(node.iter):
+                names |= {n.id for n in walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Assign) and (
+            _may_be_module(node.value, frozenset())
+            or isinstance(node.value, ast.Call) and short_name(node.value) == "getattr"
+            and bool(node.value.args) and _may_be_module(node.value.args[0], frozenset())
+        ):
+            names |= {n.id for t in node.targets for n in walk(t) if isinstance(n, ast.Name)}
+    return frozenset(names)
+
+
+def _may_be_module(value: ast.expr, own: FrozenSet[str]) -> bool:
+    """``self``, what it holds itself (``self.block``, ``self.blocks[0]``, a bound method
+    ``self.block.forward``) or a local taken from it: not a deeper read such as
+    ``self.config.initializer_range``."""
+    if isinstance(value, ast.Attribute) and value.attr in RUNS_MODULE:
+        value = value.value
+    if isinstance(value, ast.Subscript):
+        value = value.value
+    if isinstance(value, ast.Name):
+        return value.id == "self" or value.id in own
+    return self_attribute(value) is not None
+
+
+def _made_by_imports(name: str, function: FunctionNode, symbols: ModuleSymbols) -> bool:
+    """Whether ``function`` binds ``name`` only to what an imported class or function makes
+    from arguments that are not ``self``'s (``loss_fct = nn.MSELoss()``)."""
+    bindings = [
+        node for node in walk(function)
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
+    ]
+    values = [
+        statement.value for statement in walk(function)
+        if isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and statement.targets[0].id == name
+    ]
+    return bool(values) and len(values) == len(bindings) and all(
+        isinstance(value, ast.Call)
+        and symbols.qualified_name(value.func) is not None
+        and not any(taken_from_self(argument) for argument in value.args)
+        for value in values
+    )
+
+
+#: Builtins that call what they are given (``map(f, xs)``), or hand it to code that may.
+_HANDING_BUILTINS = frozenset({"map", "filter", "sorted", "max", "min", "iter", "next"})
+#: Functions of torch that call a module or function they are given.
+_CALLING_TORCH = (
+    "torch.utils.checkpoint", "torch.func", "torch.vmap", "torch.autograd.functional",
+    "torch.nn.utils.stateless", "torch.cond", "torch.while_loop", "torch._higher_order_ops",
+    "torch.compile", "torch.compiler", "torch.jit",
+)
 
 
 def _unnamed_module_call(func: ast.expr, caller: FunctionNode) -> bool:
