@@ -16,8 +16,8 @@ from typing import (
 
 from ..analysis.hooks import code_given_to_modules
 from ..analysis.index import (
-    TRY_STATEMENTS, assignment_targets, loops_around, parameter_names, parent_map, root_name,
-    run_nodes, walk,
+    TRY_STATEMENTS, assignment_targets, loops_around, node_memo, parameter_names, parent_map,
+    root_name, run_nodes, walk,
 )
 from ..analysis.inplace import short_name
 from ..analysis.purity import impurity
@@ -925,14 +925,29 @@ def _sites_maybe_calling(
     name = callee_owner.node.name
     return [
         _CallSite(caller, caller_owner, call, callee, callee_owner)
-        for caller, caller_owner, call in _module_calls(symbols)
+        for caller, caller_owner, call in _loose_calls(symbols)
         if id(call) not in seen
         and caller is not callee
-        and not caller.name.startswith(GRAPHMEND_HELPER_PREFIX)  # the fixes' own helpers
-        and caller.name != "__init__"  # runs when a module is built, not when it is called
         and (caller_owner is None or name in _classes_held(caller_owner, symbols))
-        and _may_run_modules(call, caller, caller_owner, symbols)
     ]
+
+
+def _loose_calls(
+    symbols: ModuleSymbols,
+) -> List[Tuple[FunctionNode, Optional[ClassInfo], ast.Call]]:
+    """The calls of the module (``_module_calls``) that may run a module in a form the
+    analysis does not follow (``_may_run_modules``), found once per module: not those of the
+    fixes' own helpers, nor of ``__init__``, which runs when a module is built, not called."""
+    kept = vars(symbols).get("_loose_calls")  # like a cached_property's value
+    if kept is None:
+        kept = vars(symbols)["_loose_calls"] = [
+            (caller, owner, call)
+            for caller, owner, call in _module_calls(symbols)
+            if not caller.name.startswith(GRAPHMEND_HELPER_PREFIX)
+            and caller.name != "__init__"
+            and _may_run_modules(call, caller, owner, symbols)
+        ]
+    return kept
 
 
 def _classes_held(owner: ClassInfo, symbols: ModuleSymbols) -> FrozenSet[str]:
@@ -1066,12 +1081,7 @@ def _may_run_modules(
                 return True  # `m(x)` of a module handed in
             # a local of a method (`step = self.step`), not of a module-level function, which
             # is handed modules as parameters only
-            method = any(
-                caller is function
-                for info in symbols.classes.values()
-                for function in info.methods.values()
-            )
-            return method and not _made_by_imports(func.id, caller, symbols)
+            return owner is not None and not _made_by_imports(func.id, caller, symbols)
     elif isinstance(func, ast.Attribute):
         attribute = self_attribute(func)
         if attribute is not None:
@@ -1151,6 +1161,7 @@ def _iterates_modules(value: ast.expr) -> bool:
     return _may_be_module(value, frozenset())
 
 
+@node_memo
 def _module_locals(caller: FunctionNode) -> FrozenSet[str]:
     """The locals of ``caller`` that may hold a module of ``self``: bound by iterating over what
     ``self`` holds, or to ``self``, what it holds itself (``block = self.block``) or what
