@@ -8880,6 +8880,53 @@ SWEEP_49: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
     )
 }
 CASES.update(SWEEP_49)
+#: Found in the twenty-third session: a module handed to an object of a class of the file,
+#: which calls it (`Runner(self.block).run(x)`): the object's class does not build the module,
+#: and the call of its method is not one the search follows by name.
+RUNNER = """
+class Runner:
+    def __init__(self, module=None):
+        self.module = module
+
+    def attach(self, module):
+        self.module = module
+
+    def run(self, x):
+        return self.module(x)
+"""
+CATCHING_RUNNER = """
+class Runner:
+    def __init__(self, module):
+        self.module = module
+
+    def run(self, x):
+        try:
+            return self.module(x)
+        except FloatingPointError:
+            return x * 0
+"""
+HANDED_ON: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
+    f"a guard of a module handed to {how}": (
+        runner
+        + GUARDED_BLOCK.replace("{run}", run).replace("{init}", init).replace("{method}", ""),
+        (torch.ones(2, 4),),
+        decline,
+    )
+    for how, runner, init, run, decline in (
+        ("an object built in forward, inside a try", RUNNER, "",
+         "runner = Runner(self.block)\n        " + CAUGHT.replace("{call}", "runner.run(x)"),
+         "inside the `try`"),
+        ("an object whose method catches", CATCHING_RUNNER, "self.runner = Runner(self.block)",
+         "x = self.runner.run(x)", "inside the `try`"),
+        ("an object by a method, inside a try", RUNNER, "self.runner = Runner()\n        "
+         "self.runner.attach(self.block)", CAUGHT.replace("{call}", "self.runner.run(x)"),
+         "inside the `try`"),
+        ("an object built in forward, after a state change", RUNNER, "",
+         "self.calls += 1\n        x = Runner(module=self.block).run(x)",
+         "may change Python state"),
+    )
+}
+CASES.update(HANDED_ON)
 #: A negated whole reduction holds one element (an over-decline the forty-fifth sweep noted:
 #: PPO's clipped objective).
 CASES["the number of a negated mean printed with a format spec"] = (

@@ -1015,13 +1015,20 @@ def loosely_built(tree: ast.Module) -> FrozenSet[str]:
     ``held_classes`` cannot name: a class handed on as a value (``CLASSES = {"eager":
     Attention}``), an object of it returned (a factory method), put in a dict or handed to a
     function, or copied (``copy.deepcopy(self.block)``, ``type(self.block)()``, a module
-    function that copies its parameter, as ``_get_clones(layer, n)``)."""
+    function that copies its parameter, as ``_get_clones(layer, n)``), or handed to code of
+    the file that may keep it (``Runner(self.block)``, ``self.runner.attach(self)``)."""
     classes = {n.name for n in walk(tree) if isinstance(n, ast.ClassDef)}
     parents = parent_map(tree)
+    keepers = _file_code_names(tree)
     loose: Set[str] = set()
     for node in walk(tree):
         if isinstance(node, ast.Call) and node.args and _copies(node, parents):
             loose |= _classes_copied(node.args[0], node, tree, parents, classes, 0)
+        if isinstance(node, ast.Call) and short_name(node) in keepers:
+            for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
+                handed = argument.value if isinstance(argument, ast.Starred) else argument
+                loose |= _classes_copied(handed, node, tree, parents, classes, 0)
+                loose |= _own_class(handed, parents)
         if not (isinstance(node, ast.Name) and node.id in classes):
             continue
         parent = parents.get(id(node))
@@ -1037,6 +1044,33 @@ def loosely_built(tree: ast.Module) -> FrozenSet[str]:
             continue  # a base, `Block.method`, an annotation, `isinstance(m, (A, Block))`
         loose.add(node.id)
     return frozenset(loose)
+
+
+def _file_code_names(tree: ast.Module) -> FrozenSet[str]:
+    """The names by which a call may hand its arguments to code of ``tree`` that keeps them:
+    its classes (built), its functions and its classes' methods other than those that run a
+    module, and ``setattr``."""
+    names = {"setattr"}
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        if isinstance(node, ast.ClassDef):
+            names |= {
+                method.name for method in node.body
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and method.name not in ("forward", "__call__", "__init__")
+            }
+    return frozenset(names)
+
+
+def _own_class(value: ast.expr, parents: Dict[int, ast.AST]) -> Set[str]:
+    """``{C}`` where ``value`` is ``self`` in a method of class ``C``; else empty."""
+    if not is_self(value):
+        return set()
+    node = parents.get(id(value))
+    while node is not None and not isinstance(node, ast.ClassDef):
+        node = parents.get(id(node))
+    return {node.name} if node is not None else set()
 
 
 def _type_test(node: Optional[ast.AST], parents: Dict[int, ast.AST]) -> bool:

@@ -1083,32 +1083,44 @@ def _may_run_modules(
             # is handed modules as parameters only
             return owner is not None and not _made_by_imports(func.id, caller, symbols)
     elif isinstance(func, ast.Attribute):
-        attribute = self_attribute(func)
-        if attribute is not None:
-            methods = [
-                info.methods[attribute]
-                for info in symbols.classes.values()
-                if attribute in info.methods
-            ]
-            if methods:  # a property or a static method may give or call a module
-                return any(method.decorator_list for method in methods)
-            # a callable stored in the file (`self.step = self.block.forward`), or what
-            # `__getattr__` gives; else a method of a base of another file (not followed)
-            stores = attribute_stores(symbols.tree).get(attribute, ())
-            return any(_stores_callable(store, symbols) for store in stores) or any(
-                "__getattr__" in info.methods for info in symbols.classes.values()
-            )
-        qualified = symbols.qualified_name(func) or ""
-        if qualified.startswith("torch.") and not (
-            unbound or qualified.startswith(_CALLING_TORCH)
-        ):
-            return False  # `torch.cat([self.a, x])`: computes, calls no module
+        answer = _attribute_may_run_modules(func, unbound, symbols)
+        if answer is not None:
+            return answer
     own = _module_locals(caller)
     return any(
         _may_be_module(argument.value if isinstance(argument, ast.Starred) else argument, own)
         and not _holds_no_module(argument, owner, symbols)
         for argument in [*call.args, *(k.value for k in call.keywords)]
     )
+
+
+def _attribute_may_run_modules(
+    func: ast.Attribute, unbound: bool, symbols: ModuleSymbols
+) -> Optional[bool]:
+    """``_may_run_modules`` of a call of ``func``, an attribute, where the name tells (None:
+    where it depends on what the call is handed)."""
+    attribute = self_attribute(func)
+    if attribute is not None:
+        methods = [
+            info.methods[attribute] for info in symbols.classes.values()
+            if attribute in info.methods
+        ]
+        if methods:  # a property or a static method may give or call a module
+            return any(method.decorator_list for method in methods)
+        # a callable stored in the file (`self.step = self.block.forward`), or what
+        # `__getattr__` gives; else a method of a base of another file (not followed)
+        stores = attribute_stores(symbols.tree).get(attribute, ())
+        return any(_stores_callable(store, symbols) for store in stores) or any(
+            "__getattr__" in info.methods for info in symbols.classes.values()
+        )
+    if not is_super_call(func.value) and any(
+        func.attr in info.methods for info in symbols.classes.values()
+    ):
+        return True  # `runner.run(x)`: a method of an object of a class of the file
+    qualified = symbols.qualified_name(func) or ""
+    if qualified.startswith("torch.") and not (unbound or qualified.startswith(_CALLING_TORCH)):
+        return False  # `torch.cat([self.a, x])`: computes, calls no module
+    return None
 
 
 def _holds_no_module(value: ast.expr, owner: Optional[ClassInfo], symbols: ModuleSymbols) -> bool:
