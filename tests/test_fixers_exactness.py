@@ -8927,6 +8927,23 @@ HANDED_ON: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
     )
 }
 CASES.update(HANDED_ON)
+#: A function defined inside the caller runs the module where it is called (twenty-third
+#: session): `def step(h): return self.block(h)`, then `step(x)` in a `try` or after a change.
+NESTED_STEP = "def step(h):\n            return self.block(h)\n\n        "
+CASES.update({
+    "a guard reached through a function defined in the caller, inside a try": (
+        GUARDED_BLOCK.replace("{run}", NESTED_STEP + CAUGHT.replace("{call}", "step(x)"))
+        .replace("{init}", "").replace("{method}", ""),
+        (torch.ones(2, 4),),
+        "inside the `try`",
+    ),
+    "a guard reached through a function defined in the caller, after a state change": (
+        GUARDED_BLOCK.replace("{run}", NESTED_STEP + "self.calls += 1\n        x = step(x)")
+        .replace("{init}", "").replace("{method}", ""),
+        (torch.ones(2, 4),),
+        "may change Python state",
+    ),
+})
 #: A negated whole reduction holds one element (an over-decline the forty-fifth sweep noted:
 #: PPO's clipped objective).
 CASES["the number of a negated mean printed with a format spec"] = (

@@ -1042,7 +1042,11 @@ def _leads_to(
 
 
 def _may_run_modules(
-    call: ast.Call, caller: FunctionNode, owner: Optional[ClassInfo], symbols: ModuleSymbols
+    call: ast.Call,
+    caller: FunctionNode,
+    owner: Optional[ClassInfo],
+    symbols: ModuleSymbols,
+    resolving: FrozenSet[str] = frozenset(),
 ) -> bool:
     """Whether ``call`` may call a module object in a form the analysis does not follow: what
     ``caller`` is given (``m(x)`` of a parameter), an item, a conditional expression, a walrus
@@ -1053,7 +1057,8 @@ def _may_run_modules(
     the analysis does not follow (``partial(self.block)``, ``map(f, self.blocks)``,
     ``checkpoint(self.block, x)``). Not a local bound only to what an imported class or
     function makes (``loss_fct = MSELoss()``), nor the file's own functions and methods,
-    which the search follows by name."""
+    which the search follows by name; a function defined inside ``caller`` is judged by its
+    calls (``resolving``: the names of those being judged)."""
     func = call.func
     module = module_expression(func, caller) if owner is not None else None
     if owner is not None and module is not None and held_classes(module, owner, symbols):
@@ -1071,11 +1076,15 @@ def _may_run_modules(
         elif func.id in vars(builtins):
             if func.id not in _HANDING_BUILTINS:
                 return False  # `len(self.blocks)`, `isinstance(m, nn.Linear)`
-        elif any(
-            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == func.id
-            for node in walk(caller)
-        ):
-            return False  # a function defined inside the caller, read with it
+        elif _nested_functions(caller, func.id):
+            # a function defined inside the caller: its calls are the caller's, but they run
+            # where it is called (`def step(h): return self.block(h)`, `try: step(x)`)
+            return func.id not in resolving and any(
+                _runs_file_code(sub, caller, owner, symbols, resolving | {func.id})
+                for nested in _nested_functions(caller, func.id)
+                for sub in walk(nested)
+                if isinstance(sub, ast.Call)
+            )
         else:
             if func.id in parameter_names(caller):
                 return True  # `m(x)` of a module handed in
@@ -1092,6 +1101,34 @@ def _may_run_modules(
         and not _holds_no_module(argument, owner, symbols)
         for argument in [*call.args, *(k.value for k in call.keywords)]
     )
+
+
+def _nested_functions(caller: FunctionNode, name: str) -> List[FunctionNode]:
+    """The functions named ``name`` defined inside ``caller``."""
+    return [
+        node for node in walk(caller)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
+    ]
+
+
+def _runs_file_code(
+    call: ast.Call,
+    caller: FunctionNode,
+    owner: Optional[ClassInfo],
+    symbols: ModuleSymbols,
+    resolving: FrozenSet[str],
+) -> bool:
+    """Whether ``call``, in a function defined inside ``caller``, may run code of the file: a
+    module or method of ``self``, a function or class of the file, or a module in a form
+    ``_may_run_modules`` finds."""
+    func = call.func
+    if taken_from_self(func) or isinstance(func, ast.Name) and (
+        func.id in symbols.functions or func.id in symbols.classes
+    ):
+        return True
+    if owner is not None and module_expression(func, caller) is not None:
+        return True  # `layer(h)` over `self.layers`
+    return _may_run_modules(call, caller, owner, symbols, resolving)
 
 
 def _attribute_may_run_modules(
