@@ -8927,6 +8927,88 @@ HANDED_ON: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
     )
 }
 CASES.update(HANDED_ON)
+#: The fiftieth sweep: guards reached in forms the loose search missed (a subclass or mixin of
+#: the guard's class, objects built outside the classes, holders, a module-level function
+#: handed the module) and callers' changes the search for them missed.
+NAN_BLOCK = """
+class Block(nn.Module):
+    def forward(self, x):
+        if torch.isnan(x).any():
+            raise FloatingPointError("NaN")
+        return x * 2
+"""
+CAUGHT_RETURN = "try:\n            return {call}\n        except FloatingPointError:\n" \
+    "            return x * 0"
+SWEEP_50: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
+    f"a guard reached through {how}": (
+        "from dataclasses import dataclass\n" + NAN_BLOCK + before + """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        {init}
+        self.hist = []
+        self.calls = 0
+
+    @property
+    def inner(self):
+        return self.block
+
+    def _graphmend_run(self, x):
+        return self.inner(x)
+
+    def forward(self, x):
+        {run}
+""".replace("{init}", init).replace("{run}", run),
+        (torch.ones(2, 4),),
+        "inside the `try`" if "try:" in before + run else "may change Python state",
+    )
+    for how, before, init, run in (
+        ("a property, its module of a subclass", "\nclass SubBlock(Block):\n    pass\n",
+         "self.block = SubBlock()", CAUGHT_RETURN.replace("{call}", "self.inner(x)")),
+        ("a property, its module of a class with a mixin's forward",
+         "\nclass Mixed(Block, nn.Module):\n    pass\n", "self.block = Mixed()",
+         CAUGHT_RETURN.replace("{call}", "self.inner(x)")),
+        ("a module built at module level", "\nSHARED = Block()\n", "self.block = None",
+         CAUGHT_RETURN.replace("{call}", "SHARED(x)")),
+        ("a list built by a function of the module",
+         "\ndef make_blocks():\n    return nn.ModuleList([Block() for _ in range(2)])\n",
+         "self.blocks = make_blocks()",
+         CAUGHT_RETURN.replace("{call}", "self.blocks[1](self.blocks[0](x))")),
+        ("a class method that builds cls()",
+         "\nclass Made(Block):\n    @classmethod\n    def make(cls):\n        return cls()\n",
+         "self.block = Made.make()", CAUGHT_RETURN.replace("{call}", "self.block(x)")),
+        ("a holder's attribute",
+         "\nclass Holder:\n    def __init__(self, module):\n        self.module = module\n",
+         "self.holder = Holder(Block())",
+         CAUGHT_RETURN.replace("{call}", "self.holder.module(x)")),
+        ("a dataclass holder's field",
+         "\n@dataclass\nclass Parts:\n    encoder: nn.Module\n",
+         "self.parts = Parts(Block())",
+         CAUGHT_RETURN.replace("{call}", "self.parts.encoder(x)")),
+        ("a module-level function handed the model",
+         "\ndef run(model, x):\n    try:\n        return model.block(x)\n"
+         "    except FloatingPointError:\n        return x * 0\n",
+         "self.block = Block()", "return run(self, x)"),
+        ("a user method named like the fixes' helpers", "", "self.block = Block()",
+         CAUGHT_RETURN.replace("{call}", "self._graphmend_run(x)")),
+        ("a function defined in the caller, handed to map", "", "self.block = Block()",
+         "def step(h):\n            return self.block(h)\n\n        "
+         + CAUGHT_RETURN.replace("{call}", "list(map(step, [x]))[0]")),
+        ("a caller's setattr", "", "self.block = Block()",
+         'setattr(self, "calls", self.calls + 1)\n        return self.block(x)'),
+        ("a caller's append to an alias", "", "self.block = Block()",
+         "seen = self.hist\n        seen.append(1)\n        return self.block(x)"),
+        ("a caller's increment through an alias of self", "", "self.block = Block()",
+         "me = self\n        me.calls += 1\n        return self.block(x)"),
+        ("a caller's append through getattr", "", "self.block = Block()",
+         'getattr(self, "hist").append(1)\n        return self.block(x)'),
+        ("a caller's store into __dict__", "", "self.block = Block()",
+         'self.__dict__["calls"] = self.calls + 1\n        return self.block(x)'),
+        ("a caller's update of __dict__", "", "self.block = Block()",
+         "self.__dict__.update(calls=self.calls + 1)\n        return self.block(x)"),
+    )
+}
+CASES.update(SWEEP_50)
 #: A function defined inside the caller runs the module where it is called (twenty-third
 #: session): `def step(h): return self.block(h)`, then `step(x)` in a `try` or after a change.
 NESTED_STEP = "def step(h):\n            return self.block(h)\n\n        "

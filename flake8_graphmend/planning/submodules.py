@@ -505,24 +505,35 @@ def _stores_into(node: ast.AST, attribute: str) -> Iterator[Optional[ast.expr]]:
     (``+=``, an element replaced, ``setattr`` or ``self._modules`` with a computed name)."""
     if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         for target in assignment_targets(node):
+            named = _constant_key(target) if isinstance(target, ast.Subscript) else None
             if _is_self_attribute(target, attribute):
                 yield node.value if isinstance(node, ast.Assign) else None
-            elif isinstance(target, ast.Subscript) and (
-                _is_self_attribute(target.value, attribute)
-                or self_attribute(target.value) in _NAMESPACES
-            ):
-                yield None  # an element replaced; `self._modules[name] = m`
+            elif isinstance(target, ast.Subscript) and _is_self_attribute(target.value, attribute):
+                yield None  # an element replaced
+            elif isinstance(target, ast.Subscript) and self_attribute(target.value) in _NAMESPACES:
+                if named is None or named == attribute:  # `self._modules[name] = m`
+                    yield node.value if named and isinstance(node, ast.Assign) else None
     elif (
         isinstance(node, ast.Call) and short_name(node) == "setattr" and node.args
         and _is_self_attribute(node.args[0], attribute)
     ):
         yield None  # `setattr(self.seq, "norm", m)`
     elif isinstance(node, ast.Call) and _registers_on_self(node):
+        if short_name(node) == "update" and not node.args and all(k.arg for k in node.keywords):
+            # `self.__dict__.update(calls=n)`: the names are written out
+            yield from (k.value for k in node.keywords if k.arg == attribute)
+            return
         named, value = _registered(node)
         if named is None or value is None:
             yield None  # a name computed at run time: any attribute
         elif named == attribute:
             yield value
+
+
+def _constant_key(target: ast.Subscript) -> Optional[str]:
+    """``"calls"`` of ``self.__dict__["calls"]``; None for a key computed at run time."""
+    key = target.slice
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
 
 
 #: Methods of a module list or sequential (of any module) that add a module to it.
@@ -1016,12 +1027,16 @@ def loosely_built(tree: ast.Module) -> FrozenSet[str]:
     Attention}``), an object of it returned (a factory method), put in a dict or handed to a
     function, or copied (``copy.deepcopy(self.block)``, ``type(self.block)()``, a module
     function that copies its parameter, as ``_get_clones(layer, n)``), or handed to code of
-    the file that may keep it (``Runner(self.block)``, ``self.runner.attach(self)``)."""
+    the file that may keep it (``Runner(self.block)``, ``self.runner.attach(self)``), built
+    outside the classes' bodies (``BLOCK = Block()``, ``def make(): b = Block(); return b``),
+    or by ``cls()`` in a class method (with the classes derived from it)."""
     classes = {n.name for n in walk(tree) if isinstance(n, ast.ClassDef)}
     parents = parent_map(tree)
     keepers = _file_code_names(tree)
     loose: Set[str] = set()
     for node in walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            loose |= _built_by_class_method(node.func, parents, tree)
         if isinstance(node, ast.Call) and node.args and _copies(node, parents):
             loose |= _classes_copied(node.args[0], node, tree, parents, classes, 0)
         if isinstance(node, ast.Call) and short_name(node) in keepers:
@@ -1034,9 +1049,9 @@ def loosely_built(tree: ast.Module) -> FrozenSet[str]:
         parent = parents.get(id(node))
         if isinstance(parent, ast.Call) and parent.func is node:
             holder = parents.get(id(parent))
-            if isinstance(holder, _FOLLOWED_PARENTS) or (
+            if (isinstance(holder, _FOLLOWED_PARENTS) or (
                 isinstance(holder, ast.Call) and short_name(holder) in _FOLLOWED_CALLS
-            ):
+            )) and _enclosing_class(node, parents) is not None:
                 continue
         elif isinstance(parent, (ast.ClassDef, ast.Attribute, ast.arg)) or _type_test(
             parent, parents
@@ -1044,6 +1059,44 @@ def loosely_built(tree: ast.Module) -> FrozenSet[str]:
             continue  # a base, `Block.method`, an annotation, `isinstance(m, (A, Block))`
         loose.add(node.id)
     return frozenset(loose)
+
+
+def _enclosing_class(node: ast.AST, parents: Dict[int, ast.AST]) -> Optional[ast.ClassDef]:
+    """The innermost class statement around ``node``, if any."""
+    parent = parents.get(id(node))
+    while parent is not None and not isinstance(parent, ast.ClassDef):
+        parent = parents.get(id(parent))
+    return parent
+
+
+def _built_by_class_method(
+    func: ast.Name, parents: Dict[int, ast.AST], tree: ast.Module
+) -> Set[str]:
+    """The class whose class method calls ``func``, its first parameter (``cls()``), and the
+    classes of ``tree`` derived from it; empty for another call."""
+    method = parents.get(id(func))
+    while method is not None and not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        method = parents.get(id(method))
+    owner = parents.get(id(method)) if method is not None else None
+    if not (
+        isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and isinstance(owner, ast.ClassDef)
+        and any(getattr(d, "id", None) == "classmethod" for d in method.decorator_list)
+        and method.args.args
+        and method.args.args[0].arg == func.id
+    ):
+        return set()
+    found = {owner.name}
+    grown = True
+    while grown:
+        derived = {
+            node.name for node in walk(tree)
+            if isinstance(node, ast.ClassDef)
+            and any(getattr(base, "id", None) in found for base in node.bases)
+        }
+        grown = not derived <= found
+        found |= derived
+    return found
 
 
 def _file_code_names(tree: ast.Module) -> FrozenSet[str]:
@@ -1065,12 +1118,8 @@ def _file_code_names(tree: ast.Module) -> FrozenSet[str]:
 
 def _own_class(value: ast.expr, parents: Dict[int, ast.AST]) -> Set[str]:
     """``{C}`` where ``value`` is ``self`` in a method of class ``C``; else empty."""
-    if not is_self(value):
-        return set()
-    node = parents.get(id(value))
-    while node is not None and not isinstance(node, ast.ClassDef):
-        node = parents.get(id(node))
-    return {node.name} if node is not None else set()
+    owner = _enclosing_class(value, parents) if is_self(value) else None
+    return {owner.name} if owner is not None else set()
 
 
 def _type_test(node: Optional[ast.AST], parents: Dict[int, ast.AST]) -> bool:

@@ -682,12 +682,19 @@ def _caller_change(
     for site in sites:
         caller = site.caller
         loops = loops_around(site.caller, site.call)
+        # what outlives the call: `self`, the module's names, and the caller's locals bound to
+        # what `self` holds (`h = self.hist`, `me = self`)
+        held = module_names | {"self"} | locals_from_self(caller)
         for sub in _run_before(site):
             if isinstance(sub, ast.Global) or _updates_tensor_in_place(
                 sub, ctx, lambda root: root == "self" or root in _parameters(caller)
             ):
                 return sub, site.where
-            if stored_roots(sub) & (module_names | {"self"}):
+            if stored_roots(sub) & held or any(
+                taken_from_self(stored) for stored in stored_objects(sub)
+            ):  # `getattr(self, "hist").append(1)`
+                return sub, site.where
+            if isinstance(sub, ast.Call) and _sets_attribute(sub, held, ctx):
                 return sub, site.where
             if isinstance(sub, ast.Call) and call_changes_state(
                 sub, caller, site.caller_owner, ctx.symbols
@@ -698,6 +705,17 @@ def _caller_change(
         if loops and body_changes_state(site.callee, site.callee_owner, ctx.symbols):
             return site.call, f"{site.where}, in a loop, after a pass through the whole call"
     return None
+
+
+def _sets_attribute(call: ast.Call, held: AbstractSet[str], ctx: FunctionContext) -> bool:
+    """``setattr(self, "calls", n)`` or ``delattr`` of what ``held`` names hold."""
+    return (
+        short_name(call) in ("setattr", "delattr")
+        and isinstance(call.func, ast.Name)
+        and call.func.id not in ctx.symbols.defined_here()
+        and bool(call.args)
+        and (root_name(call.args[0]) in held or taken_from_self(call.args[0]))
+    )
 
 
 def _run_before(site: _CallSite) -> Iterator[Union[ast.stmt, ast.expr]]:
@@ -922,13 +940,13 @@ def _sites_maybe_calling(
     if callee_owner is None or callee.name not in RUNS_MODULE:
         return []
     seen = {id(site.call) for site in known}
-    name = callee_owner.node.name
+    names = {info.node.name for info in lineage(callee_owner, symbols)}  # a subclass, a mixin
     return [
         _CallSite(caller, caller_owner, call, callee, callee_owner)
         for caller, caller_owner, call in _loose_calls(symbols)
         if id(call) not in seen
         and caller is not callee
-        and (caller_owner is None or name in _classes_held(caller_owner, symbols))
+        and (caller_owner is None or not names.isdisjoint(_classes_held(caller_owner, symbols)))
     ]
 
 
@@ -937,13 +955,14 @@ def _loose_calls(
 ) -> List[Tuple[FunctionNode, Optional[ClassInfo], ast.Call]]:
     """The calls of the module (``_module_calls``) that may run a module in a form the
     analysis does not follow (``_may_run_modules``), found once per module: not those of the
-    fixes' own helpers, nor of ``__init__``, which runs when a module is built, not called."""
+    fixes' own helpers (functions of the module), nor of ``__init__``, which runs when a module
+    is built, not called."""
     kept = vars(symbols).get("_loose_calls")  # like a cached_property's value
     if kept is None:
         kept = vars(symbols)["_loose_calls"] = [
             (caller, owner, call)
             for caller, owner, call in _module_calls(symbols)
-            if not caller.name.startswith(GRAPHMEND_HELPER_PREFIX)
+            if not (owner is None and caller.name.startswith(GRAPHMEND_HELPER_PREFIX))
             and caller.name != "__init__"
             and _may_run_modules(call, caller, owner, symbols)
         ]
@@ -1079,12 +1098,7 @@ def _may_run_modules(
         elif _nested_functions(caller, func.id):
             # a function defined inside the caller: its calls are the caller's, but they run
             # where it is called (`def step(h): return self.block(h)`, `try: step(x)`)
-            return func.id not in resolving and any(
-                _runs_file_code(sub, caller, owner, symbols, resolving | {func.id})
-                for nested in _nested_functions(caller, func.id)
-                for sub in walk(nested)
-                if isinstance(sub, ast.Call)
-            )
+            return _nested_runs_code(func.id, caller, owner, symbols, resolving)
         else:
             if func.id in parameter_names(caller):
                 return True  # `m(x)` of a module handed in
@@ -1096,10 +1110,31 @@ def _may_run_modules(
         if answer is not None:
             return answer
     own = _module_locals(caller)
-    return any(
-        _may_be_module(argument.value if isinstance(argument, ast.Starred) else argument, own)
-        and not _holds_no_module(argument, owner, symbols)
+    handed = [
+        argument.value if isinstance(argument, ast.Starred) else argument
         for argument in [*call.args, *(k.value for k in call.keywords)]
+    ]
+    return any(
+        _may_be_module(argument, own) and not _holds_no_module(argument, owner, symbols)
+        or isinstance(argument, ast.Name)  # `map(step, xs)` of a function defined inside
+        and _nested_runs_code(argument.id, caller, owner, symbols, resolving)
+        for argument in handed
+    )
+
+
+def _nested_runs_code(
+    name: str,
+    caller: FunctionNode,
+    owner: Optional[ClassInfo],
+    symbols: ModuleSymbols,
+    resolving: FrozenSet[str],
+) -> bool:
+    """Whether a function ``name`` defined inside ``caller`` may run code of the file."""
+    return name not in resolving and any(
+        _runs_file_code(sub, caller, owner, symbols, resolving | {name})
+        for nested in _nested_functions(caller, name)
+        for sub in walk(nested)
+        if isinstance(sub, ast.Call)
     )
 
 
@@ -1150,14 +1185,32 @@ def _attribute_may_run_modules(
         return any(_stores_callable(store, symbols) for store in stores) or any(
             "__getattr__" in info.methods for info in symbols.classes.values()
         )
-    if not is_super_call(func.value) and any(
-        func.attr in info.methods for info in symbols.classes.values()
-    ):
+    if root_name(func) in symbols.imports:  # another module's code: judged by what it is handed
+        qualified = symbols.qualified_name(func) or ""
+        if qualified.startswith("torch.") and not (
+            unbound or qualified.startswith(_CALLING_TORCH)
+        ):
+            return False  # `torch.cat([self.a, x])`: computes, calls no module
+        return None
+    if is_super_call(func.value):
+        return None
+    if any(func.attr in info.methods for info in symbols.classes.values()):
         return True  # `runner.run(x)`: a method of an object of a class of the file
-    qualified = symbols.qualified_name(func) or ""
-    if qualified.startswith("torch.") and not (unbound or qualified.startswith(_CALLING_TORCH)):
-        return False  # `torch.cat([self.a, x])`: computes, calls no module
+    stores = attribute_stores(symbols.tree).get(func.attr, ())
+    if any(not _plain_value(store) for store in stores) or func.attr in _fields(symbols):
+        return True  # `model.block(x)`, `self.holder.m(x)`: the file stores objects there
     return None
+
+
+def _fields(symbols: ModuleSymbols) -> FrozenSet[str]:
+    """The fields the file's classes declare in their bodies (``enc: nn.Module`` of a
+    dataclass), whose values the calls that build the objects give."""
+    return frozenset(
+        statement.target.id
+        for info in symbols.classes.values()
+        for statement in info.node.body
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+    )
 
 
 def _holds_no_module(value: ast.expr, owner: Optional[ClassInfo], symbols: ModuleSymbols) -> bool:
