@@ -9009,6 +9009,38 @@ class Model(nn.Module):
     )
 }
 CASES.update(SWEEP_50)
+#: Over-declines the fiftieth sweep found: after the guarded call and a change of state, calls
+#: that cannot run a module, though handed what `__init__`'s parameters set.
+AFTER_THE_GUARD = NAN_BLOCK + """
+class Model(nn.Module):
+    def __init__(self, dim=4, eps=1e-5, name="net", axis=-1, use_relu=True):
+        super().__init__()
+        self.block = Block()
+        self.dim, self.eps, self.name, self.axis, self.use_relu = dim, eps, name, axis, use_relu
+        self.calls = 0
+
+    def forward(self, x):
+        h = self.block(x)
+        self.calls += 1
+        {after}
+        return h
+"""
+CASES.update({
+    f"a guard before a change of state and {how}": (
+        "import math\n" + AFTER_THE_GUARD.replace("{after}", after),
+        (torch.ones(2, 4),),
+        None,
+    )
+    for how, after in (
+        ("a function of math", "h = h * math.sqrt(self.dim)"),
+        ("max of numbers", "h = h[:, :max(self.dim, 1)]"),
+        ("tensor methods", "h = h.view(-1, self.dim).clamp(min=self.eps)"),
+        ("str.format", 'print("{}: {}".format(self.name, self.calls))'),
+        ("a torch layer built from settings", "h = nn.Softmax(self.axis)(h)"),
+        ("a torch function picked by a setting",
+         "act = torch.relu if self.use_relu else torch.tanh\n        h = act(h)"),
+    )
+})
 #: A function defined inside the caller runs the module where it is called (twenty-third
 #: session): `def step(h): return self.block(h)`, then `step(x)` in a `try` or after a change.
 NESTED_STEP = "def step(h):\n            return self.block(h)\n\n        "

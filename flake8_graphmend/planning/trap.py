@@ -30,7 +30,9 @@ from ..analysis.values import Kind, is_size, parameter_defaults
 from . import Plan, Planned, Position, declined, formatted_values, position
 from .aliasing import caller_visible, may_alias, statement_blocks
 from .conditions import split_condition, tensor_condition_problem
-from .foreign import BUILTIN_EXCEPTIONS, foreign_callee, unknown_held_method, unknown_method
+from .foreign import (
+    BUILTIN_EXCEPTIONS, foreign_callee, known_method, unknown_held_method, unknown_method,
+)
 from .items import compared_item, item_of
 from .module_state import (
     advanced_iterator, body_changes_state, call_changes_state, class_method, held_classes,
@@ -1085,16 +1087,24 @@ def _may_run_modules(
     unbound = False  # `nn.Module.__call__(self.block, x)`: the module is an argument
     while isinstance(func, ast.Attribute) and func.attr in RUNS_MODULE:
         func, unbound = func.value, True
+    if isinstance(func, (ast.IfExp, ast.Call)) and _made_by_import(func, symbols) and (
+        _computes_only(symbols.qualified_name(func.func) or "")
+        if isinstance(func, ast.Call) else True
+    ):
+        return False  # `nn.Softmax(self.axis)(h)`: runs what torch makes
     if isinstance(func, (ast.Subscript, ast.IfExp, ast.NamedExpr, ast.Call)):
         return True
     if isinstance(func, ast.Name):
         if func.id in symbols.functions or func.id in symbols.classes:
             return unbound
         if func.id in symbols.imports:
-            pass  # code of another module: judged by what it is handed
+            if _calls_nothing_handed(func, symbols):
+                return False  # `sqrt(self.dim)`
+            # else code of another module: judged by what it is handed
         elif func.id in vars(builtins):
             if func.id not in _HANDING_BUILTINS:
                 return False  # `len(self.blocks)`, `isinstance(m, nn.Linear)`
+            call = _called_by_builtin(call)  # `map(f, xs)` calls `f`, `max(xs)` nothing
         elif _nested_functions(caller, func.id):
             # a function defined inside the caller: its calls are the caller's, but they run
             # where it is called (`def step(h): return self.block(h)`, `try: step(x)`)
@@ -1187,10 +1197,8 @@ def _attribute_may_run_modules(
         )
     if root_name(func) in symbols.imports:  # another module's code: judged by what it is handed
         qualified = symbols.qualified_name(func) or ""
-        if qualified.startswith("torch.") and not (
-            unbound or qualified.startswith(_CALLING_TORCH)
-        ):
-            return False  # `torch.cat([self.a, x])`: computes, calls no module
+        if _computes_only(qualified) and not unbound or _calls_nothing_handed(func, symbols):
+            return False  # `torch.cat([self.a, x])`, `math.sqrt(self.dim)`: calls no module
         return None
     if is_super_call(func.value):
         return None
@@ -1199,7 +1207,46 @@ def _attribute_may_run_modules(
     stores = attribute_stores(symbols.tree).get(func.attr, ())
     if any(not _plain_value(store) for store in stores) or func.attr in _fields(symbols):
         return True  # `model.block(x)`, `self.holder.m(x)`: the file stores objects there
+    if known_method(func.attr) and func.attr not in _CALLING_METHODS:
+        return False  # `h.view(-1, self.dim)`, `"{}".format(self.name)`: calls no module
     return None
+
+
+#: Libraries whose functions call nothing they are handed (``math.sqrt(self.dim)``), and the
+#: functions of theirs that do.
+_NOT_CALLING_LIBRARIES = ("math.", "cmath.", "numpy.", "einops.", "os.path.", "logging.",
+                          "warnings.", "re.", "string.", "textwrap.")
+_CALLING_FUNCTIONS = frozenset({
+    "vectorize", "frompyfunc", "apply_along_axis", "apply_over_axes", "piecewise", "sub",
+    "subn",
+})
+#: Methods of tensors and builtin types that call what they are handed.
+_CALLING_METHODS = frozenset({"apply_", "map_", "map2_", "register_hook", "sort"})
+
+
+def _computes_only(qualified: str) -> bool:
+    """A function of torch that calls no module or function it is given."""
+    return qualified.startswith("torch.") and not qualified.startswith(_CALLING_TORCH)
+
+
+def _calls_nothing_handed(func: ast.expr, symbols: ModuleSymbols) -> bool:
+    """Whether ``func`` is a function of a library that calls nothing it is handed (also
+    through what it returns: ``logging.getLogger(name).debug``)."""
+    library = symbols.imports.get(root_name(func), "") + "."
+    name = func.attr if isinstance(func, ast.Attribute) else library[:-1].rpartition(".")[2]
+    return library.startswith(_NOT_CALLING_LIBRARIES) and name not in _CALLING_FUNCTIONS
+
+
+def _called_by_builtin(call: ast.Call) -> ast.Call:
+    """``call`` of a builtin that calls what it is handed, reduced to the arguments it calls:
+    the function of ``map``/``filter``, the ``key=`` of ``max``/``min``/``sorted``, the
+    callable of ``iter(f, sentinel)``, the iterator ``next`` advances."""
+    name = call.func.id if isinstance(call.func, ast.Name) else ""
+    called: List[ast.expr] = []
+    if name in ("map", "filter", "next") or name == "iter" and len(call.args) == 2:
+        called = call.args[:1]
+    keys = [k for k in call.keywords if k.arg == "key"]
+    return ast.Call(func=call.func, args=called, keywords=keys)
 
 
 def _fields(symbols: ModuleSymbols) -> FrozenSet[str]:
@@ -1311,11 +1358,31 @@ def _made_by_imports(name: str, function: FunctionNode, symbols: ModuleSymbols) 
         and statement.targets[0].id == name
     ]
     return bool(values) and len(values) == len(bindings) and all(
-        isinstance(value, ast.Call)
-        and symbols.qualified_name(value.func) is not None
-        and not any(taken_from_self(argument) for argument in value.args)
-        for value in values
+        _made_by_import(value, symbols) for value in values
     )
+
+
+#: ``torch.nn`` classes that hold and call the modules they are given.
+_HOLDING_MODULES = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+
+
+def _made_by_import(value: ast.expr, symbols: ModuleSymbols) -> bool:
+    """``nn.MSELoss()``, ``nn.CrossEntropyLoss(self.weight)``, ``torch.relu if c else
+    torch.tanh``: what an imported class or function makes or is, from arguments that are not
+    ``self``'s (a ``torch.nn`` class that holds no module may be given them)."""
+    if isinstance(value, ast.IfExp):
+        return all(_made_by_import(side, symbols) for side in (value.body, value.orelse))
+    if isinstance(value, ast.Attribute):  # `torch.relu`: a function of torch
+        return (symbols.qualified_name(value) or "").startswith("torch.") and (
+            root_name(value) in symbols.imports
+        )
+    if not isinstance(value, ast.Call) or root_name(value.func) not in symbols.imports:
+        return False  # not `self.pick()`, which may give a module
+    qualified = symbols.qualified_name(value.func) or ""
+    torch_layer = qualified.startswith("torch.nn.") and (
+        qualified.rpartition(".")[2] not in _HOLDING_MODULES
+    )
+    return torch_layer or not any(taken_from_self(argument) for argument in value.args)
 
 
 #: Builtins that call what they are given (``map(f, xs)``), or hand it to code that may.
