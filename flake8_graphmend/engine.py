@@ -204,6 +204,8 @@ def analyze_tree(
     index = ModuleIndex(tree)
     finder = RegionFinder.for_module(symbols, index, lines, filename, options)
     regions = finder.regions()
+    if not finder.whole_module:
+        symbols.traced = frozenset(f for f, region in regions.items() if region.compiled)
     self_tensors: Dict[Optional[ast.ClassDef], Set[str]] = {}
     #: The latest analysis of each function, with the argument kinds it was built with (the
     #: last round of ``argument_kinds`` builds the callers' final ones).

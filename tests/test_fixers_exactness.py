@@ -9009,6 +9009,43 @@ class Model(nn.Module):
     )
 }
 CASES.update(SWEEP_50)
+#: A script's own functions that only its top level calls run eagerly, around the compiled
+#: model: their `with` and `try` do not see the check (the fiftieth sweep's over-decline); one
+#: that `forward` calls is traced, and declines the guard.
+SCRIPT = NAN_BLOCK + """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        return {call}
+
+
+def evaluate(model, x):
+    with torch.no_grad():
+        try:
+            return model(x)
+        except FloatingPointError:
+            return None
+
+
+def main():
+    return evaluate(torch.compile(Model()), torch.ones(2, 4))
+
+
+if __name__ == "__main__":
+    main()
+"""
+CASES.update({
+    "a guard whose module only the script's top level evaluates in a with": (
+        SCRIPT.replace("{call}", "self.block(x)"), (torch.ones(2, 4),), None,
+    ),
+    "a guard whose module forward evaluates through the script's function": (
+        SCRIPT.replace("{call}", "evaluate(self.block, x)"), (torch.ones(2, 4),),
+        "inside `with torch.no_grad():`",
+    ),
+})
 #: Over-declines the fiftieth sweep found: after the guarded call and a change of state, calls
 #: that cannot run a module, though handed what `__init__`'s parameters set.
 AFTER_THE_GUARD = NAN_BLOCK + """

@@ -43,6 +43,9 @@ class ModuleSymbols:
     import_sources: Dict[str, Set[str]] = field(default_factory=dict)
     #: The modules imported with ``from <module> import *`` (resolved as other imports are).
     star_imports: List[str] = field(default_factory=list)
+    #: The functions of the module that Dynamo is known to trace (the compiled regions), set by
+    #: the engine where that is known; None where any function may be compiled (``scope=all``).
+    traced: Optional[FrozenSet[FunctionNode]] = field(default=None, repr=False, compare=False)
     #: The dotted package relative imports are resolved from ("": not known).
     _package: str = field(default="", repr=False, compare=False)
     #: ``scripting_marker``'s answer, once computed.

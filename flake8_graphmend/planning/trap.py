@@ -911,7 +911,55 @@ def _find_call_sites(ctx: FunctionContext, loose: bool = False) -> List[_CallSit
             if id(site.caller) not in reached:
                 reached.add(id(site.caller))
                 frontier.append((site.caller, site.caller_owner))
-    return sites
+    return _traced_sites(sites, ctx.symbols) if loose else sites
+
+
+def _traced_sites(sites: List[_CallSite], symbols: ModuleSymbols) -> List[_CallSite]:
+    """The ``sites`` whose callers Dynamo may trace: not those of a function of the module
+    that only the module's top level or untraced functions call (``evaluate(model, x)`` of a
+    script that compiles the model runs its ``try`` and ``with`` eagerly, around the compiled
+    call). All where the compiled regions are not known (``scope=all``)."""
+    if symbols.traced is None:
+        return sites
+    untraced = _untraced_functions(symbols)
+    return [site for site in sites if site.caller not in untraced]
+
+
+def _untraced_functions(symbols: ModuleSymbols) -> FrozenSet[FunctionNode]:
+    """The module's functions that no compiled region runs: not a region, never used as a
+    value (a hook, a callback), called only by the module's top level or by such functions."""
+    memo = vars(symbols).get("_untraced")  # like a cached_property's value
+    if memo is not None:
+        return memo
+    parents = parent_map(symbols.tree)
+    callers: Dict[str, Set[Optional[str]]] = {name: set() for name in symbols.functions}
+    for node in walk(symbols.tree):
+        if not (isinstance(node, ast.Name) and node.id in callers):
+            continue
+        parent = parents.get(id(node))
+        if not (isinstance(parent, ast.Call) and parent.func is node):
+            callers[node.id].add(None)  # used as a value: may run anywhere
+            continue
+        enclosing: Optional[ast.AST] = parent
+        while enclosing is not None and not isinstance(
+            enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)
+        ):
+            enclosing = parents.get(id(enclosing))
+        if enclosing is not None:
+            top = symbols.functions.get(getattr(enclosing, "name", ""))
+            callers[node.id].add(enclosing.name if top is enclosing else None)
+    traced = symbols.traced or frozenset()
+    untraced = {
+        name for name, function in symbols.functions.items()
+        if function not in traced and None not in callers[name]
+    }
+    shrunk = True
+    while shrunk:  # a function called by one that may be traced may be traced too
+        kept = {name for name in untraced if callers[name] <= untraced}
+        shrunk = kept != untraced
+        untraced = kept
+    memo = vars(symbols)["_untraced"] = frozenset(symbols.functions[name] for name in untraced)
+    return memo
 
 
 def _sites_calling(
