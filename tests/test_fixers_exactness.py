@@ -2609,6 +2609,7 @@ CASES: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
                 total = h.sum()
                 print("max", h.abs().max().item(), "all positive", (h > 0).all().item())
                 logger.warning("total %.3f of %d", total.item(), h.shape[0])
+                h = h.clone()  # updated in place below: `h.abs()` saved the tensor before it
                 h.add_(1)
                 logger.info("after %s", h.sum().item())
                 return h / total
@@ -9009,6 +9010,53 @@ class Model(nn.Module):
     )
 }
 CASES.update(SWEEP_50)
+#: The fifty-first sweep: a fix joins the graphs before and after its break; where autograd
+#: records, AOTAutograd traces the joined graph's backward when it compiles it and fails on a
+#: tensor saved before the site and updated in place after it (eager fails only on backward).
+SAVED_THEN_UPDATED = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x):
+        cache = torch.zeros(4, 3)
+        cache[:2] = self.lin(x)
+        k = cache[:2]
+        y = (k * k).sum(-1)
+        {site}
+        cache[2:] = self.lin(x)
+        return y, cache.sum()
+"""
+CASES.update({
+    f"a {how} before an update in place of a tensor saved for the backward": (
+        SAVED_THEN_UPDATED.replace("{site}", site), (torch.ones(2, 3),),
+        "updates `cache` in place after it",
+    )
+    for how, site in (
+        ("selection", "if torch.isnan(y).any():\n            y = torch.nan_to_num(y)"),
+        ("guard", 'if torch.isnan(y).any():\n            raise FloatingPointError("nan")'),
+        ("deferred print", 'print(f"y={y.sum():.3f}")'),
+    )
+})
+CASES["a selection before an update in place of an input saved for the backward"] = (
+    """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.full((3,), 2.0))
+
+    def forward(self, x):
+        h = x * self.w
+        if h.sum() > 100:
+            h = h / 10
+        x.clamp_(max=1.0)
+        return h, x
+""",
+    (torch.ones(3),),
+    "updates `x` in place after it",
+)
 #: A script's own functions that only its top level calls run eagerly, around the compiled
 #: model: their `with` and `try` do not see the check (the fiftieth sweep's over-decline); one
 #: that `forward` calls is traced, and declines the guard.

@@ -8,7 +8,9 @@ caller does not hold the source, and both sides have the same layout.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import (
+    TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
+)
 
 from ..analysis.index import (
     child_blocks, loops_around, outer_names, parameter_names, parent_map, root_name,
@@ -124,24 +126,99 @@ def graph_input_update(ctx: FunctionContext) -> Optional[str]:
     return memo[0]
 
 
+def _updated_values(node: ast.AST, ctx: FunctionContext) -> List[ast.expr]:
+    """The values ``node`` may update in place as tensors: what a call updates
+    (``updated_by_call``), the target of ``+=`` (in place for a tensor; a number is rebound, a
+    tuple too, a list is extended: ``outputs += (weights,)``), the object of an item store
+    (not ``cache["k"] = v``: a tensor takes no str key)."""
+    if isinstance(node, ast.Call):
+        return updated_by_call(node, ctx.symbols)
+    if isinstance(node, ast.AugAssign):
+        sequence = isinstance(node.value, (ast.Tuple, ast.List)) and (
+            ctx.values.kind(node.target) is not Kind.TENSOR
+        )
+        return [] if sequence or _number(node.target, ctx) else [node.target]
+    if isinstance(node, ast.Assign):
+        return [
+            target.value for target in node.targets
+            if isinstance(target, ast.Subscript) and not _keyed(target)
+        ]
+    return []
+
+
+def joined_update(node: Union[ast.stmt, ast.expr], ctx: FunctionContext) -> Optional[str]:
+    """Why a fix at ``node`` may make the compiled call fail where the original runs: the
+    function then updates in place, after it (or in a loop around it), a tensor it already
+    held (an input, ``self``'s, one made before). The fix joins the graphs before and after
+    the break; where autograd records, AOTAutograd (AOT backends, Inductor) traces the
+    backward of the joined graph when it compiles it, and fails on a tensor saved for the
+    backward and updated after (eager fails only on a ``backward()`` the program may never
+    call)."""
+    function = ctx.region.function
+    end = node.end_lineno or node.lineno
+    loops = {id(inner) for loop in loops_around(function, node) for inner in walk(loop)}
+    inside = {id(inner) for inner in walk(node)}
+    for sub in walk(function):
+        if id(sub) in inside or not (getattr(sub, "lineno", 0) > end or id(sub) in loops):
+            continue
+        for value in _updated_values(sub, ctx):
+            held = _held_tensor(value)
+            if held is None:
+                continue
+            root = root_name(held)
+            if root and _held_before(root, node, sub, ctx) and _used_before(held, node, ctx):
+                return (
+                    f"line {value.lineno} updates `{ast.unparse(held)}` in place after it: the "
+                    "fix joins the graphs before and after the break, and where autograd "
+                    "records, AOTAutograd (AOT backends, Inductor) fails compiling the joined "
+                    "graph on a tensor saved for the backward and updated after"
+                )
+    return None
+
+
+def _used_before(held: ast.expr, site: Union[ast.stmt, ast.expr], ctx: FunctionContext) -> bool:
+    """Whether an operation may have read ``held`` (``x``, ``self.cache``) before ``site``, or in
+    a loop around it, and so may have saved it for the backward: a read that is not the
+    site's own, nor the receiver of an update in place (``cache[:2] = v``)."""
+    function = ctx.region.function
+    shown = ast.unparse(held)
+    loops = {id(inner) for loop in loops_around(function, site) for inner in walk(loop)}
+    inside = {id(inner) for inner in walk(site)}
+    updated = {
+        id(inner)
+        for node in walk(function)
+        for value in _updated_values(node, ctx)
+        for inner in walk(value)
+    }
+    return any(
+        isinstance(node, (ast.Name, ast.Attribute))
+        and isinstance(node.ctx, ast.Load)
+        and (node.lineno < site.lineno or id(node) in loops)
+        and id(node) not in inside | updated
+        and ast.unparse(node) == shown
+        for node in walk(function)
+    )
+
+
+def _held_before(
+    name: str, site: Union[ast.stmt, ast.expr], update: ast.AST, ctx: FunctionContext
+) -> bool:
+    """Whether ``name`` may hold, where ``update`` is, a tensor made before ``site``:
+    ``self``'s, a parameter's or a global's not bound anew on the way, or one bound on an
+    earlier line (``global_attention_mask = torch.zeros_like(ids)`` after the site holds a
+    new tensor)."""
+    if name == "self":
+        return True
+    bindings, entry = reaching_bindings(name, update, ctx)
+    local = name in scope_names(ctx.region.function)
+    return entry and (not local or name in parameter_names(ctx.region.function)) or any(
+        getattr(binding, "lineno", 0) < site.lineno for binding in bindings
+    )
+
+
 def _graph_input_update(ctx: FunctionContext) -> Optional[str]:
     for node in walk(ctx.region.function):
-        if isinstance(node, ast.Call):
-            updated = updated_by_call(node, ctx.symbols)
-        elif isinstance(node, ast.AugAssign):  # in place for a tensor; a number is rebound,
-            # a tuple too, a list is extended (`outputs += (weights,)`)
-            sequence = isinstance(node.value, (ast.Tuple, ast.List)) and (
-                ctx.values.kind(node.target) is not Kind.TENSOR
-            )
-            updated = [] if sequence or _number(node.target, ctx) else [node.target]
-        elif isinstance(node, ast.Assign):  # not `cache["k"] = v`: a tensor takes no str key
-            updated = [
-                target.value for target in node.targets
-                if isinstance(target, ast.Subscript) and not _keyed(target)
-            ]
-        else:
-            continue
-        for value in updated:
+        for value in _updated_values(node, ctx):
             held = _held_tensor(value)
             if held is None:  # `cache.is_updated[i] = True`: an object's, Python state
                 continue
@@ -150,7 +227,7 @@ def _graph_input_update(ctx: FunctionContext) -> Optional[str]:
                 _holds_input(name, node, inputs, ctx)
                 for name in sorted(_handed_names(value, ctx, unknown=False) & inputs)
             ):
-                return _input_update_reason(node.lineno, ast.unparse(held))
+                return _input_update_reason(value.lineno, ast.unparse(held))
     for call in ctx.facts.calls:  # `self.act(h)` of an `nn.ReLU(inplace=True)`, a helper
         arguments = [*call.args, *(k.value for k in call.keywords)]
         if not arguments:

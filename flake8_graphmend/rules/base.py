@@ -16,7 +16,7 @@ from ..analysis.regions import Region
 from ..analysis.symbols import ModuleSymbols, is_self, self_attribute
 from ..analysis.values import Kind, ValueAnalysis
 from ..planning import Plan, Position
-from ..planning.aliasing import graph_input_update, reaching_bindings
+from ..planning.aliasing import graph_input_update, joined_update, reaching_bindings
 from ..planning.conditions import split_condition
 from ..planning.trap import try_problem
 from ..registry import RULES_BY_CODE, Rule
@@ -433,7 +433,7 @@ class FunctionContext:
         if plan is not None and rule.fixer:
             placement = self._placement_problem(node) or (
                 graph_input_update(self) if plan.ordered else None
-            )
+            ) or joined_update(node, self)
             if placement:
                 plan, decline = None, placement
         where = f"{self.function_name}()"
