@@ -8940,9 +8940,7 @@ class Block(nn.Module):
 """
 CAUGHT_RETURN = "try:\n            return {call}\n        except FloatingPointError:\n" \
     "            return x * 0"
-SWEEP_50: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
-    f"a guard reached through {how}": (
-        "from dataclasses import dataclass\n" + NAN_BLOCK + before + """
+REACHING_MODEL = """
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
@@ -8959,10 +8957,21 @@ class Model(nn.Module):
 
     def forward(self, x):
         {run}
-""".replace("{init}", init).replace("{run}", run),
+"""
+
+
+def reaching_case(before: str, init: str, run: str) -> Tuple[str, Tuple[Any, ...], str]:
+    """A program whose `Model` reaches `Block`'s guard as `run` says, after `before`."""
+    return (
+        "import functools\nfrom dataclasses import dataclass\nimport torch.utils.checkpoint\n"
+        + NAN_BLOCK + before + REACHING_MODEL.replace("{init}", init).replace("{run}", run),
         (torch.ones(2, 4),),
         "inside the `try`" if "try:" in before + run else "may change Python state",
     )
+
+
+SWEEP_50: Dict[str, Tuple[str, Tuple[Any, ...], Optional[str]]] = {
+    f"a guard reached through {how}": reaching_case(before, init, run)
     for how, before, init, run in (
         ("a property, its module of a subclass", "\nclass SubBlock(Block):\n    pass\n",
          "self.block = SubBlock()", CAUGHT_RETURN.replace("{call}", "self.inner(x)")),
@@ -9010,6 +9019,48 @@ class Model(nn.Module):
     )
 }
 CASES.update(SWEEP_50)
+#: The fifty-second sweep, on the day's answers: calls of torch that run what they are given,
+#: torch modules that wrap one, a partial of a nested function, a bound method handed to `map`,
+#: a forward pre-hook of the guarded module.
+CASES.update({
+    f"a guard reached through {how}": reaching_case(before, init, run)
+    for how, before, init, run in (
+        ("a local bound to checkpoint", "", "self.block = Block()",
+         "run = torch.utils.checkpoint.checkpoint\n        "
+         + CAUGHT_RETURN.replace("{call}", "run(self.block, x, use_reentrant=False)")),
+        ("a local bound to nn.Module.__call__", "", "self.block = Block()",
+         "run = nn.Module.__call__\n        "
+         + CAUGHT_RETURN.replace("{call}", "run(self.block, x)")),
+        ("pytree's tree_map", "import torch.utils._pytree as pytree\n", "self.block = Block()",
+         CAUGHT_RETURN.replace("{call}", "pytree.tree_map(self.block, [x])[0]")),
+        ("nn.DataParallel", "", "self.block = nn.DataParallel(Block())",
+         CAUGHT_RETURN.replace("{call}", "self.block(x)")),
+        ("a partial of a function defined in the caller", "", "self.block = Block()",
+         "def step(h):\n            return self.block(h)\n\n        "
+         "run = functools.partial(step)\n        self.calls += 1\n        return run(x)"),
+        ("a holder's bound method handed to map", RUNNER, "self.runner = Runner(Block())",
+         CAUGHT_RETURN.replace("{call}", "list(map(self.runner.run, [x]))[0]")),
+    )
+})
+CASES["a guard after a forward pre-hook of its module that counts"] = (
+    NAN_BLOCK + """
+def count(module, args):
+    module.calls += 1
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.block.calls = 0
+        self.block.register_forward_pre_hook(count)
+
+    def forward(self, x):
+        return self.block(x)
+""",
+    (torch.ones(2, 4),),
+    "a forward pre-hook",
+)
 #: The fifty-first sweep: a fix joins the graphs before and after its break; where autograd
 #: records, AOTAutograd traces the joined graph's backward when it compiles it and fails on a
 #: tensor saved before the site and updated in place after it (eager fails only on backward).

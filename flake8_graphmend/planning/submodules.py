@@ -763,6 +763,12 @@ RUNNING_STATISTICS = {
     **dict.fromkeys(("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"), (4, False)),
 }
 SEQUENTIAL = "torch.nn.Sequential"
+#: ``torch.nn`` modules that run the modules they are given (other than ``nn.Sequential``, whose
+#: modules are followed), and the containers that hold them.
+WRAPPING_MODULES = frozenset({
+    "DataParallel", "Transformer", "TransformerEncoder", "TransformerDecoder",
+})
+HOLDING_MODULES = WRAPPING_MODULES | {"Sequential", "ModuleList", "ModuleDict"}
 #: Attributes of a norm that make it keep, or use, running statistics.
 _STATISTICS = frozenset({"track_running_stats", "running_mean", "running_var"})
 
@@ -782,6 +788,8 @@ def _torch_module(
     short = qualified.rsplit(".", 1)[-1]
     if qualified == SEQUENTIAL:
         return _sequential(call, method, symbols, imported, resolving)
+    if short in WRAPPING_MODULES:
+        return None  # `nn.DataParallel(Block())` runs the module it wraps
     if short in _RENORMING and (
         len(call.args) >= _RENORMING[short] or any(k.arg == "max_norm" for k in call.keywords)
     ):

@@ -24,7 +24,7 @@ from ..analysis.purity import impurity
 from ..analysis.regions import GRAPHMEND_HELPER_PREFIX
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, attribute_stores, is_staticmethod,
-    is_super_call, locals_from_self, self_attribute, self_chain, taken_from_self,
+    is_self, is_super_call, locals_from_self, self_attribute, self_chain, taken_from_self,
 )
 from ..analysis.values import Kind, is_size, parameter_defaults
 from . import Plan, Planned, Position, declined, formatted_values, position
@@ -40,7 +40,7 @@ from .module_state import (
     module_expression, stored_objects, stored_roots, updated_by_call,
 )
 from .per_call import changes_between_calls, class_name_of_self, per_call_problem
-from .submodules import FOREIGN, NAMESPACE_CALLS, loosely_built
+from .submodules import FOREIGN, HOLDING_MODULES, NAMESPACE_CALLS, loosely_built
 from .presence import (
     may_pass_none, none_attributes, none_locals, optional_parameter, tests_none,
 )
@@ -455,6 +455,14 @@ def state_change_problem(
                 f"`{ast.unparse(value)}`), so what runs before its calls is not known; under "
                 f"compile a change made there would be lost when {subject} raises"
             )
+    hooked = _pre_hook_of(ctx)
+    if hooked is not None:
+        return (
+            f"a forward pre-hook that the file registers (line {hooked.lineno}: "
+            f"`{ast.unparse(hooked)}`) runs before {subject} and may change state; under "
+            "compile that is applied after the graph, so an exception raised inside it would "
+            "lose it"
+        )
     change, where = _state_change_before(node, ctx), ""
     if change is None:
         change, where = _caller_change(sites, ctx) or (None, "")
@@ -466,6 +474,40 @@ def state_change_problem(
         f"change Python state or update a tensor in place before {subject}; under compile that "
         "is applied after the graph, so an exception raised inside it would lose it"
     )
+
+
+#: What registers code that a module runs before its ``forward``.
+_PRE_HOOKS = frozenset({"register_forward_pre_hook", "register_module_forward_pre_hook"})
+
+
+def _pre_hook_of(ctx: FunctionContext) -> Optional[ast.Call]:
+    """A forward pre-hook the file registers that may run before the region's ``forward``: for
+    every module, or on a module that may be of the region's class (``self`` in a method of
+    its lineage, an attribute that may hold it, any other object)."""
+    owner = ctx.region.owner
+    if owner is None or ctx.region.function.name not in RUNS_MODULE:
+        return None
+    names = {info.node.name for info in lineage(owner, ctx.symbols)}
+    for caller, caller_owner, call in _module_calls(ctx.symbols):
+        func = call.func
+        if short_name(call) not in _PRE_HOOKS:
+            continue
+        receiver = func.value if isinstance(func, ast.Attribute) else None
+        if receiver is None or short_name(call) == "register_module_forward_pre_hook":
+            return call
+        if is_self(receiver):
+            if caller_owner is None or names & {
+                info.node.name for info in lineage(caller_owner, ctx.symbols)
+            }:
+                return call
+            continue
+        module = module_expression(receiver, caller) if caller_owner is not None else None
+        held = None
+        if module is not None and caller_owner is not None:
+            held = held_classes(module, caller_owner, ctx.symbols)
+        if held is None or names & set(held):
+            return call
+    return None
 
 
 def _unread_code(
@@ -1176,6 +1218,9 @@ def _may_run_modules(
         _may_be_module(argument, own) and not _holds_no_module(argument, owner, symbols)
         or isinstance(argument, ast.Name)  # `map(step, xs)` of a function defined inside
         and _nested_runs_code(argument.id, caller, owner, symbols, resolving)
+        or isinstance(argument, ast.Attribute)  # `map(self.runner.run, xs)`
+        and self_attribute(argument) is None
+        and _attribute_may_run_modules(argument, False, symbols) is True
         for argument in handed
     )
 
@@ -1273,8 +1318,22 @@ _CALLING_METHODS = frozenset({"apply_", "map_", "map2_", "register_hook", "sort"
 
 
 def _computes_only(qualified: str) -> bool:
-    """A function of torch that calls no module or function it is given."""
-    return qualified.startswith("torch.") and not qualified.startswith(_CALLING_TORCH)
+    """A function of torch that calls no module or function it is given: one of ``torch``
+    itself (``torch.cat``, not ``torch.cond``) or of its computing namespaces (not
+    ``torch.utils.checkpoint.checkpoint``, ``torch.utils._pytree.tree_map``,
+    ``nn.Module.__call__``)."""
+    if qualified.startswith(_CALLING_TORCH):
+        return False
+    return qualified.startswith(_COMPUTING_TORCH) or (
+        qualified.startswith("torch.") and qualified.count(".") == 1
+    )
+
+
+#: The namespaces of torch whose functions compute (and call nothing they are handed).
+_COMPUTING_TORCH = (
+    "torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.nn.init.",
+    "torch.Tensor.",
+)
 
 
 def _calls_nothing_handed(func: ast.expr, symbols: ModuleSymbols) -> bool:
@@ -1410,10 +1469,6 @@ def _made_by_imports(name: str, function: FunctionNode, symbols: ModuleSymbols) 
     )
 
 
-#: ``torch.nn`` classes that hold and call the modules they are given.
-_HOLDING_MODULES = frozenset({"Sequential", "ModuleList", "ModuleDict"})
-
-
 def _made_by_import(value: ast.expr, symbols: ModuleSymbols) -> bool:
     """``nn.MSELoss()``, ``nn.CrossEntropyLoss(self.weight)``, ``torch.relu if c else
     torch.tanh``: what an imported class or function makes or is, from arguments that are not
@@ -1421,16 +1476,16 @@ def _made_by_import(value: ast.expr, symbols: ModuleSymbols) -> bool:
     if isinstance(value, ast.IfExp):
         return all(_made_by_import(side, symbols) for side in (value.body, value.orelse))
     if isinstance(value, ast.Attribute):  # `torch.relu`: a function of torch
-        return (symbols.qualified_name(value) or "").startswith("torch.") and (
-            root_name(value) in symbols.imports
+        return root_name(value) in symbols.imports and _computes_only(
+            symbols.qualified_name(value) or ""
         )
     if not isinstance(value, ast.Call) or root_name(value.func) not in symbols.imports:
         return False  # not `self.pick()`, which may give a module
     qualified = symbols.qualified_name(value.func) or ""
-    torch_layer = qualified.startswith("torch.nn.") and (
-        qualified.rpartition(".")[2] not in _HOLDING_MODULES
-    )
-    return torch_layer or not any(taken_from_self(argument) for argument in value.args)
+    torch_layer = qualified.startswith("torch.nn.") and qualified.count(".") == 2 and (
+        qualified.rpartition(".")[2] not in HOLDING_MODULES
+    )  # `nn.CrossEntropyLoss(self.weight)`
+    return torch_layer or all(isinstance(argument, ast.Constant) for argument in value.args)
 
 
 #: Builtins that call what they are given (``map(f, xs)``), or hand it to code that may.
