@@ -9108,6 +9108,33 @@ class Model(nn.Module):
     (torch.ones(3),),
     "updates `x` in place after it",
 )
+#: The fifty-first sweep: a break in a loop makes Dynamo run its whole frame eagerly; fixed,
+#: Dynamo traces it, and torch 2.13 fails formatting a dynamic size with an int format spec.
+LOOP_THEN_FORMAT = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(2)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            h = layer(x)
+            if torch.isnan(h).any():
+                h = torch.nan_to_num(h)
+            x = x + h
+        return x, {tag}
+"""
+CASES.update({
+    f"a selection in a loop before a size formatted {how}": (
+        LOOP_THEN_FORMAT.replace("{tag}", tag), (torch.ones(2, 3),), decline,
+    )
+    for how, tag, decline in (
+        ("with :05d", 'f"{x.shape[0]:05d}"', "fails formatting `x.shape[0]`"),
+        ("with a grouping option", 'f"{x.numel():,} values"', "fails formatting `x.numel()`"),
+        ("with :>6 (a text spec)", 'f"{x.shape[0]:>6}"', None),
+    )
+})
 #: A script's own functions that only its top level calls run eagerly, around the compiled
 #: model: their `with` and `try` do not see the check (the fiftieth sweep's over-decline); one
 #: that `forward` calls is traced, and declines the guard.

@@ -21,6 +21,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
+from ..analysis.index import walk
 from ..analysis.symbols import FunctionNode
 from . import Position, position
 from .module_state import module_call_targets
@@ -285,3 +286,50 @@ def module_calls(ctx: "FunctionContext") -> Iterator[Tuple[ast.Call, FunctionNod
     for call in ctx.facts.calls:
         for target in module_call_targets(call.func, ctx.region.function, owner, ctx.symbols) or ():
             yield call, target
+
+
+#: The type codes of an int's format spec, which torch 2.13's Dynamo fails to apply to a
+#: dynamic size (a SymInt), as it fails on the grouping options (``f"{x.shape[0]:05d}"``,
+#: ``:,``, ``:_``).
+_INT_TYPES = frozenset("dbnoxXc")
+
+
+def traced_anew_problem(node: ast.AST, ctx: "FunctionContext") -> Optional[str]:
+    """Why fixing ``node``, in a loop of its function, may make the compiled call fail where
+    the original ran: while its break stays, Dynamo runs the whole frame eagerly; fixed, it
+    traces it, and Dynamo fails (not with a graph break) on a size that may be dynamic
+    formatted with an int format spec in an f-string of the function."""
+    function = ctx.region.function
+    if not any(
+        isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+        and any(inner is node for inner in walk(loop))
+        for loop in walk(function)
+    ):
+        return None
+    for value in walk(function):
+        if not (isinstance(value, ast.FormattedValue) and value.format_spec is not None):
+            continue
+        spec = "".join(
+            str(part.value) for part in walk(value.format_spec)
+            if isinstance(part, ast.Constant)
+        )
+        if spec and (spec[-1] in _INT_TYPES or "," in spec or "_" in spec) and _size(value.value):
+            return (
+                f"the break keeps Dynamo from tracing this function (a break in a loop); "
+                f"fixed, Dynamo traces line {value.lineno}, where torch 2.13 fails formatting "
+                f"`{ast.unparse(value.value)}`, a size that may be dynamic, with an int format "
+                "spec"
+            )
+    return None
+
+
+def _size(value: ast.expr) -> bool:
+    """``x.shape[0]``, ``x.size(1)``, ``x.numel()``, ``len(x)``: a size of a tensor."""
+    if isinstance(value, ast.Subscript):
+        value = value.value
+    if isinstance(value, ast.Call):
+        func = value.func
+        if isinstance(func, ast.Name):
+            return func.id == "len"
+        return isinstance(func, ast.Attribute) and func.attr in ("size", "numel")
+    return isinstance(value, ast.Attribute) and value.attr == "shape"

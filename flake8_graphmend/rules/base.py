@@ -18,6 +18,7 @@ from ..analysis.values import Kind, ValueAnalysis
 from ..planning import Plan, Position
 from ..planning.aliasing import graph_input_update, joined_update, reaching_bindings
 from ..planning.conditions import split_condition
+from ..planning.frames import traced_anew_problem
 from ..planning.trap import try_problem
 from ..registry import RULES_BY_CODE, Rule
 
@@ -323,7 +324,7 @@ class FunctionContext:
                 "on every iteration: fixed, its body would only be compiled as one more "
                 "graph"
             )
-        handled = try_problem(node, self)
+        handled = try_problem(node, self) or traced_anew_problem(node, self)
         if handled:
             return handled
         owner = self.region.owner
