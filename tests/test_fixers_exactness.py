@@ -9135,6 +9135,33 @@ CASES.update({
         ("with :>6 (a text spec)", 'f"{x.shape[0]:>6}"', None),
     )
 })
+#: Over-declines of the fifty-first sweep: a whole `std`/`var` holds one element; `stack_info`
+#: and `exc_info` given their defaults.
+CASES.update({
+    "the number of a whole std formatted by a deferred if": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        s = x.std()
+        if s > 1:
+            print(f"big std {s:.2f}")
+        return x * 2
+""",
+        (torch.tensor([0.0, 5.0, -4.0]),),
+        None,
+    ),
+    "a logger call given stack_info=False and exc_info=None": (
+        """
+class Model(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        logger.error("scaled %d values", y.numel(), stack_info=False, exc_info=None)
+        return y
+""",
+        (torch.ones(3),),
+        None,
+    ),
+})
 #: A script's own functions that only its top level calls run eagerly, around the compiled
 #: model: their `with` and `try` do not see the check (the fiftieth sweep's over-decline); one
 #: that `forward` calls is traced, and declines the guard.

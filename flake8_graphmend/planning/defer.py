@@ -412,7 +412,11 @@ def _call_form_problem(
         )
     if func.attr == "isEnabledFor":
         return "its result is used to decide what runs"
-    if func.attr == "exception" or any(k.arg in ("exc_info", "stack_info") for k in node.keywords):
+    if func.attr == "exception" or any(
+        k.arg in ("exc_info", "stack_info")
+        and not (isinstance(k.value, ast.Constant) and not k.value.value)  # the default
+        for k in node.keywords
+    ):
         return "exception and stack information are not available inside the compiled graph"
     if func.attr == "warn":
         return (

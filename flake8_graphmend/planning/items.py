@@ -27,7 +27,7 @@ ELEMENTWISE_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.
 #: Reductions that, called without arguments, always make a 0-d tensor.
 WHOLE_REDUCTIONS = {
     "sum", "max", "min", "amax", "amin", "any", "all", "mean", "prod", "count_nonzero",
-    "argmax", "argmin", "nansum", "nanmean", "norm",
+    "argmax", "argmin", "nansum", "nanmean", "norm", "std", "var",
 }
 _COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 #: Ints up to this magnitude are exact float64 values.
