@@ -1178,7 +1178,7 @@ def _may_run_modules(
     while isinstance(func, ast.Attribute) and func.attr in RUNS_MODULE:
         func, unbound = func.value, True
     if isinstance(func, (ast.IfExp, ast.Call)) and _made_by_import(func, symbols) and (
-        _computes_only(symbols.qualified_name(func.func) or "")
+        _torch_layer(func, symbols) or _computes_only(symbols.qualified_name(func.func) or "")
         if isinstance(func, ast.Call) else True
     ):
         return False  # `nn.Softmax(self.axis)(h)`: runs what torch makes
@@ -1290,7 +1290,9 @@ def _attribute_may_run_modules(
         )
     if root_name(func) in symbols.imports:  # another module's code: judged by what it is handed
         qualified = symbols.qualified_name(func) or ""
-        if _computes_only(qualified) and not unbound or _calls_nothing_handed(func, symbols):
+        if not unbound and (  # `nn.Softmax(self.axis)` builds, runs nothing
+            _computes_only(qualified) or _torch_layer_class(qualified)
+        ) or _calls_nothing_handed(func, symbols):
             return False  # `torch.cat([self.a, x])`, `math.sqrt(self.dim)`: calls no module
         return None
     if is_super_call(func.value):
@@ -1481,11 +1483,21 @@ def _made_by_import(value: ast.expr, symbols: ModuleSymbols) -> bool:
         )
     if not isinstance(value, ast.Call) or root_name(value.func) not in symbols.imports:
         return False  # not `self.pick()`, which may give a module
-    qualified = symbols.qualified_name(value.func) or ""
-    torch_layer = qualified.startswith("torch.nn.") and qualified.count(".") == 2 and (
-        qualified.rpartition(".")[2] not in HOLDING_MODULES
-    )  # `nn.CrossEntropyLoss(self.weight)`
-    return torch_layer or all(isinstance(argument, ast.Constant) for argument in value.args)
+    return _torch_layer(value, symbols) or all(
+        isinstance(argument, ast.Constant) for argument in value.args
+    )
+
+
+def _torch_layer(call: ast.Call, symbols: ModuleSymbols) -> bool:
+    """``nn.CrossEntropyLoss(self.weight)``: a ``torch.nn`` module built that holds no module."""
+    return _torch_layer_class(symbols.qualified_name(call.func) or "")
+
+
+def _torch_layer_class(qualified: str) -> bool:
+    """A ``torch.nn`` module class that holds no module (not ``nn.Sequential``)."""
+    return qualified.startswith("torch.nn.") and qualified.count(".") == 2 and (
+        qualified.rpartition(".")[2] not in HOLDING_MODULES | {"Module"}
+    )
 
 
 #: Builtins that call what they are given (``map(f, xs)``), or hand it to code that may.
