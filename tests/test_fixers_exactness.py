@@ -9130,9 +9130,11 @@ CASES.update({
         LOOP_THEN_FORMAT.replace("{tag}", tag), (torch.ones(2, 3),), decline,
     )
     for how, tag, decline in (
-        ("with :05d", 'f"{x.shape[0]:05d}"', "fails formatting `x.shape[0]`"),
-        ("with a grouping option", 'f"{x.numel():,} values"', "fails formatting `x.numel()`"),
-        ("with :>6 (a text spec)", 'f"{x.shape[0]:>6}"', None),
+        ("with :05d", 'f"{x.shape[0]:05d}"', "Dynamo traces line 21 (`{x.shape[0]:05d}`)"),
+        ("with a grouping option", 'f"{x.numel():,} values"', "traces line 21 (`{x.numel():,}`)"),
+        ("with a width", 'f"{x.shape[0]:5}"', "formats with a format spec otherwise"),
+        ("by format()", 'format(len(self.layers), "03d")', "formats with a format spec"),
+        ("without a spec", 'f"{x.shape[0]} rows"', None),
     )
 })
 #: Over-declines of the fifty-first sweep: a whole `std`/`var` holds one element; `stack_info`
@@ -9162,6 +9164,72 @@ class Model(nn.Module):
         None,
     ),
 })
+#: The fifty-third sweep, on the day's declines: an update in place through a view bound
+#: before the site; a function named by a string is not untraced; a pre-hook registered at the
+#: module's top level.
+CASES["a selection before an update in place through a view of a saved tensor"] = (
+    """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x):
+        h = self.lin(x)
+        flat = h.view(-1)
+        y = (h * h).sum(-1)
+        if torch.isnan(y).any():
+            y = torch.nan_to_num(y)
+        flat.mul_(2)
+        return y, h
+""",
+    (torch.ones(2, 3),),
+    "updates `flat` in place after it",
+)
+CASES["a guard whose module a function named by a string runs in a try"] = (
+    "import sys\n" + NAN_BLOCK + """
+def guarded(model, x):
+    try:
+        return model.block(x)
+    except FloatingPointError:
+        return x * 0
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        return getattr(sys.modules[__name__], "guarded")(self, x)
+""",
+    (torch.ones(2, 4),),
+    "inside the `try`",
+)
+CASES["a guard after a forward pre-hook registered for every module"] = (
+    NAN_BLOCK + """
+SEEN = []
+
+
+def count(module, args):
+    SEEN.append(type(module).__name__)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        return self.block(x)
+
+
+torch.nn.modules.module.register_module_forward_pre_hook(count).remove()
+""",
+    (torch.ones(2, 4),),
+    "a forward pre-hook",
+)
 #: A script's own functions that only its top level calls run eagerly, around the compiled
 #: model: their `with` and `try` do not see the check (the fiftieth sweep's over-decline); one
 #: that `forward` calls is traced, and declines the guard.

@@ -149,11 +149,13 @@ def _updated_values(node: ast.AST, ctx: FunctionContext) -> List[ast.expr]:
 def joined_update(node: Union[ast.stmt, ast.expr], ctx: FunctionContext) -> Optional[str]:
     """Why a fix at ``node`` may make the compiled call fail where the original runs: the
     function then updates in place, after it (or in a loop around it), a tensor it already
-    held (an input, ``self``'s, one made before). The fix joins the graphs before and after
-    the break; where autograd records, AOTAutograd (AOT backends, Inductor) traces the
-    backward of the joined graph when it compiles it, and fails on a tensor saved for the
-    backward and updated after (eager fails only on a ``backward()`` the program may never
-    call)."""
+    held (an input, ``self``'s, one made before) and that it may have read before it, also
+    through another name that may share its storage (``k = cache[:2]``, ``g = h``) or a call
+    that updates what it is handed (``self.act(h)`` of an ``nn.ReLU(inplace=True)``, a method
+    of the file). The fix joins the graphs before and after the break; where autograd
+    records, AOTAutograd (AOT backends, Inductor) traces the backward of the joined graph when
+    it compiles it, and fails on a tensor saved for the backward and updated after (eager
+    fails only on a ``backward()`` the program may never call)."""
     function = ctx.region.function
     end = node.end_lineno or node.lineno
     loops = {id(inner) for loop in loops_around(function, node) for inner in walk(loop)}
@@ -161,14 +163,18 @@ def joined_update(node: Union[ast.stmt, ast.expr], ctx: FunctionContext) -> Opti
     for sub in walk(function):
         if id(sub) in inside or not (getattr(sub, "lineno", 0) > end or id(sub) in loops):
             continue
-        for value in _updated_values(sub, ctx):
-            held = _held_tensor(value)
+        updated = [_held_tensor(value) for value in _updated_values(sub, ctx)]
+        if isinstance(sub, ast.Call) and _may_mutate_arguments(sub, ctx):
+            updated += [a.value if isinstance(a, ast.Starred) else a for a in sub.args]
+        for held in updated:
             if held is None:
                 continue
-            root = root_name(held)
-            if root and _held_before(root, node, sub, ctx) and _used_before(held, node, ctx):
+            names = _sharing_names(held, ctx)
+            if any(_held_before(name, node, sub, ctx) for name in names) and _used_before(
+                held, names, node, ctx
+            ):
                 return (
-                    f"line {value.lineno} updates `{ast.unparse(held)}` in place after it: the "
+                    f"line {held.lineno} updates `{ast.unparse(held)}` in place after it: the "
                     "fix joins the graphs before and after the break, and where autograd "
                     "records, AOTAutograd (AOT backends, Inductor) fails compiling the joined "
                     "graph on a tensor saved for the backward and updated after"
@@ -176,10 +182,62 @@ def joined_update(node: Union[ast.stmt, ast.expr], ctx: FunctionContext) -> Opti
     return None
 
 
-def _used_before(held: ast.expr, site: Union[ast.stmt, ast.expr], ctx: FunctionContext) -> bool:
-    """Whether an operation may have read ``held`` (``x``, ``self.cache``) before ``site``, or in
-    a loop around it, and so may have saved it for the backward: a read that is not the
-    site's own, nor the receiver of an update in place (``cache[:2] = v``)."""
+def _sharing_names(held: ast.expr, ctx: FunctionContext) -> Set[str]:
+    """The names of the function that may share ``held``'s storage: its root, and the names
+    bound to a view or alias of one of them, or that one of them is bound to (``k =
+    cache[:2]``, ``g = h``, ``d = h.detach()``)."""
+    names = {root_name(held)} - {""}
+    bindings = [
+        (target.id, {_viewed_name(statement.value)} - {""})
+        for statement in walk(ctx.region.function)
+        if isinstance(statement, ast.Assign)
+        for target in statement.targets
+        if isinstance(target, ast.Name)
+    ]
+    grown = True
+    while grown:
+        grown = False
+        for name, sources in bindings:
+            linked = {name} | sources
+            if (name in names or sources & names) and not linked <= names:
+                names |= linked
+                grown = True
+    return names
+
+
+#: Tensor methods that give a view of their tensor, or the tensor itself.
+_VIEWING_METHODS = frozenset({
+    "view", "view_as", "reshape", "reshape_as", "detach", "t", "transpose", "permute",
+    "expand", "expand_as", "narrow", "select", "squeeze", "unsqueeze", "flatten", "unflatten",
+    "as_strided", "diagonal", "unfold", "movedim", "swapaxes", "chunk", "split", "unbind",
+    "contiguous", "type_as", "to",
+})
+
+
+def _viewed_name(value: ast.expr) -> str:
+    """The name whose tensor ``value`` may be or view: ``h`` of ``h``, ``h[:2]``, ``h.T``,
+    ``h.view(-1)``, ``h.detach()``; "" for anything else (a new tensor)."""
+    while True:
+        if isinstance(value, ast.Subscript):
+            value = value.value
+        elif isinstance(value, ast.Attribute) and value.attr in _VIEW_ATTRIBUTES:
+            value = value.value
+        elif (
+            isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and value.func.attr in _VIEWING_METHODS
+        ):
+            value = value.func.value
+        else:
+            return value.id if isinstance(value, ast.Name) else ""
+
+
+def _used_before(
+    held: ast.expr, names: Set[str], site: Union[ast.stmt, ast.expr], ctx: FunctionContext
+) -> bool:
+    """Whether an operation may have read ``held`` (``x``, ``self.cache``) or a name that may
+    share its storage (``names``) before ``site``, or in a loop around it, and so may have
+    saved it for the backward: a read that is not the site's own, nor the receiver of an
+    update in place (``cache[:2] = v``)."""
     function = ctx.region.function
     shown = ast.unparse(held)
     loops = {id(inner) for loop in loops_around(function, site) for inner in walk(loop)}
@@ -195,7 +253,7 @@ def _used_before(held: ast.expr, site: Union[ast.stmt, ast.expr], ctx: FunctionC
         and isinstance(node.ctx, ast.Load)
         and (node.lineno < site.lineno or id(node) in loops)
         and id(node) not in inside | updated
-        and ast.unparse(node) == shown
+        and (ast.unparse(node) == shown or isinstance(node, ast.Name) and node.id in names)
         for node in walk(function)
     )
 

@@ -288,17 +288,17 @@ def module_calls(ctx: "FunctionContext") -> Iterator[Tuple[ast.Call, FunctionNod
             yield call, target
 
 
-#: The type codes of an int's format spec, which torch 2.13's Dynamo fails to apply to a
-#: dynamic size (a SymInt), as it fails on the grouping options (``f"{x.shape[0]:05d}"``,
-#: ``:,``, ``:_``).
-_INT_TYPES = frozenset("dbnoxXc")
+#: ``str`` methods that pad to a width.
+_PADDING = frozenset({"rjust", "ljust", "center", "zfill"})
 
 
 def traced_anew_problem(node: ast.AST, ctx: "FunctionContext") -> Optional[str]:
-    """Why fixing ``node``, in a loop of its function, may make the compiled call fail where
+    """Why fixing ``node``, in a loop of its function, may make the compiled call differ where
     the original ran: while its break stays, Dynamo runs the whole frame eagerly; fixed, it
-    traces it, and Dynamo fails (not with a graph break) on a size that may be dynamic
-    formatted with an int format spec in an f-string of the function."""
+    traces it, and torch 2.13's Dynamo formats with a format spec wrongly or fails: a size that
+    may be dynamic (``f"{x.shape[0]:05d}"``, ``:,``, ``:e``: ``InternalTorchDynamoError``), a
+    width (``f"{n:5}"`` pads on the wrong side), ``format(v, spec)`` (the spec is dropped, even
+    for a constant), padding to a size (``s.rjust(n)``)."""
     function = ctx.region.function
     if not any(
         isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
@@ -306,30 +306,20 @@ def traced_anew_problem(node: ast.AST, ctx: "FunctionContext") -> Optional[str]:
         for loop in walk(function)
     ):
         return None
+    inside = {id(sub) for sub in walk(node)}  # the site's own text is made by its helper
     for value in walk(function):
-        if not (isinstance(value, ast.FormattedValue) and value.format_spec is not None):
+        if id(value) in inside:
             continue
-        spec = "".join(
-            str(part.value) for part in walk(value.format_spec)
-            if isinstance(part, ast.Constant)
+        formatted = isinstance(value, ast.FormattedValue) and value.format_spec is not None
+        called = isinstance(value, ast.Call) and (
+            isinstance(value.func, ast.Name) and value.func.id == "format" and len(value.args) > 1
+            or isinstance(value.func, ast.Attribute) and value.func.attr in _PADDING
         )
-        if spec and (spec[-1] in _INT_TYPES or "," in spec or "_" in spec) and _size(value.value):
+        if (formatted or called) and isinstance(value, ast.expr):
             return (
-                f"the break keeps Dynamo from tracing this function (a break in a loop); "
-                f"fixed, Dynamo traces line {value.lineno}, where torch 2.13 fails formatting "
-                f"`{ast.unparse(value.value)}`, a size that may be dynamic, with an int format "
-                "spec"
+                "the break keeps Dynamo from tracing this function (a break in a loop); fixed, "
+                f"Dynamo traces line {value.lineno} (`{ast.unparse(value)}`), where torch 2.13 "
+                "fails formatting a size that may be dynamic, or formats with a format spec "
+                "otherwise than Python"
             )
     return None
-
-
-def _size(value: ast.expr) -> bool:
-    """``x.shape[0]``, ``x.size(1)``, ``x.numel()``, ``len(x)``: a size of a tensor."""
-    if isinstance(value, ast.Subscript):
-        value = value.value
-    if isinstance(value, ast.Call):
-        func = value.func
-        if isinstance(func, ast.Name):
-            return func.id == "len"
-        return isinstance(func, ast.Attribute) and func.attr in ("size", "numel")
-    return isinstance(value, ast.Attribute) and value.attr == "shape"

@@ -480,33 +480,48 @@ def state_change_problem(
 _PRE_HOOKS = frozenset({"register_forward_pre_hook", "register_module_forward_pre_hook"})
 
 
-def _pre_hook_of(ctx: FunctionContext) -> Optional[ast.Call]:
+def _pre_hook_of(ctx: FunctionContext) -> Optional[ast.expr]:
     """A forward pre-hook the file registers that may run before the region's ``forward``: for
     every module, or on a module that may be of the region's class (``self`` in a method of
-    its lineage, an attribute that may hold it, any other object)."""
+    its lineage, an attribute that may hold it, any other object), by a registering call or
+    into the hook dict (``m._forward_pre_hooks[k] = f``)."""
     owner = ctx.region.owner
     if owner is None or ctx.region.function.name not in RUNS_MODULE:
         return None
     names = {info.node.name for info in lineage(owner, ctx.symbols)}
-    for caller, caller_owner, call in _module_calls(ctx.symbols):
-        func = call.func
-        if short_name(call) not in _PRE_HOOKS:
+    made_in = {
+        id(node): (function, function_owner)
+        for function, function_owner in _module_functions(ctx.symbols)
+        for node in walk(function)
+    }
+    for node in walk(ctx.symbols.tree):
+        receiver: Optional[ast.expr] = None
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and (
+            isinstance(node.value, ast.Attribute) and node.value.attr == "_forward_pre_hooks"
+        ):
+            receiver = node.value.value
+        elif isinstance(node, ast.Call) and short_name(node) in _PRE_HOOKS:
+            func = node.func
+            if short_name(node) == "register_module_forward_pre_hook":
+                return node  # for every module
+            receiver = func.value if isinstance(func, ast.Attribute) else node
+        else:
             continue
-        receiver = func.value if isinstance(func, ast.Attribute) else None
-        if receiver is None or short_name(call) == "register_module_forward_pre_hook":
-            return call
+        if id(node) not in made_in:
+            return node  # at the module's top level: on any module
+        caller, caller_owner = made_in[id(node)]
         if is_self(receiver):
             if caller_owner is None or names & {
                 info.node.name for info in lineage(caller_owner, ctx.symbols)
             }:
-                return call
+                return node
             continue
         module = module_expression(receiver, caller) if caller_owner is not None else None
         held = None
         if module is not None and caller_owner is not None:
             held = held_classes(module, caller_owner, ctx.symbols)
         if held is None or names & set(held):
-            return call
+            return node
     return None
 
 
@@ -969,13 +984,17 @@ def _traced_sites(sites: List[_CallSite], symbols: ModuleSymbols) -> List[_CallS
 
 def _untraced_functions(symbols: ModuleSymbols) -> FrozenSet[FunctionNode]:
     """The module's functions that no compiled region runs: not a region, never used as a
-    value (a hook, a callback), called only by the module's top level or by such functions."""
+    value (a hook, a callback) nor named by a string (``getattr(module, "f")``), and called,
+    but only by the module's top level (a script's ``main()``) or by such functions; not a
+    function no code of the file calls, which other files may call (a library's API)."""
     memo = vars(symbols).get("_untraced")  # like a cached_property's value
     if memo is not None:
         return memo
     parents = parent_map(symbols.tree)
     callers: Dict[str, Set[Optional[str]]] = {name: set() for name in symbols.functions}
     for node in walk(symbols.tree):
+        if isinstance(node, ast.Constant) and node.value in callers:
+            callers[str(node.value)].add(None)  # named by a string: may run anywhere
         if not (isinstance(node, ast.Name) and node.id in callers):
             continue
         parent = parents.get(id(node))
@@ -987,17 +1006,19 @@ def _untraced_functions(symbols: ModuleSymbols) -> FrozenSet[FunctionNode]:
             enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)
         ):
             enclosing = parents.get(id(enclosing))
-        if enclosing is not None:
+        if enclosing is None:
+            callers[node.id].add("")  # the module's top level, which runs eagerly
+        else:
             top = symbols.functions.get(getattr(enclosing, "name", ""))
             callers[node.id].add(enclosing.name if top is enclosing else None)
     traced = symbols.traced or frozenset()
     untraced = {
         name for name, function in symbols.functions.items()
-        if function not in traced and None not in callers[name]
+        if function not in traced and callers[name] and None not in callers[name]
     }
     shrunk = True
     while shrunk:  # a function called by one that may be traced may be traced too
-        kept = {name for name in untraced if callers[name] <= untraced}
+        kept = {name for name in untraced if callers[name] <= untraced | {""}}
         shrunk = kept != untraced
         untraced = kept
     memo = vars(symbols)["_untraced"] = frozenset(symbols.functions[name] for name in untraced)
