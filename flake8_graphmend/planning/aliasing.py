@@ -248,11 +248,17 @@ def _used_before(
         for value in _updated_values(node, ctx)
         for inner in walk(value)
     }
+    aliasing = {  # `z = y`, `flat = h.view(-1)`: a view saves nothing for the backward
+        id(inner)
+        for node in walk(function)
+        if isinstance(node, ast.Assign) and _viewed_name(node.value)
+        for inner in walk(node.value)
+    }
     return any(
         isinstance(node, (ast.Name, ast.Attribute))
         and isinstance(node.ctx, ast.Load)
         and (node.lineno < site.lineno or id(node) in loops)
-        and id(node) not in inside | updated
+        and id(node) not in inside | updated | aliasing
         and (ast.unparse(node) == shown or isinstance(node, ast.Name) and node.id in names)
         for node in walk(function)
     )

@@ -376,6 +376,9 @@ def file_bases(info: ClassInfo, symbols: ModuleSymbols) -> List[str]:
 
 def related_classes(owner: ClassInfo, symbols: ModuleSymbols) -> List[ClassInfo]:
     """``owner``, and the classes of this file it derives from or that derive from it."""
+    known = symbols.classes.get(owner.node.name)
+    if known is None or known.node is not owner.node:
+        return [owner]  # a class nested in a function or class: not among the file's classes
     related = {owner.node.name}
     changed = True
     while changed:
