@@ -489,12 +489,8 @@ def _pre_hook_of(ctx: FunctionContext) -> Optional[ast.expr]:
     if owner is None or ctx.region.function.name not in RUNS_MODULE:
         return None
     names = {info.node.name for info in lineage(owner, ctx.symbols)}
-    made_in = {
-        id(node): (function, function_owner)
-        for function, function_owner in _module_functions(ctx.symbols)
-        for node in walk(function)
-    }
-    for node in walk(ctx.symbols.tree):
+    registrations, made_in = _pre_hook_registrations(ctx.symbols)
+    for node in registrations:
         receiver: Optional[ast.expr] = None
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and (
             isinstance(node.value, ast.Attribute) and node.value.attr == "_forward_pre_hooks"
@@ -523,6 +519,29 @@ def _pre_hook_of(ctx: FunctionContext) -> Optional[ast.expr]:
         if held is None or names & set(held):
             return node
     return None
+
+
+def _pre_hook_registrations(
+    symbols: ModuleSymbols,
+) -> Tuple[List[ast.AST], Dict[int, Tuple[FunctionNode, Optional[ClassInfo]]]]:
+    """The module's calls and stores that may register a forward pre-hook, and for each, the
+    function (with its class) it is made in; found once per module."""
+    kept = vars(symbols).get("_pre_hook_registrations")  # like a cached_property's value
+    if kept is None:
+        found: List[ast.AST] = [
+            node for node in walk(symbols.tree)
+            if isinstance(node, ast.Call) and short_name(node) in _PRE_HOOKS
+            or isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "_forward_pre_hooks"
+        ]
+        wanted = {id(node) for node in found}
+        made_in = {
+            id(node): (function, function_owner)
+            for function, function_owner in _module_functions(symbols) if found
+            for node in walk(function) if id(node) in wanted
+        }
+        kept = vars(symbols)["_pre_hook_registrations"] = (found, made_in)
+    return kept
 
 
 def _unread_code(
@@ -1381,13 +1400,16 @@ def _called_by_builtin(call: ast.Call) -> ast.Call:
 
 def _fields(symbols: ModuleSymbols) -> FrozenSet[str]:
     """The fields the file's classes declare in their bodies (``enc: nn.Module`` of a
-    dataclass), whose values the calls that build the objects give."""
-    return frozenset(
-        statement.target.id
-        for info in symbols.classes.values()
-        for statement in info.node.body
-        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
-    )
+    dataclass), whose values the calls that build the objects give; found once per module."""
+    kept = vars(symbols).get("_fields")  # like a cached_property's value
+    if kept is None:
+        kept = vars(symbols)["_fields"] = frozenset(
+            statement.target.id
+            for info in symbols.classes.values()
+            for statement in info.node.body
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+        )
+    return kept
 
 
 def _holds_no_module(value: ast.expr, owner: Optional[ClassInfo], symbols: ModuleSymbols) -> bool:
