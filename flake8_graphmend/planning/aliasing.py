@@ -160,6 +160,7 @@ def joined_update(node: Union[ast.stmt, ast.expr], ctx: FunctionContext) -> Opti
     end = node.end_lineno or node.lineno
     loops = {id(inner) for loop in loops_around(function, node) for inner in walk(loop)}
     inside = {id(inner) for inner in walk(node)}
+    skipped = inside | _function_reads(ctx)[0]
     for sub in walk(function):
         if id(sub) in inside or not (getattr(sub, "lineno", 0) > end or id(sub) in loops):
             continue
@@ -171,7 +172,7 @@ def joined_update(node: Union[ast.stmt, ast.expr], ctx: FunctionContext) -> Opti
                 continue
             names = _sharing_names(held, ctx)
             if any(_held_before(name, node, sub, ctx) for name in names) and _used_before(
-                held, names, node, ctx
+                held, names, node, loops, skipped, ctx
             ):
                 return (
                     f"line {held.lineno} updates `{ast.unparse(held)}` in place after it: the "
@@ -187,13 +188,7 @@ def _sharing_names(held: ast.expr, ctx: FunctionContext) -> Set[str]:
     bound to a view or alias of one of them, or that one of them is bound to (``k =
     cache[:2]``, ``g = h``, ``d = h.detach()``)."""
     names = {root_name(held)} - {""}
-    bindings = [
-        (target.id, {_viewed_name(statement.value)} - {""})
-        for statement in walk(ctx.region.function)
-        if isinstance(statement, ast.Assign)
-        for target in statement.targets
-        if isinstance(target, ast.Name)
-    ]
+    bindings = _function_reads(ctx)[1]
     grown = True
     while grown:
         grown = False
@@ -231,36 +226,59 @@ def _viewed_name(value: ast.expr) -> str:
             return value.id if isinstance(value, ast.Name) else ""
 
 
+def _function_reads(
+    ctx: FunctionContext,
+) -> Tuple[Set[int], List[Tuple[str, Set[str]]]]:
+    """What ``joined_update`` asks of the whole function, once per function: the ids of the
+    nodes that are no reads that may save a tensor for the backward (the receivers of updates
+    in place, ``cache[:2] = v``; the values that only bind a view or an alias, ``z = y``,
+    ``flat = h.view(-1)``), and each name bound to such a value with the name it views."""
+    memo = vars(ctx).setdefault("_function_reads", [])  # kept like a cached_property's value
+    if not memo:
+        function = ctx.region.function
+        skipped = {
+            id(inner)
+            for node in walk(function)
+            for value in _updated_values(node, ctx)
+            for inner in walk(value)
+        }
+        skipped |= {
+            id(inner)
+            for node in walk(function)
+            if isinstance(node, ast.Assign) and _viewed_name(node.value)
+            for inner in walk(node.value)
+        }
+        bindings = [
+            (target.id, {_viewed_name(statement.value)} - {""})
+            for statement in walk(function)
+            if isinstance(statement, ast.Assign)
+            for target in statement.targets
+            if isinstance(target, ast.Name)
+        ]
+        memo.append((skipped, bindings))
+    return memo[0]
+
+
 def _used_before(
-    held: ast.expr, names: Set[str], site: Union[ast.stmt, ast.expr], ctx: FunctionContext
+    held: ast.expr,
+    names: Set[str],
+    site: Union[ast.stmt, ast.expr],
+    loops: Set[int],
+    skipped: Set[int],
+    ctx: FunctionContext,
 ) -> bool:
     """Whether an operation may have read ``held`` (``x``, ``self.cache``) or a name that may
-    share its storage (``names``) before ``site``, or in a loop around it, and so may have
-    saved it for the backward: a read that is not the site's own, nor the receiver of an
-    update in place (``cache[:2] = v``)."""
-    function = ctx.region.function
+    share its storage (``names``) before ``site``, or in a loop around it (the ids of
+    ``loops``' nodes), and so may have saved it for the backward: a read that is not one of
+    the ``skipped`` nodes (the site's own, ``_function_reads``)."""
     shown = ast.unparse(held)
-    loops = {id(inner) for loop in loops_around(function, site) for inner in walk(loop)}
-    inside = {id(inner) for inner in walk(site)}
-    updated = {
-        id(inner)
-        for node in walk(function)
-        for value in _updated_values(node, ctx)
-        for inner in walk(value)
-    }
-    aliasing = {  # `z = y`, `flat = h.view(-1)`: a view saves nothing for the backward
-        id(inner)
-        for node in walk(function)
-        if isinstance(node, ast.Assign) and _viewed_name(node.value)
-        for inner in walk(node.value)
-    }
     return any(
         isinstance(node, (ast.Name, ast.Attribute))
         and isinstance(node.ctx, ast.Load)
         and (node.lineno < site.lineno or id(node) in loops)
-        and id(node) not in inside | updated | aliasing
+        and id(node) not in skipped
         and (ast.unparse(node) == shown or isinstance(node, ast.Name) and node.id in names)
-        for node in walk(function)
+        for node in walk(ctx.region.function)
     )
 
 

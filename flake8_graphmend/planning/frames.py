@@ -21,7 +21,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from ..analysis.index import walk
+from ..analysis.index import loops_around, walk
 from ..analysis.symbols import FunctionNode
 from . import Position, position
 from .module_state import module_call_targets
@@ -300,11 +300,7 @@ def traced_anew_problem(node: ast.AST, ctx: "FunctionContext") -> Optional[str]:
     width (``f"{n:5}"`` pads on the wrong side), ``format(v, spec)`` (the spec is dropped, even
     for a constant), padding to a size (``s.rjust(n)``)."""
     function = ctx.region.function
-    if not any(
-        isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
-        and any(inner is node for inner in walk(loop))
-        for loop in walk(function)
-    ):
+    if not loops_around(function, node):
         return None
     inside = {id(sub) for sub in walk(node)}  # the site's own text is made by its helper
     for value in walk(function):

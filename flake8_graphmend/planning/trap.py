@@ -1283,10 +1283,17 @@ def _nested_runs_code(
 
 def _nested_functions(caller: FunctionNode, name: str) -> List[FunctionNode]:
     """The functions named ``name`` defined inside ``caller``."""
-    return [
-        node for node in walk(caller)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
-    ]
+    return _nested_by_name(caller).get(name, [])
+
+
+@node_memo
+def _nested_by_name(caller: FunctionNode) -> Dict[str, List[FunctionNode]]:
+    """The functions defined inside ``caller``, by name (asked for each call of the module)."""
+    found: Dict[str, List[FunctionNode]] = {}
+    for node in walk(caller):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.setdefault(node.name, []).append(node)
+    return found
 
 
 def _runs_file_code(
