@@ -277,9 +277,13 @@ def loops_around(function: FunctionNode, node: ast.AST) -> List[ast.stmt]:
         loop
         for loop in walk(function)
         if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
-        and loop is not node
-        and any(inner is node for inner in walk(loop))
+        and encloses(loop, node)
     ]
+
+
+def encloses(outer: ast.AST, node: ast.AST) -> bool:
+    """Whether ``node`` lies inside ``outer`` (and is not ``outer`` itself)."""
+    return outer is not node and any(inner is node for inner in walk(outer))
 
 
 _Node = TypeVar("_Node", bound=ast.AST)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import ast
 from typing import (
-    TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
+    TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
 )
 
 from ..analysis.index import (
-    child_blocks, loops_around, outer_names, parameter_names, parent_map, root_name,
-    scope_names, walk,
+    assignment_targets, child_blocks, loops_around, outer_names, parameter_names, parent_map,
+    root_name, scope_names, walk,
 )
 from ..analysis.dtypes import Reaching
 from ..analysis.inplace import builds_in_place_module
@@ -144,6 +144,29 @@ def _updated_values(node: ast.AST, ctx: FunctionContext) -> List[ast.expr]:
             if isinstance(target, ast.Subscript) and not _keyed(target)
         ]
     return []
+
+
+def updates_visible_tensor(
+    node: ast.AST, ctx: FunctionContext, outlives: Optional[Callable[[str], bool]] = None
+) -> bool:
+    """``x.add_(1)``, ``self.steps += 1`` on a tensor, ``x[i] = v``, an ``inplace=True`` call,
+    ``out=x``, ``F.batch_norm(h, x, ...)`` (``module_state.updated_by_call``), of a tensor that
+    outlives the call (``outlives`` of its root name; by default an input or
+    ``self``'s state, ``aliasing.caller_visible``): with Inductor and ``aot_eager`` such
+    updates are written back after the graph. A tensor made in the call is not, nor one made
+    where it is updated (``x.new_empty(shape).bernoulli_(p)``)."""
+    if outlives is None:
+        outlives = lambda root: caller_visible(root, node, ctx)  # noqa: E731
+    updated: List[ast.expr] = []
+    if isinstance(node, ast.Call):
+        updated = updated_by_call(node, ctx.symbols)
+    elif isinstance(node, (ast.Assign, ast.AugAssign)):
+        for target in assignment_targets(node):
+            if isinstance(target, ast.Subscript) and ctx.values.kind(target.value) is Kind.TENSOR:
+                updated.append(target.value)
+            elif isinstance(node, ast.AugAssign) and ctx.values.kind(target) is Kind.TENSOR:
+                updated.append(target)
+    return any(may_alias(value, ctx) and outlives(root_name(value)) for value in updated)
 
 
 def joined_update(node: Union[ast.stmt, ast.expr], ctx: FunctionContext) -> Optional[str]:

@@ -46,9 +46,8 @@ from .totals import (
     total_test,
     unsure_names,
 )
-from .trap import (
-    reached_from, rebuilt_message_problem, run_by_callers, state_change_problem,
-)
+from .callers import reached_from, run_by_callers
+from .trap import rebuilt_message_problem, state_change_problem
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext

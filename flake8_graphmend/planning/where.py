@@ -45,7 +45,7 @@ from .items import compared_item
 from .submodules import is_torch_function
 from .presence import may_be_none, unknown_attribute
 from .totals import maybe_unbound
-from .trap import passed_none
+from .callers import passed_none
 
 if TYPE_CHECKING:
     from ..rules.base import FunctionContext

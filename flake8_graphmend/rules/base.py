@@ -19,7 +19,7 @@ from ..planning import Plan, Position
 from ..planning.aliasing import graph_input_update, joined_update, reaching_bindings
 from ..planning.conditions import split_condition
 from ..planning.frames import traced_anew_problem
-from ..planning.trap import try_problem
+from ..planning.callers import try_problem
 from ..registry import RULES_BY_CODE, Rule
 
 
