@@ -9230,6 +9230,48 @@ torch.nn.modules.module.register_module_forward_pre_hook(count).remove()
     (torch.ones(2, 4),),
     "a forward pre-hook",
 )
+#: Forward pre-hooks registered in forms the first search did not read (a method taken as a
+#: value, named by a string, the global registration imported under another name, the hook
+#: dict reached through `__dict__` or `vars()`): under
+#: compile the hook's count was lost when the fixed guard raised.
+COUNTING_MODEL = NAN_BLOCK + """
+{top}
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.calls = 0
+
+    def enable_counting(self):
+        {register}
+
+    def count(self, module, args):
+        self.calls += 1
+
+    def forward(self, x):
+        return self.block(x)
+"""
+CASES.update({
+    f"a guard after a forward pre-hook registered {how}": (
+        COUNTING_MODEL.replace("{top}", top).replace("{register}", register),
+        (torch.ones(2, 4),),
+        "a forward pre-hook",
+    )
+    for how, top, register in (
+        ("through the bound method", "",
+         "register = self.block.register_forward_pre_hook\n        register(self.count)"),
+        ("by the method's name", "",
+         'getattr(self.block, "register_forward_pre_hook")(self.count)'),
+        ("for every module under another name",
+         "from torch.nn.modules.module import register_module_forward_pre_hook as on_call\n"
+         "on_call(lambda module, args: None).remove()", "pass"),
+        ("into the module's __dict__", "from collections import OrderedDict",
+         'self.block.__dict__["_forward_pre_hooks"] = OrderedDict({0: self.count})'),
+        ("by vars().update", "from collections import OrderedDict",
+         "vars(self.block).update(_forward_pre_hooks=OrderedDict({0: self.count}))"),
+    )
+})
 #: A script's own functions that only its top level calls run eagerly, around the compiled
 #: model: their `with` and `try` do not see the check (the fiftieth sweep's over-decline); one
 #: that `forward` calls is traced, and declines the guard.

@@ -9,9 +9,9 @@ own buffers) on every read.
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import List, Optional, Tuple
 
-from .index import node_memo, root_name, walk
+from .index import node_memo, parent_map, root_name, walk
 from .inplace import short_name
 from .symbols import ModuleSymbols
 
@@ -57,6 +57,82 @@ def code_given_to_modules(tree: ast.Module) -> Optional[ast.expr]:
         ):
             return node
     return None
+
+
+@node_memo
+def forward_pre_hooks(tree: ast.Module) -> List[Tuple[ast.expr, Optional[ast.expr]]]:
+    """Where the file registers a forward pre-hook, code a module runs before its ``forward``,
+    each with the module it goes on (None: every module, or one the analysis cannot tell): a
+    registering call (``m.register_forward_pre_hook(f)``, the global
+    ``register_module_forward_pre_hook(f)`` under any name it is imported as), the method taken
+    as a value (``register = m.register_forward_pre_hook``) or by name (``getattr(m,
+    "register_forward_pre_hook")``), the hook dicts (``m._forward_pre_hooks[k] = f``), and the
+    module's ``__dict__`` or ``vars(m)`` at a key that names one (``_hook_key``)."""
+    imports = ModuleSymbols.collect(tree)
+    found: List[Tuple[ast.expr, Optional[ast.expr]]] = []
+    for node in walk(tree):
+        if isinstance(node, ast.Name):
+            qualified = imports.qualified_name(node) or node.id
+            if qualified.rsplit(".", 1)[-1] == _GLOBAL_PRE_HOOK:
+                found.append((_used(node, tree), None))
+        elif isinstance(node, ast.Attribute):
+            if node.attr == _GLOBAL_PRE_HOOK:
+                found.append((_used(node, tree), None))
+            elif node.attr == "register_forward_pre_hook" or node.attr.startswith(
+                "_forward_pre_hooks"
+            ):
+                found.append((_used(node, tree), node.value))
+            elif node.attr == "__dict__" and _hook_key(node, tree):
+                found.append((node, node.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+            named = node.args[1] if len(node.args) > 1 else None
+            if node.func.id == "vars" and "vars" not in imports.imports and _hook_key(node, tree):
+                found.append((node, node.args[0]))
+            elif (
+                node.func.id in ("getattr", "setattr")
+                and node.func.id not in imports.imports
+                and isinstance(named, ast.Constant)
+                and isinstance(named.value, str)
+                and "pre_hook" in named.value
+            ):
+                found.append((node, node.args[0]))
+    return found
+
+
+#: The function that registers a forward pre-hook for every module.
+_GLOBAL_PRE_HOOK = "register_module_forward_pre_hook"
+
+
+def _used(node: ast.expr, tree: ast.Module) -> ast.expr:
+    """The call or item access that uses ``node`` (``m.register_forward_pre_hook(f)``,
+    ``m._forward_pre_hooks[k]``), or ``node`` itself."""
+    parent = parent_map(tree).get(id(node))
+    if isinstance(parent, ast.Call) and parent.func is node or isinstance(
+        parent, ast.Subscript
+    ) and parent.value is node:
+        return parent
+    return node
+
+
+def _hook_key(mapping: ast.expr, tree: ast.Module) -> bool:
+    """``m.__dict__["_forward_pre_hooks"]``, ``vars(m).update(_forward_pre_hooks=d)``: the
+    attributes ``mapping`` holds, reached at a key written out that names a hook dict (a key
+    computed at run time is not seen, as ``getattr(m, "register_" + kind)`` is not)."""
+    parents = parent_map(tree)
+    parent = parents.get(id(mapping))
+    keys: List[ast.expr] = []
+    if isinstance(parent, ast.Subscript) and parent.value is mapping:
+        keys = [parent.slice]
+    elif isinstance(parent, ast.Attribute):
+        call = parents.get(id(parent))
+        if isinstance(call, ast.Call) and call.func is parent:
+            keys = [argument for argument in call.args if isinstance(argument, ast.Constant)]
+            keys += [key for d in call.args if isinstance(d, ast.Dict) for key in d.keys if key]
+            keys += [ast.Constant(k.arg) for k in call.keywords if k.arg]
+    return any(
+        isinstance(key, ast.Constant) and isinstance(key.value, str) and "hook" in key.value
+        for key in keys
+    )
 
 
 def _names_code(call: ast.Call, imports: ModuleSymbols) -> bool:

@@ -25,6 +25,7 @@ from ..analysis.index import (
     TRY_STATEMENTS, encloses, loops_around, node_memo, parameter_names, parent_map, root_name,
     run_nodes, walk,
 )
+from ..analysis.hooks import forward_pre_hooks
 from ..analysis.inplace import short_name
 from ..analysis.regions import GRAPHMEND_HELPER_PREFIX
 from ..analysis.symbols import (
@@ -47,35 +48,19 @@ if TYPE_CHECKING:
     from ..rules.base import FunctionContext
 
 
-#: What registers code that a module runs before its ``forward``.
-_PRE_HOOKS = frozenset({"register_forward_pre_hook", "register_module_forward_pre_hook"})
-
-
 def pre_hook_of(ctx: FunctionContext) -> Optional[ast.expr]:
-    """A forward pre-hook the file registers that may run before the region's ``forward``: for
-    every module, or on a module that may be of the region's class (``self`` in a method of
-    its lineage, an attribute that may hold it, any other object), by a registering call or
-    into the hook dict (``m._forward_pre_hooks[k] = f``)."""
+    """A forward pre-hook the file registers that may run before the region's ``forward``
+    (``hooks.forward_pre_hooks``): for every module, at the module's top level, or on a module
+    that may be of the region's class (``self`` in a method of its lineage, an attribute that
+    may hold it, any other object)."""
     owner = ctx.region.owner
     if owner is None or ctx.region.function.name not in RUNS_MODULE:
         return None
     names = {info.node.name for info in lineage(owner, ctx.symbols)}
-    registrations, made_in = _pre_hook_registrations(ctx.symbols)
-    for node in registrations:
-        receiver: Optional[ast.expr] = None
-        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and (
-            isinstance(node.value, ast.Attribute) and node.value.attr == "_forward_pre_hooks"
-        ):
-            receiver = node.value.value
-        elif isinstance(node, ast.Call) and short_name(node) in _PRE_HOOKS:
-            func = node.func
-            if short_name(node) == "register_module_forward_pre_hook":
-                return node  # for every module
-            receiver = func.value if isinstance(func, ast.Attribute) else node
-        else:
-            continue
-        if id(node) not in made_in:
-            return node  # at the module's top level: on any module
+    made_in = _made_in(ctx.symbols)
+    for node, receiver in forward_pre_hooks(ctx.symbols.tree):
+        if receiver is None or id(node) not in made_in:
+            return node  # for every module, or at the module's top level: on any module
         caller, caller_owner = made_in[id(node)]
         if is_self(receiver):
             if caller_owner is None or names & {
@@ -92,26 +77,17 @@ def pre_hook_of(ctx: FunctionContext) -> Optional[ast.expr]:
     return None
 
 
-def _pre_hook_registrations(
-    symbols: ModuleSymbols,
-) -> Tuple[List[ast.AST], Dict[int, Tuple[FunctionNode, Optional[ClassInfo]]]]:
-    """The module's calls and stores that may register a forward pre-hook, and for each, the
-    function (with its class) it is made in; found once per module."""
-    kept = vars(symbols).get("_pre_hook_registrations")  # like a cached_property's value
+def _made_in(symbols: ModuleSymbols) -> Dict[int, Tuple[FunctionNode, Optional[ClassInfo]]]:
+    """For each place the module registers a forward pre-hook, by its id, the function (with
+    its class) it is made in; found once per module."""
+    kept = vars(symbols).get("_pre_hooks_made_in")  # like a cached_property's value
     if kept is None:
-        found: List[ast.AST] = [
-            node for node in walk(symbols.tree)
-            if isinstance(node, ast.Call) and short_name(node) in _PRE_HOOKS
-            or isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
-            and node.value.attr == "_forward_pre_hooks"
-        ]
-        wanted = {id(node) for node in found}
-        made_in = {
+        wanted = {id(node) for node, _ in forward_pre_hooks(symbols.tree)}
+        kept = vars(symbols)["_pre_hooks_made_in"] = {
             id(node): (function, function_owner)
-            for function, function_owner in _module_functions(symbols) if found
+            for function, function_owner in _module_functions(symbols) if wanted
             for node in walk(function) if id(node) in wanted
         }
-        kept = vars(symbols)["_pre_hook_registrations"] = (found, made_in)
     return kept
 
 
