@@ -9230,6 +9230,22 @@ torch.nn.modules.module.register_module_forward_pre_hook(count).remove()
     (torch.ones(2, 4),),
     "a forward pre-hook",
 )
+CASES["log calls on child loggers made by getChild"] = (
+    """
+attention_logger = logger.getChild("attention")
+inner_logger = logging.getLogger("graphmend.exactness").getChild("mlp").getChild("inner")
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        attention_logger.info("attention on %d rows", 3)
+        h = x * 2
+        inner_logger.warning("inner %s", "done")
+        return h + 1
+""",
+    (torch.ones(3),),
+    None,
+)
 #: Forward pre-hooks registered in forms the first search did not read (a method taken as a
 #: value, named by a string, the global registration imported under another name, the hook
 #: dict reached through `__dict__` or `vars()`): under

@@ -656,8 +656,21 @@ def _is_stdlib_logger(receiver: ast.expr, ctx: FunctionContext) -> bool:
         return True  # the logging module's own functions log to the root logger
     if receiver.id in ctx.local_names:
         return False
-    value = symbols.assignments.get(receiver.id)
-    name = symbols.qualified_name(value.func) if isinstance(value, ast.Call) else None
+    return _makes_stdlib_logger(symbols.assignments.get(receiver.id), ctx)
+
+
+def _makes_stdlib_logger(value: Optional[ast.expr], ctx: FunctionContext) -> bool:
+    """``logging.getLogger(__name__)``, a library's wrapper of it, or ``getChild`` of such a
+    logger (``logger.getChild("attn")``), which is one of the same manager."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr == "getChild":
+        parent = func.value
+        return _is_stdlib_logger(parent, ctx) if isinstance(parent, ast.Name) else (
+            _makes_stdlib_logger(parent, ctx)
+        )
+    name = ctx.symbols.qualified_name(func)
     return name is not None and (
         name in _STDLIB_LOGGER_FACTORIES or name.endswith(_STDLIB_LOGGER_WRAPPERS)
     )

@@ -30,8 +30,9 @@ def _is_logger(receiver: ast.expr, ctx: FunctionContext) -> bool:
         )
         for value in bound:
             if isinstance(value, ast.Call) and (
-                symbols.qualified_name(value.func) or ""
-            ).endswith(_LOGGER_FACTORIES):
+                (symbols.qualified_name(value.func) or "").endswith(_LOGGER_FACTORIES)
+                or isinstance(value.func, ast.Attribute) and value.func.attr == "getChild"
+            ):
                 return True
         return bool(_LOGGER_NAME.search(receiver.id))
     if isinstance(receiver, ast.Attribute):
