@@ -9246,6 +9246,27 @@ class Model(nn.Module):
     (torch.ones(3),),
     None,
 )
+#: torch's state setters under their other names: under compile, grad mode stayed as it was
+#: where the fixed check raised after `torch.autograd.grad_mode.set_grad_enabled(False)`.
+CASES.update({
+    f"a guard after {setter}": (
+        f"""
+class Model(nn.Module):
+    def forward(self, x):
+        {setter}
+        if torch.isnan(x).any():
+            raise FloatingPointError("NaN")
+        torch.autograd.grad_mode.set_grad_enabled(True)
+        return x * 2
+""",
+        (torch.ones(3),),
+        "may change Python state",
+    )
+    for setter in (
+        "torch.autograd.grad_mode.set_grad_enabled(False)", "torch.set_warn_always(False)",
+        "torch.random.seed()",
+    )
+})
 #: Forward pre-hooks registered in forms the first search did not read (a method taken as a
 #: value, named by a string, the global registration imported under another name, the hook
 #: dict reached through `__dict__` or `vars()`): under

@@ -61,15 +61,30 @@ MODULE_UPDATES = frozenset({
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
     "register_full_backward_pre_hook", "register_backward_hook", "share_memory", "to_empty",
 })
-#: torch functions that change the process's state when called (not as a context manager).
-_TORCH_STATE_SETTERS = frozenset({
-    "torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.set_default_dtype",
-    "torch.set_default_device", "torch.set_default_tensor_type", "torch.manual_seed",
-    "torch.random.manual_seed", "torch.seed", "torch.set_rng_state", "torch.set_num_threads",
-    "torch.use_deterministic_algorithms", "torch.autograd.set_detect_anomaly",
-    "torch.set_printoptions", "torch.set_float32_matmul_precision",
-    "torch.set_anomaly_enabled", "torch._C._set_grad_enabled",
+#: torch functions that change the process's state when called (not as a context manager),
+#: by the last part of their names: the setters (``torch.set_grad_enabled(False)``, also as
+#: ``torch.autograd.grad_mode.set_grad_enabled``, ``torch._C._set_grad_enabled``,
+#: ``torch.cuda.set_device``), the seeds, and the calls that write what outlives the process
+#: or accumulate gradients; and torch's namespaces whose functions do (collectives update
+#: the tensors they are handed).
+_TORCH_STATE_SETTERS = ("set_", "_set_")
+_TORCH_STATE_CHANGES = frozenset({
+    "manual_seed", "manual_seed_all", "seed", "seed_all", "use_deterministic_algorithms",
+    "save", "backward",
 })
+_TORCH_STATE_NAMESPACES = ("torch.distributed.",)
+
+
+def torch_changes_state(qualified: str) -> bool:
+    """Whether ``qualified``, a function of torch, changes the process's state when called."""
+    name = qualified.rpartition(".")[2]
+    return qualified.startswith("torch.") and (
+        name.startswith(_TORCH_STATE_SETTERS)
+        or name in _TORCH_STATE_CHANGES
+        or qualified.startswith(_TORCH_STATE_NAMESPACES)
+    )
+
+
 #: How deep calls are followed; deeper ones count as changing state.
 _DEPTH = 4
 
@@ -115,7 +130,7 @@ def call_changes_state(
     ) else None
     if named is not None:
         return named
-    if (symbols.qualified_name(func) or "") in _TORCH_STATE_SETTERS:
+    if torch_changes_state(symbols.qualified_name(func) or ""):
         return True  # `torch.set_grad_enabled(False)` as a call: grad mode stays changed
     return (
         _module_object_method_changes_state(func, function, symbols, depth)
