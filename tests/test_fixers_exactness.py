@@ -9246,6 +9246,70 @@ class Model(nn.Module):
     (torch.ones(3),),
     None,
 )
+#: The fifty-fourth sweep: the tensor saved for the backward before the site is updated after
+#: it by a module that works in place, reached otherwise than as `self.act(h)`; under
+#: aot_eager the fixed program failed to compile (BackendCompilerFailed).
+REACHED_UPDATE = """
+{top}
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(3, 3)
+        {init}
+
+    def forward(self, x):
+        h = self.lin(x)
+        s = (h * h).sum(-1)
+        {site}
+        {update}
+        return s, h
+"""
+HALVE = """
+class Halve(nn.Module):
+    def forward(self, t):
+        t.mul_(0.5)
+        return t
+"""
+IN_PLACE_REACHED = {
+    "an element of a ModuleDict": (
+        "", 'self.acts = nn.ModuleDict({"silu": nn.SiLU(inplace=True)})',
+        'h = self.acts["silu"](h)'),
+    "an element of a ModuleList": (
+        "", "self.acts = nn.ModuleList([nn.ReLU(inplace=True)])", "h = self.acts[0](h)"),
+    "a module taken from a module-level dict": (
+        'ACTS = {"relu": nn.ReLU(inplace=True)}', 'self.act = ACTS["relu"]', "h = self.act(h)"),
+    "getattr of self": (
+        "", "self.relu = nn.ReLU(inplace=True)", 'h = getattr(self, "relu")(h)'),
+    "an element of a Sequential": (
+        "", "self.seq = nn.Sequential(nn.Identity(), nn.ReLU(inplace=True))",
+        "h = self.seq[1](h)"),
+    "a loop over a ModuleList": (
+        "", "self.acts = nn.ModuleList([nn.Identity(), nn.ReLU(inplace=True)])",
+        "for act in self.acts:\n            h = act(h)"),
+    "a loop over modules of the file": (
+        HALVE, "self.acts = nn.ModuleList([Halve(), Halve()])",
+        "for act in self.acts:\n            h = act(h)"),
+    "a partial of an element": (
+        "import functools", "self.acts = nn.ModuleList([nn.ReLU(inplace=True)])",
+        "h = functools.partial(self.acts[0])(h)"),
+}
+REACHED_SITES = {
+    "selection": "if s.mean() > 100:\n            s = s / 100",
+    "guard": 'if torch.isnan(s).any():\n            raise ValueError("NaN in s")',
+    "deferred print": 'print("computed s")',
+}
+CASES.update({
+    f"a {site} before an update in place by {how}": (
+        REACHED_UPDATE.replace("{top}", top).replace("{init}", init)
+        .replace("{site}", REACHED_SITES[site]).replace("{update}", update),
+        (torch.ones(2, 3),),
+        "updates `h` in place after it",
+    )
+    for how, (top, init, update) in IN_PLACE_REACHED.items()
+    for site in (REACHED_SITES if how.startswith("a loop") else ["selection"])
+})
 #: torch's state setters under their other names: under compile, grad mode stayed as it was
 #: where the fixed check raised after `torch.autograd.grad_mode.set_grad_enabled(False)`.
 CASES.update({

@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import ast
 from typing import (
-    TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union,
+    TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple,
+    Union,
 )
 
 from ..analysis.index import (
-    assignment_targets, child_blocks, loops_around, outer_names, parameter_names, parent_map,
-    root_name, scope_names, walk,
+    assignment_targets, child_blocks, encloses, loops_around, outer_names, parameter_names,
+    parent_map, root_name, scope_names, walk,
 )
 from ..analysis.dtypes import Reaching
 from ..analysis.inplace import builds_in_place_module
-from ..analysis.symbols import FunctionNode, is_self, is_staticmethod, self_attribute
+from ..analysis.symbols import (
+    ClassInfo, FunctionNode, ModuleSymbols, is_self, is_staticmethod, taken_from_self,
+)
 from ..analysis.values import Kind, constant_int
 from .module_state import (
-    call_changes_state, holders, methods_called, updated_by_call, updates_in_place,
+    RUNS_MODULE, attribute_of, call_changes_state, called_through, held_classes, holders,
+    methods_called, module_expression, updated_by_call, updates_in_place,
 )
 from .submodules import (
     call_kind,
@@ -106,7 +110,7 @@ def _mutating_call(name: str, ctx: FunctionContext, after: int = 0) -> Optional[
         if (
             call.lineno > after
             and any(_hands_on(a, name, ctx) for a in arguments)
-            and _may_mutate_arguments(call, ctx)
+            and any(_hands_on(a, name, ctx) for a in _mutated_arguments(call, ctx))
         ):
             return call
     return None
@@ -188,8 +192,8 @@ def joined_update(node: Union[ast.stmt, ast.expr], ctx: FunctionContext) -> Opti
         if id(sub) in inside or not (getattr(sub, "lineno", 0) > end or id(sub) in loops):
             continue
         updated = [_held_tensor(value) for value in _updated_values(sub, ctx)]
-        if isinstance(sub, ast.Call) and _may_mutate_arguments(sub, ctx):
-            updated += [a.value if isinstance(a, ast.Starred) else a for a in sub.args]
+        if isinstance(sub, ast.Call):
+            updated += _mutated_arguments(sub, ctx)
         for held in updated:
             if held is None:
                 continue
@@ -334,12 +338,12 @@ def _graph_input_update(ctx: FunctionContext) -> Optional[str]:
             ):
                 return _input_update_reason(value.lineno, ast.unparse(held))
     for call in ctx.facts.calls:  # `self.act(h)` of an `nn.ReLU(inplace=True)`, a helper
-        arguments = [*call.args, *(k.value for k in call.keywords)]
-        if not arguments:
+        if not call.args and not call.keywords:
             continue
-        inputs = _input_names(ctx)
+        arguments = _mutated_arguments(call, ctx)
+        inputs = _input_names(ctx) if arguments else set()
         handed = {n for a in arguments for n in _handed_names(a, ctx, unknown=False)} & inputs
-        if not handed or not _may_mutate_arguments(call, ctx):
+        if not handed:
             continue
         held_name = next((n for n in sorted(handed) if _holds_input(n, call, inputs, ctx)), None)
         if held_name is not None:
@@ -1087,46 +1091,203 @@ def layout_problem(
     return None
 
 
-def _may_mutate_arguments(call: ast.Call, ctx: FunctionContext) -> bool:
-    """An ``inplace=True`` call, one with ``out=`` or given running statistics
-    (``module_state.updated_by_call``), a submodule built with ``inplace=True``, or a module
-    function that updates a parameter in place."""
+def _mutated_arguments(call: ast.Call, ctx: FunctionContext) -> List[ast.expr]:
+    """The arguments ``call`` may update in place: what an ``inplace=True`` call, one with
+    ``out=`` or given running statistics updates (``module_state.updated_by_call``); all it is
+    handed where it calls a submodule built with ``inplace=True`` (also as an element of a
+    container: ``self.acts[0](h)``, ``for act in self.acts: h = act(h)``) or, in a file that
+    builds modules that work in place (``_builds_in_place``), a module whose classes the
+    analysis does not know (``getattr(self, "act")(h)``, one taken from a module-level dict);
+    and the arguments of the parameters that a function or module ``forward`` of the file it
+    runs updates in place (also through ``checkpoint`` and ``partial``)."""
     func = call.func
     receiver = func.value if isinstance(func, ast.Attribute) else None
-    if any(value is not receiver for value in updated_by_call(call, ctx.symbols)):
-        return True
-    attribute = self_attribute(func)
-    if attribute is not None and attribute in _in_place_submodules(ctx):
-        return True
-    return any(
-        updates_in_place(sub, names, None, ctx.symbols)
-        for function, parameters in _callees_in_file(call, ctx)
-        for names in [holders(function, frozenset(parameters), None, ctx.symbols)]
-        for sub in walk(function)
+    updated = [value for value in updated_by_call(call, ctx.symbols) if value is not receiver]
+    made = called_through(call)  # `checkpoint(layer, h)` runs `layer(h)`
+    handed = [a.value if isinstance(a, ast.Starred) else a for a in made.args]
+    handed += [k.value for k in made.keywords]
+    if _runs_unknown_module(made, ctx):
+        return updated + handed
+    for function, bound in _callees_in_file(made, ctx):
+        changed = _parameters_updated(function, ctx.symbols)
+        for parameter, argument in _arguments_by_parameter(made, function, bound):
+            if parameter in changed or parameter is None and changed:
+                updated.append(argument)
+    return updated
+
+
+def _runs_unknown_module(call: ast.Call, ctx: FunctionContext) -> bool:
+    """Whether ``call`` runs a module that may update what it is handed and whose code the
+    analysis does not read (``_mutated_arguments``)."""
+    func = call.func
+    while isinstance(func, ast.Attribute) and func.attr in RUNS_MODULE:
+        func = func.value  # `act.forward(h)`
+    owner = ctx.region.owner
+    if owner is None:
+        return False
+    module = module_expression(func, ctx.region.function)
+    if module is not None:
+        return attribute_of(module) in _in_place_submodules(ctx) or (
+            held_classes(module, owner, ctx.symbols) is None and _builds_in_place(ctx.symbols)
+        )  # `self.act = ACTS["relu"]`
+    # `getattr(self, name)(h)`, `list(self.children())[0](h)`
+    return isinstance(func, (ast.Call, ast.Subscript)) and taken_from_self(func) and (
+        _builds_in_place(ctx.symbols)
     )
 
 
-def _callees_in_file(call: ast.Call, ctx: FunctionContext) -> List[Tuple[FunctionNode, Set[str]]]:
-    """The functions of this file that ``call`` may run, each with the parameters that receive
-    its arguments: a module function, a method of the class (``self.norm_(h)``), or the
-    ``forward`` of a submodule of a class of this file (``self.scale(h)``)."""
+def _arguments_by_parameter(
+    call: ast.Call, function: FunctionNode, bound: bool
+) -> List[Tuple[Optional[str], ast.expr]]:
+    """Each argument of ``call`` with the parameter of ``function`` that receives it (after
+    ``self`` where it is ``bound``; its ``*args`` or ``**kwargs`` for the others); None where
+    that is not known (what ``*xs`` or ``**options`` unpacks)."""
+    arguments = function.args
+    positional = [a.arg for a in arguments.posonlyargs + arguments.args][int(bound):]
+    named = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    rest = arguments.vararg.arg if arguments.vararg else None
+    options = arguments.kwarg.arg if arguments.kwarg else None
+    pairs: List[Tuple[Optional[str], ast.expr]] = []
+    for index, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            pairs.append((None, argument.value))
+        else:
+            pairs.append((positional[index] if index < len(positional) else rest, argument))
+    for keyword in call.keywords:
+        known = keyword.arg if keyword.arg in named else options
+        pairs.append((None if keyword.arg is None else known, keyword.value))
+    return pairs
+
+
+def _parameters_updated(
+    function: FunctionNode, symbols: ModuleSymbols, through_holders: bool = True
+) -> FrozenSet[str]:
+    """The parameters of ``function`` (``*args`` and ``**kwargs`` too) whose objects it
+    updates in place (``_updates_handed_tensor``): by their own name, unless bound to another
+    value first (``mask = torch.ones(n)``, then ``mask[i] = 0``, updates a new tensor), or
+    (``through_holders``) through a name it binds to what they hold (``holders``)."""
+    memo = vars(symbols).setdefault("_parameters_updated", {})  # like a cached_property's
+    key = (id(function), through_holders)
+    if key not in memo:
+        arguments = function.args
+        every = [a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+        every += [a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None]
+        owner = next(
+            (info for info in symbols.classes.values() if function in info.methods.values()),
+            None,
+        )  # its class: what its modules return is known
+        updated = set()
+        for name in every:
+            names = {name}
+            if through_holders:
+                names = holders(function, frozenset({name}), owner, symbols)
+            if any(
+                _updates_handed_tensor(sub, names - {name}, owner, symbols)
+                or _updates_handed_tensor(sub, {name}, owner, symbols)
+                and not _bound_anew_before(sub, name, function)
+                for sub in walk(function)
+            ):
+                updated.add(name)
+        memo[key] = (function, frozenset(updated))
+    return memo[key][1]
+
+
+def _bound_anew_before(node: ast.AST, name: str, function: FunctionNode) -> bool:
+    """Whether ``name = <value>`` always runs before ``node`` in ``function``: it is an
+    earlier statement of a block that holds ``node`` (``mask = torch.ones(n)`` before
+    ``mask[i] = 0``; not one under an ``if`` of its own)."""
+    for owner in walk(function):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(owner, field, None)
+            if not isinstance(block, list):
+                continue
+            for index, statement in enumerate(block):
+                if isinstance(statement, (ast.Assign, ast.AnnAssign)) and any(
+                    isinstance(target, ast.Name) and target.id == name
+                    for target in assignment_targets(statement)
+                ) and any(
+                    later is node or encloses(later, node) for later in block[index + 1:]
+                ):
+                    return True
+    return False
+
+
+def _builds_in_place(symbols: ModuleSymbols) -> bool:
+    """Whether the file builds a module that works in place (``nn.ReLU(inplace=True)``,
+    ``nn.LeakyReLU(0.2, True)``, ``act_layer(inplace=True)``) or defines a class whose
+    ``forward`` updates what it is handed in place: only then may a module the analysis
+    cannot name update its arguments (a module of another file handed in is not seen)."""
+    kept = vars(symbols).get("_builds_in_place")  # like a cached_property's value
+    if kept is None:
+        kept = vars(symbols)["_builds_in_place"] = any(
+            isinstance(node, ast.Call) and (
+                builds_in_place_module(node)
+                or any(k.arg == "inplace" and not _false(k.value) for k in node.keywords)
+            )
+            for node in walk(symbols.tree)
+        ) or any(
+            _parameters_updated(forward, symbols, through_holders=False) - {"self"}
+            for info in symbols.classes.values()
+            for forward in [info.methods.get("forward")]
+            if forward is not None
+        )
+    return kept
+
+
+def _false(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and not value.value
+
+
+def _updates_handed_tensor(
+    node: ast.AST, names: AbstractSet[str], owner: Optional[ClassInfo], symbols: ModuleSymbols
+) -> bool:
+    """``t.mul_(0.5)``, ``F.relu(t, inplace=True)``, ``t += 1``, ``t[m] = 0``, ``t[i][j] -= 1``
+    of a name in ``names`` (in a method of ``owner``): an update in place of what may be a
+    tensor (``module_state.updates_in_place``; not ``outputs += (w,)``, which extends a
+    tuple, nor ``cache.flags[i] = True``, a store into another object's attribute)."""
+    if isinstance(node, ast.Call):
+        return updates_in_place(node, set(names), owner, symbols)
+    if isinstance(node, ast.AugAssign):
+        return _element_of(node.target) in names and not isinstance(
+            node.value, (ast.Tuple, ast.List)
+        )
+    return isinstance(node, ast.Assign) and any(
+        isinstance(target, ast.Subscript)
+        and _element_of(target) in names
+        and not _keyed(target)
+        for target in node.targets
+    )
+
+
+def _element_of(value: ast.expr) -> str:
+    """``t`` of ``t``, ``t[i]`` or ``t[i][j]``: the name whose object an update of ``value``
+    updates ("" through an attribute: ``cache.flags[i]``)."""
+    while isinstance(value, ast.Subscript):
+        value = value.value
+    return value.id if isinstance(value, ast.Name) else ""
+
+
+def _callees_in_file(call: ast.Call, ctx: FunctionContext) -> List[Tuple[FunctionNode, bool]]:
+    """The functions of this file that ``call`` may run, each with whether ``self`` is bound
+    (its first parameter receives no argument): a module function, a method of the class
+    (``self.norm_(h)``), or the ``forward`` of a module of a class of this file that ``self``
+    holds (``self.scale(h)``, ``layer(h)`` over ``self.layers``)."""
     func, symbols = call.func, ctx.symbols
-    found: List[Tuple[FunctionNode, Set[str]]] = []
+    found: List[Tuple[FunctionNode, bool]] = []
     if isinstance(func, ast.Name) and func.id in symbols.functions:
-        function = symbols.functions[func.id]
-        found.append((function, parameter_names(function)))
+        found.append((symbols.functions[func.id], False))
     owner = ctx.region.owner
-    attribute = self_attribute(func)
-    if owner is None or attribute is None:
+    while isinstance(func, ast.Attribute) and func.attr in RUNS_MODULE:
+        func = func.value  # `layer.forward(h)`
+    module = module_expression(func, ctx.region.function) if owner is not None else None
+    attribute = attribute_of(module) if module is not None else None
+    if owner is None or module is None or attribute is None:
         return found
-    methods = [owner.methods[attribute]] if attribute in owner.methods else []
-    for name in submodule_classes(func, owner, symbols) or []:
+    methods = [owner.methods[attribute]] if func is module and attribute in owner.methods else []
+    for name in held_classes(module, owner, symbols) or []:
         forward = forward_of(symbols.classes[name], symbols) if name in symbols.classes else None
         methods += [forward] if forward is not None else []
-    for method in methods:
-        positional = [a.arg for a in method.args.posonlyargs + method.args.args]
-        bound = set() if is_staticmethod(method) else set(positional[:1])  # `self`
-        found.append((method, parameter_names(method) - bound))
+    found += [(method, not is_staticmethod(method)) for method in methods]
     return found
 
 
@@ -1152,11 +1313,17 @@ def _kept_values(node: ast.AST, outer: Set[str], locals_too: bool = False) -> Li
 def _keeps_argument(call: ast.Call, ctx: FunctionContext) -> bool:
     """A function of this file that keeps a parameter (``_kept_values``)."""
     return any(
-        root_name(value) in parameters
-        for function, parameters in _callees_in_file(call, ctx)
+        root_name(value) in _bound_parameters(function, bound)
+        for function, bound in _callees_in_file(call, ctx)
         for sub in walk(function)
         for value in _kept_values(sub, outer_names(function))
     )
+
+
+def _bound_parameters(function: FunctionNode, bound: bool) -> Set[str]:
+    """The parameters of ``function`` that receive a call's arguments (not a bound ``self``)."""
+    positional = [a.arg for a in function.args.posonlyargs + function.args.args]
+    return parameter_names(function) - set(positional[:1] if bound else [])
 
 
 def _in_place_submodules(ctx: FunctionContext) -> Set[str]:

@@ -35,7 +35,7 @@ from ..analysis.symbols import (
 from .aliasing import updates_visible_tensor
 from .foreign import known_method
 from .module_state import (
-    body_changes_state, call_changes_state, class_method, held_classes, RUNS_MODULE,
+    body_changes_state, call_changes_state, class_method, handed_call, held_classes, RUNS_MODULE,
     implicit_call_changes_state, lineage, module_call_targets, module_expression, stored_objects,
     stored_roots,
 )
@@ -370,36 +370,17 @@ def _handing_calls(
     symbols: ModuleSymbols,
 ) -> List[Tuple[FunctionNode, Optional[ClassInfo], ast.Call, ast.Call]]:
     """The calls of the module that call what they are handed with the arguments after it
-    (``checkpoint(self.layer, h, None)``, ``functools.partial(self.layer, mask=None)``,
-    transformers' ``self._gradient_checkpointing_func(layer.__call__, h, None)``), each with
-    its function and class, and the call it makes (``self.layer(h, None)``)."""
+    (``module_state.handed_call``), each with its function and class, and the call it makes
+    (``self.layer(h, None)``)."""
     kept = vars(symbols).get("_handing_calls")  # like a cached_property's value
     if kept is None:
-        kept = vars(symbols)["_handing_calls"] = []
-        for caller, owner, call in _module_calls(symbols):
-            if short_name(call) not in _CALLS_OF_ARGUMENT or not call.args:
-                continue
-            target = call.args[0]
-            if isinstance(target, ast.Starred):
-                continue
-            if isinstance(target, ast.Attribute) and target.attr == "__call__":
-                target = target.value
-            keywords = [k for k in call.keywords if k.arg not in _CHECKPOINT_OPTIONS]
-            handed = ast.copy_location(
-                ast.Call(func=target, args=call.args[1:], keywords=keywords), call
-            )
-            kept.append((caller, owner, call, handed))
+        kept = vars(symbols)["_handing_calls"] = [
+            (caller, owner, call, handed)
+            for caller, owner, call in _module_calls(symbols)
+            for handed in [handed_call(call)]
+            if handed is not None
+        ]
     return kept
-
-
-#: Calls that call their first argument with the arguments after it.
-_CALLS_OF_ARGUMENT = frozenset({"checkpoint", "partial", "_gradient_checkpointing_func"})
-
-
-#: ``torch.utils.checkpoint.checkpoint``'s own keywords, which it does not hand on.
-_CHECKPOINT_OPTIONS = frozenset({
-    "use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug",
-})
 
 
 def _may_pass_none(value: ast.expr, site: _CallSite, ctx: FunctionContext) -> bool:

@@ -21,7 +21,7 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 from ..analysis.hooks import code_given_to_modules
 from ..analysis.index import node_memo, parameter_names, root_name, run_nodes, walk
-from ..analysis.inplace import updated_arguments, updates_first_argument
+from ..analysis.inplace import short_name, updated_arguments, updates_first_argument
 from ..analysis.regions import GRAPHMEND_HELPER_PREFIX
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, attribute_stores, is_own_class, is_self,
@@ -220,7 +220,7 @@ def _module_call_changes_state(
     may outlive the call, or what it holds is not known, or nothing is built into it and it
     is a method of a base of another file (``self.get_head_mask``)."""
     func = call.func
-    if changed_after_built(_attribute_of(module) or "", symbols.tree):
+    if changed_after_built(attribute_of(module) or "", symbols.tree):
         return True  # `self.seq.append(m)`, `seq = self.seq`, `model.seq = m` in a function
     classes = held_classes(module, owner, symbols)
     if any(name.endswith(IN_PLACE) for name in classes or ()):
@@ -232,7 +232,7 @@ def _module_call_changes_state(
             return True  # `self.act(x)` of `nn.ReLU(inplace=True)` updates the input `x`
     if classes == [] and (
         inherited_from_another_file(func, owner, symbols)
-        or _set_in_class_body(_attribute_of(module) or "", owner, symbols)
+        or _set_in_class_body(attribute_of(module) or "", owner, symbols)
     ):
         return True  # `self.get_head_mask(...)` of a base of another file; `fn = partial(f)`
     return classes is None or code_given_to_modules(symbols.tree) is not None or any(
@@ -503,7 +503,7 @@ def _held_method_changes_state(
     a cache, a submodule): whether their method ``m``, or the module ``m`` they hold, may
     change state, and True where it may hold one of a class another module defines (not
     torch's); None for other calls, and where what ``self.X`` holds is not known."""
-    if not (isinstance(func, ast.Attribute) and _attribute_of(func.value) is not None):
+    if not (isinstance(func, ast.Attribute) and attribute_of(func.value) is not None):
         return None
     classes = held_classes(func.value, owner, symbols)
     if any(name.startswith(FOREIGN) and _class_changes_state(name, symbols, depth) for name in (
@@ -845,6 +845,47 @@ def _statistics_arguments(callee: str) -> Tuple[Tuple[int, str], ...]:
 _RENORMING_FUNCTIONS = {"embedding": 3, "embedding_bag": 3}
 
 
+def handed_call(call: ast.Call) -> Optional[ast.Call]:
+    """The call that ``call`` makes of what it is handed first, with the arguments after it:
+    ``self.layer(h, None)`` for ``checkpoint(self.layer, h, None)``,
+    ``functools.partial(self.layer, mask=None)`` or transformers'
+    ``self._gradient_checkpointing_func(layer.__call__, h, None)``; None for other calls."""
+    if short_name(call) not in _CALLS_OF_ARGUMENT or not call.args:
+        return None
+    target = call.args[0]
+    if isinstance(target, ast.Starred):
+        return None
+    if isinstance(target, ast.Attribute) and target.attr == "__call__":
+        target = target.value
+    keywords = [k for k in call.keywords if k.arg not in _CHECKPOINT_OPTIONS]
+    return ast.copy_location(ast.Call(func=target, args=call.args[1:], keywords=keywords), call)
+
+
+def called_through(call: ast.Call) -> ast.Call:
+    """The call ``call`` makes in the end through calls that call what they are handed
+    (``handed_call``), also of a ``partial`` it calls (``partial(layer, mask=m)(h)``):
+    ``layer(h, mask=m)`` for ``checkpoint(partial(layer.__call__, mask=m), h)``."""
+    while True:
+        handed = handed_call(call)
+        inner = handed_call(call.func) if isinstance(call.func, ast.Call) else None
+        if handed is None and inner is not None:
+            handed = ast.copy_location(ast.Call(
+                func=inner.func, args=inner.args + call.args,
+                keywords=inner.keywords + call.keywords,
+            ), call)
+        if handed is None:
+            return call
+        call = handed
+
+
+#: Calls that call their first argument with the arguments after it.
+_CALLS_OF_ARGUMENT = frozenset({"checkpoint", "partial", "_gradient_checkpointing_func"})
+#: ``torch.utils.checkpoint.checkpoint``'s own keywords, which it does not hand on.
+_CHECKPOINT_OPTIONS = frozenset({
+    "use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug",
+})
+
+
 def updated_by_call(call: ast.Call, symbols: ModuleSymbols) -> List[ast.expr]:
     """The values ``call`` (of a module of ``symbols``) may update in place: the tensor of a
     method named like ``add_``, the first argument of an imported function so named
@@ -1057,7 +1098,7 @@ def module_expression(func: ast.expr, function: FunctionNode) -> Optional[ast.ex
     self.layers[0]``)."""
     if isinstance(func, ast.Attribute) and func.attr in RUNS_MODULE:
         return module_expression(func.value, function)  # `layer.forward(h)`
-    if _attribute_of(func) is not None:
+    if attribute_of(func) is not None:
         return func
     if not isinstance(func, ast.Name) or func.id in parameter_names(function):
         return None
@@ -1079,7 +1120,7 @@ def module_expression(func: ast.expr, function: FunctionNode) -> Optional[ast.ex
         return None  # also bound otherwise (unpacked, in a `with`, a comprehension)
     if len({ast.unparse(source) for source in sources}) != 1:
         return None
-    return sources[0] if _attribute_of(sources[0]) is not None else None
+    return sources[0] if attribute_of(sources[0]) is not None else None
 
 
 @node_memo
@@ -1126,7 +1167,7 @@ def _module_call_targets(
     if module is None:
         return None
     held = held_classes(module, owner, symbols)
-    if _attribute_of(module) in _REGISTRIES:  # `self._modules["block"]`: any of the file's
+    if attribute_of(module) in _REGISTRIES:  # `self._modules["block"]`: any of the file's
         held = list(symbols.classes)
     names = loosely_built(symbols.tree) if held is None else held
     targets = (
@@ -1185,7 +1226,7 @@ _REGISTRIES = frozenset({"_modules", "__dict__"})
 RUNS_MODULE = frozenset({"forward", "__call__", "_call_impl", "_wrapped_call_impl"})
 
 
-def _attribute_of(value: ast.expr) -> Optional[str]:
+def attribute_of(value: ast.expr) -> Optional[str]:
     """``X`` of ``self.X`` or ``self.X[k]``."""
     return self_attribute(value.value if isinstance(value, ast.Subscript) else value)
 
@@ -1204,7 +1245,7 @@ def held_classes(
     of the class built). Empty when nothing is built into it (a method inherited from another
     file); None when one of them is not known. ``resolving``: the (class, attribute) pairs
     whose modules are being found already (their own modules add nothing new)."""
-    attribute = _attribute_of(module) or ""
+    attribute = attribute_of(module) or ""
     element = isinstance(module, ast.Subscript)
     key = (owner.node.name, attribute, element)
     answers = _held_by_tree(symbols.tree)
@@ -1290,7 +1331,7 @@ def _classes_of_value(
 ) -> Optional[List[str]]:
     """The classes of the module (or of its elements) that ``value`` is, in ``method`` of
     ``info``: those that ``self.Y`` (or ``self.Y[k]``) holds, or of the module a call builds."""
-    attribute = _attribute_of(value)
+    attribute = attribute_of(value)
     if attribute is not None:
         if (info.node.name, attribute) in resolving:
             return []
