@@ -1109,7 +1109,7 @@ def _mutated_arguments(call: ast.Call, ctx: FunctionContext) -> List[ast.expr]:
     if _runs_unknown_module(made, ctx):
         return updated + handed
     for function, bound in _callees_in_file(made, ctx):
-        changed = _parameters_updated(function, ctx.symbols)
+        changed = _parameters_updated(function, ctx.symbols) & _bound_parameters(function, bound)
         for parameter, argument in _arguments_by_parameter(made, function, bound):
             if parameter in changed or parameter is None and changed:
                 updated.append(argument)
@@ -1169,15 +1169,12 @@ def _parameters_updated(
     memo = vars(symbols).setdefault("_parameters_updated", {})  # like a cached_property's
     key = (id(function), through_holders)
     if key not in memo:
-        arguments = function.args
-        every = [a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
-        every += [a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None]
         owner = next(
             (info for info in symbols.classes.values() if function in info.methods.values()),
             None,
         )  # its class: what its modules return is known
         updated = set()
-        for name in every:
+        for name in parameter_names(function):
             names = {name}
             if through_holders:
                 names = holders(function, frozenset({name}), owner, symbols)
@@ -1226,7 +1223,8 @@ def _builds_in_place(symbols: ModuleSymbols) -> bool:
             )
             for node in walk(symbols.tree)
         ) or any(
-            _parameters_updated(forward, symbols, through_holders=False) - {"self"}
+            _parameters_updated(forward, symbols, through_holders=False)
+            & _bound_parameters(forward, not is_staticmethod(forward))
             for info in symbols.classes.values()
             for forward in [info.methods.get("forward")]
             if forward is not None
@@ -1321,7 +1319,8 @@ def _keeps_argument(call: ast.Call, ctx: FunctionContext) -> bool:
 
 
 def _bound_parameters(function: FunctionNode, bound: bool) -> Set[str]:
-    """The parameters of ``function`` that receive a call's arguments (not a bound ``self``)."""
+    """The parameters of ``function`` that receive a call's arguments (not ``self`` where it
+    is ``bound``)."""
     positional = [a.arg for a in function.args.posonlyargs + function.args.args]
     return parameter_names(function) - set(positional[:1] if bound else [])
 
