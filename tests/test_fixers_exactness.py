@@ -9246,6 +9246,29 @@ class Model(nn.Module):
     (torch.ones(3),),
     None,
 )
+#: A value the test compares in order with a tensor is no None on the path not taken (the
+#: comparison raised otherwise); the fifty-fourth sweep's over-decline of a config's limit.
+CASES["a selection that computes with a limit the test compared in order"] = (
+    """
+class Config:
+    def __init__(self, limit=5.0):
+        self.limit = limit
+
+
+class Model(nn.Module):
+    def __init__(self, config=Config()):
+        super().__init__()
+        self.config = config
+
+    def forward(self, x):
+        h = x * 3
+        if h.abs().max() > self.config.limit:
+            h = torch.tanh(h) * self.config.limit
+        return h
+""",
+    (torch.tensor([1.0, -2.0, 3.0]),),
+    None,
+)
 #: The fifty-fourth sweep: the tensor saved for the backward before the site is updated after
 #: it by a module that works in place, reached otherwise than as `self.act(h)`; under
 #: aot_eager the fixed program failed to compile (BackendCompilerFailed).

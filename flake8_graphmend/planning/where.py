@@ -947,11 +947,14 @@ def _compared_with_is(node: ast.expr) -> Set[int]:
 
 def _fails_on_none(operand: ast.expr, parent: Optional[ast.AST]) -> bool:
     """Whether computing ``parent`` with ``operand`` None raises: arithmetic (``x + bias``), a
-    sign, an attribute or an item of it (``bias.sum()``, ``bias[0]``); not a comparison
-    (``bias == 0`` is False), ``not``, nor a call that may take None (``F.linear(x, w,
-    bias)``)."""
+    sign, an attribute or an item of it (``bias.sum()``, ``bias[0]``), an ordering comparison
+    (``h.max() > self.limit``: tensors, numbers and numpy's values raise ``TypeError`` against
+    None); not an equality (``bias == 0`` is False), ``not``, nor a call that may take None
+    (``F.linear(x, w, bias)``)."""
     if isinstance(parent, ast.BinOp):
         return True
+    if isinstance(parent, ast.Compare):
+        return all(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in parent.ops)
     if isinstance(parent, ast.UnaryOp):
         return not isinstance(parent.op, ast.Not)
     return isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is operand
