@@ -9269,6 +9269,21 @@ class Model(nn.Module):
     (torch.tensor([1.0, -2.0, 3.0]),),
     None,
 )
+#: A size is an int, whatever computed the tensor (the fifty-fourth sweep's over-decline: a
+#: cache rebound by `torch.cat` of a quotient was taken for a float made anew on each call).
+CASES["a deferred print of the size of a cache grown in a loop"] = (
+    """
+class Model(nn.Module):
+    def forward(self, x, temperature):
+        cache = torch.zeros(1, 0)
+        for step in range(3):
+            cache = torch.cat([cache, x[:, :1] / temperature], 1)
+            print(f"step {step}: cache len {cache.shape[1]}")
+        return cache
+""",
+    (torch.ones(1, 2), torch.tensor(2.0)),
+    None,
+)
 #: The fifty-fourth sweep: the tensor saved for the backward before the site is updated after
 #: it by a module that works in place, reached otherwise than as `self.act(h)`; under
 #: aot_eager the fixed program failed to compile (BackendCompilerFailed).

@@ -225,17 +225,19 @@ def declared_int(name: str, ctx: FunctionContext) -> bool:
     return isinstance(default, ast.Constant) and type(default.value) in (int, bool)
 
 
-def _makes_float(value: ast.expr, ctx: FunctionContext, depth: int = 0) -> bool:
+def _makes_float(value: ast.AST, ctx: FunctionContext, depth: int = 0) -> bool:
     """Whether ``value`` makes a float (``/``, ``float()``), also through the locals it reads
-    (at most 3 deep)."""
-    for node in walk(value):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+    (at most 3 deep); not a size read of whatever tensor (``k_cache.shape[1]``, ``len(x)``: an
+    int)."""
+    if isinstance(value, ast.expr) and is_size(value):
+        return False
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div):
+        return True
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == (
+        "float"
+    ):
+        return True
+    if isinstance(value, ast.Name) and depth < 3 and not ctx.values.is_parameter(value.id):
+        if any(_makes_float(v, ctx, depth + 1) for v in ctx.values.assignments_of(value.id)):
             return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == (
-            "float"
-        ):
-            return True
-        if isinstance(node, ast.Name) and depth < 3 and not ctx.values.is_parameter(node.id):
-            if any(_makes_float(v, ctx, depth + 1) for v in ctx.values.assignments_of(node.id)):
-                return True
-    return False
+    return any(_makes_float(child, ctx, depth) for child in ast.iter_child_nodes(value))
