@@ -9284,6 +9284,20 @@ class Model(nn.Module):
     (torch.ones(1, 2), torch.tensor(2.0)),
     None,
 )
+#: Gathers and scatters out of place make new tensors (the fifty-fourth sweep's GNN
+#: over-decline: a message sum made by `index_add` was taken for one the caller can hold).
+CASES["a selection of a message sum made by index_add"] = (
+    """
+class Model(nn.Module):
+    def forward(self, h, src, dst):
+        out = torch.zeros_like(h).index_add(0, dst, h[src] * 0.5)
+        if out.norm() == 0:
+            out = out + 1e-6
+        return out
+""",
+    (torch.ones(3, 2), torch.tensor([0, 1]), torch.tensor([1, 2])),
+    None,
+)
 #: The fifty-fourth sweep: the tensor saved for the backward before the site is updated after
 #: it by a module that works in place, reached otherwise than as `self.act(h)`; under
 #: aot_eager the fixed program failed to compile (BackendCompilerFailed).

@@ -93,6 +93,12 @@ FRESH_OPERATIONS = frozenset({
     "new_zeros", "new_ones", "new_full", "new_empty", "empty_like", "scaled_dot_product_attention",
     "max", "min", "prod", "std", "var", "argmax", "argmin", "any", "all", "logsumexp",
     "count_nonzero",
+    # gathers and scatters out of place, and other elementwise operations
+    "index_add", "index_copy", "index_fill", "index_put", "index_select", "index_reduce",
+    "scatter", "scatter_add", "scatter_reduce", "gather", "take", "take_along_dim",
+    "masked_scatter", "masked_select", "bincount", "one_hot", "outer", "addcmul", "addcdiv",
+    "lerp", "atan2", "fmod", "remainder", "log1p", "expm1", "log2", "log10", "softplus",
+    "leaky_relu", "elu", "cumprod", "diff",
     # losses (any reduction)
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity",
