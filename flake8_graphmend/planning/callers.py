@@ -4,11 +4,11 @@ A fix moves where an exception raised inside the graph surfaces, and what Dynamo
 the graph. Whether that is exact depends on the region's callers as much as on the region: a
 ``try`` or ``with`` around a call that leads to it, a change of state a caller makes before the
 call, a decorator or a forward pre-hook that runs first. This module finds those callers: the
-calls of the file that run the function (``CallSite``: ``check(x)``, ``self.block(x)``, a layer
+calls of the file that run the function (``_CallSite``: ``check(x)``, ``self.block(x)``, a layer
 over ``self.layers``), up the chain; the calls that may run a module in a form that is not
-followed (``loose_call_sites``: a property, ``partial(self.block)``, a module handed in), each
-traced by Dynamo unless only eager code calls it; and what such callers run before the call.
-Callers in other files are not seen.
+followed (``loose_call_sites``: a property, ``partial(self.block)``, a module handed in), less
+those of functions that only the file's eager code calls (a script's ``evaluate()``); and what
+such callers run before the call. Callers in other files are not seen.
 """
 
 from __future__ import annotations
