@@ -9346,6 +9346,38 @@ IN_PLACE_REACHED = {
     "a partial of an element": (
         "import functools", "self.acts = nn.ModuleList([nn.ReLU(inplace=True)])",
         "h = functools.partial(self.acts[0])(h)"),
+    # the fifty-fifth sweep
+    "next(iter()) of a ModuleList": (
+        "", "self.acts = nn.ModuleList([nn.ReLU(inplace=True)])", "h = next(iter(self.acts))(h)"),
+    "a dict of named_children": (
+        "", "self.relu = nn.ReLU(inplace=True)", 'h = dict(self.named_children())["relu"](h)'),
+    "functools.reduce over modules": (
+        "import functools", "self.acts = nn.ModuleList([nn.ReLU(inplace=True)])",
+        "h = functools.reduce(lambda t, m: m(t), self.acts, h)"),
+    "a subclass whose default works in place": (
+        "class InPlaceReLU(nn.ReLU):\n    def __init__(self):\n"
+        "        super().__init__(inplace=True)\n", "self.act = InPlaceReLU()",
+        "h = self.act(h)"),
+    "a module set to work in place after building": (
+        "", "self.act = nn.ReLU()\n        self.act.inplace = True", "h = self.act(h)"),
+    "a module given inplace in unpacked options": (
+        "", 'self.act = nn.ReLU(**{"inplace": True})', "h = self.act(h)"),
+    "a module-level module": ("ACT = nn.ReLU(inplace=True)", "", "h = ACT(h)"),
+    "a module of the file whose helper updates its argument": (
+        "def bump_(t):\n    t.add_(1)\n\n\nclass Bump(nn.Module):\n"
+        "    def forward(self, t):\n        bump_(t)\n        return t\n",
+        "self.bump = Bump()", "h = self.bump(h)"),
+    "a function defined in forward and checkpointed": (
+        "import torch.utils.checkpoint", "",
+        "def step(t):\n            t.mul_(2)\n            return t\n\n"
+        "        h = torch.utils.checkpoint.checkpoint(step, h, use_reentrant=False)"),
+    "getattr of the method": ("", "", 'getattr(h, "mul_")(2)'),
+    "torch.as_tensor": ("", "", "torch.as_tensor(h).mul_(2)"),
+    "an element of a list": ("", "", "hs = [h]\n        hs[0].mul_(2)"),
+    "an unpacked tuple": ("", "", "t, = (h,)\n        t.mul_(2)"),
+    "a walrus": ("", "", "(g := h).mul_(2)"),
+    "the method taken as a value": ("", "", "f = h.mul_\n        f(2)"),
+    "a lambda stored on self": ("", "self.fn = lambda t: t.mul_(2)", "h = self.fn(h)"),
 }
 REACHED_SITES = {
     "selection": "if s.mean() > 100:\n            s = s / 100",
@@ -9357,11 +9389,47 @@ CASES.update({
         REACHED_UPDATE.replace("{top}", top).replace("{init}", init)
         .replace("{site}", REACHED_SITES[site]).replace("{update}", update),
         (torch.ones(2, 3),),
-        "updates `h` in place after it",
+        "in place after it",  # `h`, or the name the update reaches it through
     )
     for how, (top, init, update) in IN_PLACE_REACHED.items()
     for site in (REACHED_SITES if how.startswith("a loop") else ["selection"])
 })
+#: The fifty-fifth sweep: a setter bound to a module-level name, a logger whose method the
+#: file replaces (the fix passed `stacklevel`, which the replacement did not take: eager too).
+CASES["a guard after a setter bound to a module-level name"] = (
+    """
+OFF = torch.set_grad_enabled
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        OFF(False)
+        if torch.isnan(x).any():
+            raise FloatingPointError("NaN")
+        OFF(True)
+        return x * 2
+""",
+    (torch.ones(3),),
+    "may change Python state",
+)
+CASES["a log call on a logger whose method the file replaces"] = (
+    """
+def short_warning(message, *args):
+    print("W:", message % args)
+
+
+patched = logging.getLogger("graphmend.exactness.patched")  # its own: the process keeps it
+patched.warning = short_warning
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        patched.warning("x max %s", 2)
+        return x * 2
+""",
+    (torch.ones(3),),
+    "the file replaces what `patched` runs",
+)
 #: torch's state setters under their other names: under compile, grad mode stayed as it was
 #: where the fixed check raised after `torch.autograd.grad_mode.set_grad_enabled(False)`.
 CASES.update({
@@ -9423,6 +9491,13 @@ CASES.update({
          'self.block.__dict__["_forward_pre_hooks"] = OrderedDict({0: self.count})'),
         ("by vars().update", "from collections import OrderedDict",
          "vars(self.block).update(_forward_pre_hooks=OrderedDict({0: self.count}))"),
+        # the fifty-fifth sweep
+        ("by a name held in a constant", 'REGISTER = "register_forward_pre_hook"',
+         "getattr(self.block, REGISTER)(self.count)"),
+        ("by object.__setattr__", "from collections import OrderedDict",
+         'object.__setattr__(self.block, "_forward_pre_hooks", OrderedDict({0: self.count}))'),
+        ("by operator.methodcaller", "import operator",
+         'operator.methodcaller("register_forward_pre_hook", self.count)(self.block)'),
     )
 })
 #: A script's own functions that only its top level calls run eagerly, around the compiled

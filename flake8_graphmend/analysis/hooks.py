@@ -65,9 +65,12 @@ def forward_pre_hooks(tree: ast.Module) -> List[Tuple[ast.expr, Optional[ast.exp
     each with the module it goes on (None: every module, or one the analysis cannot tell): a
     registering call (``m.register_forward_pre_hook(f)``, the global
     ``register_module_forward_pre_hook(f)`` under any name it is imported as), the method taken
-    as a value (``register = m.register_forward_pre_hook``) or by name (``getattr(m,
-    "register_forward_pre_hook")``), the hook dicts (``m._forward_pre_hooks[k] = f``), and the
-    module's ``__dict__`` or ``vars(m)`` at a key that names one (``_hook_key``)."""
+    as a value (``register = m.register_forward_pre_hook``) or by name (any string that names
+    one: ``getattr(m, "register_forward_pre_hook")``, ``object.__setattr__(m,
+    "_forward_pre_hooks", d)``, ``operator.methodcaller(...)``, a module constant, on any
+    module where it is not handed one first), the hook dicts (``m._forward_pre_hooks[k] =
+    f``), and the module's ``__dict__`` or ``vars(m)`` at a key that names one
+    (``_hook_key``)."""
     imports = ModuleSymbols.collect(tree)
     found: List[Tuple[ast.expr, Optional[ast.expr]]] = []
     for node in walk(tree):
@@ -85,17 +88,19 @@ def forward_pre_hooks(tree: ast.Module) -> List[Tuple[ast.expr, Optional[ast.exp
             elif node.attr == "__dict__" and _hook_key(node, tree):
                 found.append((node, node.value))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
-            named = node.args[1] if len(node.args) > 1 else None
             if node.func.id == "vars" and "vars" not in imports.imports and _hook_key(node, tree):
                 found.append((node, node.args[0]))
-            elif (
-                node.func.id in ("getattr", "setattr")
-                and node.func.id not in imports.imports
-                and isinstance(named, ast.Constant)
-                and isinstance(named.value, str)
-                and "pre_hook" in named.value
-            ):
-                found.append((node, node.args[0]))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+            "pre_hook" in node.value
+        ):  # `getattr(m, "register_forward_pre_hook")`, `object.__setattr__(m,
+            # "_forward_pre_hooks", d)`, `methodcaller("register_forward_pre_hook", f)`, a name
+            parent = parent_map(tree).get(id(node))
+            if isinstance(parent, ast.Expr):
+                continue  # a docstring
+            on = parent.args[0] if isinstance(parent, ast.Call) and parent.args and (
+                parent.args[0] is not node
+            ) else None
+            found.append((parent if isinstance(parent, ast.Call) else node, on))
     return found
 
 

@@ -180,8 +180,9 @@ def names_bound_by(node: ast.AST) -> List[str]:
     return []
 
 
-def parameter_names(function: FunctionNode) -> Set[str]:
-    """The names of ``function``'s parameters, ``*args`` and ``**kwargs`` included."""
+def parameter_names(function: Union[FunctionNode, ast.Lambda]) -> Set[str]:
+    """The names of ``function``'s (or a lambda's) parameters, ``*args`` and ``**kwargs``
+    included."""
     arguments = function.args
     every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
     every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]

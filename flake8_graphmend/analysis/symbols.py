@@ -562,7 +562,9 @@ def locals_from_self(caller: FunctionNode) -> FrozenSet[str]:
 
 
 #: Calls that hand on (the elements of) what they are given.
-_HANDING_ON = frozenset({"enumerate", "zip", "reversed", "list", "tuple", "sorted", "getattr"})
+_HANDING_ON = frozenset({
+    "enumerate", "zip", "reversed", "list", "tuple", "sorted", "getattr", "dict",
+})
 
 
 def taken_from_self(value: ast.expr) -> bool:

@@ -8,6 +8,7 @@ caller does not hold the source, and both sides have the same layout.
 from __future__ import annotations
 
 import ast
+import builtins
 from typing import (
     TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple,
     Union,
@@ -18,20 +19,23 @@ from ..analysis.index import (
     parent_map, root_name, scope_names, walk,
 )
 from ..analysis.dtypes import Reaching
-from ..analysis.inplace import builds_in_place_module
+from ..analysis.inplace import builds_in_place_module, short_name
 from ..analysis.symbols import (
     ClassInfo, FunctionNode, ModuleSymbols, is_self, is_staticmethod, taken_from_self,
 )
 from ..analysis.values import Kind, constant_int
 from .module_state import (
     RUNS_MODULE, attribute_of, call_changes_state, called_through, held_classes, holders,
-    methods_called, module_expression, updated_by_call, updates_in_place,
+    in_place_name, methods_called, module_expression, updated_by_call, updates_in_place,
 )
+from .foreign import CALLING
 from .submodules import (
+    binds_locally,
     call_kind,
     call_sources,
     element_path,
     forward_of,
+    is_torch_function,
     method_returns_new_tensor,
     returns_new_tensor,
     submodule_classes,
@@ -191,9 +195,11 @@ def joined_update(node: Union[ast.stmt, ast.expr], ctx: FunctionContext) -> Opti
     for sub in walk(function):
         if id(sub) in inside or not (getattr(sub, "lineno", 0) > end or id(sub) in loops):
             continue
-        updated = [_held_tensor(value) for value in _updated_values(sub, ctx)]
+        values = _updated_values(sub, ctx)
         if isinstance(sub, ast.Call):
-            updated += _mutated_arguments(sub, ctx)
+            values += _mutated_arguments(sub, ctx)
+        updated = [_held_tensor(value) for value in values]
+        updated += [name for value in values for name in _receiver_names(value, ctx)]
         for held in updated:
             if held is None:
                 continue
@@ -281,9 +287,38 @@ def _function_reads(
             if isinstance(statement, ast.Assign)
             for target in statement.targets
             if isinstance(target, ast.Name)
-        ]
+        ] + _holding_bindings(function, ctx)
         memo.append((skipped, bindings))
     return memo[0]
+
+
+def _holding_bindings(function: FunctionNode, ctx: FunctionContext) -> List[Tuple[str, Set[str]]]:
+    """Each name ``function`` binds to a value that may hold or be what other names hold,
+    with those names: ``ts = [h]``, ``d = {"h": h}``, ``t, = (h,)``, ``for row in h``, ``(g
+    := h)``, ``f = h.mul_``; not to a new tensor (``y = h * 2``), and not ``self`` or a module
+    (whose updates are weighed where they are made)."""
+    found: List[Tuple[str, Set[str]]] = []
+    for node in walk(function):
+        targets: List[ast.expr] = []
+        value: Optional[ast.expr] = None
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets, value = assignment_targets(node), node.value
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            targets, value = [node.target], node.iter
+        elif isinstance(node, ast.NamedExpr):
+            targets, value = [node.target], node.value
+        if value is None or not may_alias(value, ctx):
+            continue
+        sources = {
+            sub.id for sub in walk(value)
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)
+            and sub.id != "self" and sub.id not in ctx.symbols.imports
+        }
+        found += [
+            (name.id, sources) for target in targets for name in walk(target)
+            if isinstance(name, ast.Name) and sources
+        ]
+    return found
 
 
 def _used_before(
@@ -380,6 +415,22 @@ def _held_tensor(value: ast.expr) -> Optional[ast.expr]:
     if isinstance(value, ast.Attribute) and root_name(value) != "self":
         return None
     return value
+
+
+def _receiver_names(value: ast.expr, ctx: FunctionContext) -> List[ast.expr]:
+    """The names an update of ``value`` may update where ``value`` is computed, not a name:
+    ``h`` of ``torch.as_tensor(h).mul_(2)``, of ``(g := h).mul_(2)``, of ``getattr(h,
+    "mul_")(2)``, ``h`` and ``x`` of ``(h if c else x).mul_(2)`` (not the modules it calls
+    through: ``torch``)."""
+    if not isinstance(value, (ast.Call, ast.IfExp, ast.NamedExpr, ast.BoolOp)):
+        return []
+    return [
+        sub for sub in walk(value)
+        if isinstance(sub, ast.Name)
+        and isinstance(sub.ctx, ast.Load)
+        and sub.id not in ctx.symbols.imports
+        and not (hasattr(builtins, sub.id) and sub.id not in ctx.local_names)
+    ]
 
 
 def _state_of_self(value: ast.expr, ctx: FunctionContext) -> bool:
@@ -1106,8 +1157,10 @@ def _mutated_arguments(call: ast.Call, ctx: FunctionContext) -> List[ast.expr]:
     made = called_through(call)  # `checkpoint(layer, h)` runs `layer(h)`
     handed = [a.value if isinstance(a, ast.Starred) else a for a in made.args]
     handed += [k.value for k in made.keywords]
-    if _runs_unknown_module(made, ctx):
-        return updated + handed
+    if _built_in_place(made) and is_torch_function(ctx.symbols.qualified_name(made.func) or ""):
+        updated += handed[:1]  # `F.relu(h, **{"inplace": True})`
+    if _runs_unknown_module(made, ctx) or _runs_unknown_code(made, ctx):
+        return updated + handed + _callee_holders(made.func, ctx)
     for function, bound in _callees_in_file(made, ctx):
         changed = _parameters_updated(function, ctx.symbols) & _bound_parameters(function, bound)
         for parameter, argument in _arguments_by_parameter(made, function, bound):
@@ -1116,23 +1169,119 @@ def _mutated_arguments(call: ast.Call, ctx: FunctionContext) -> List[ast.expr]:
     return updated
 
 
+def _callee_holders(func: ast.expr, ctx: FunctionContext) -> List[ast.expr]:
+    """What a callable the analysis cannot name may update besides what it is handed: the
+    object of ``getattr(h, "mul_")``, a local bound to a bound method (``f = h.mul_``; not
+    one bound to a module of ``self``)."""
+    if isinstance(func, ast.Call) and short_name(func) == "getattr" and func.args:
+        return func.args[:1]
+    function = ctx.region.function
+    local = isinstance(func, ast.Name) and binds_locally(function, func.id)
+    return [func] if local and module_expression(func, function) is None else []
+
+
 def _runs_unknown_module(call: ast.Call, ctx: FunctionContext) -> bool:
-    """Whether ``call`` runs a module that may update what it is handed and whose code the
-    analysis does not read (``_mutated_arguments``)."""
+    """Whether ``call`` runs a module of ``self`` that may update what it is handed and whose
+    code the analysis does not read (``_mutated_arguments``): one built with ``inplace=True``,
+    or, in a file that builds modules that work in place (``_builds_in_place``), one whose
+    class is not known (``self.act = ACTS["relu"]``), a class of the file whose ``forward`` is
+    inherited from another module (a subclass of ``nn.ReLU``), or a torch module where the
+    file sets ``inplace`` after building (``m.inplace = True``)."""
     func = call.func
     while isinstance(func, ast.Attribute) and func.attr in RUNS_MODULE:
         func = func.value  # `act.forward(h)`
     owner = ctx.region.owner
-    if owner is None:
+    module = module_expression(func, ctx.region.function) if owner is not None else None
+    if owner is None or module is None:
         return False
-    module = module_expression(func, ctx.region.function)
-    if module is not None:
-        return attribute_of(module) in _in_place_submodules(ctx) or (
-            held_classes(module, owner, ctx.symbols) is None and _builds_in_place(ctx.symbols)
-        )  # `self.act = ACTS["relu"]`
-    # `getattr(self, name)(h)`, `list(self.children())[0](h)`
-    return isinstance(func, (ast.Call, ast.Subscript)) and taken_from_self(func) and (
-        _builds_in_place(ctx.symbols)
+    if attribute_of(module) in _in_place_submodules(ctx):
+        return True
+    if not _builds_in_place(ctx.symbols):
+        return False
+    classes = held_classes(module, owner, ctx.symbols)
+    return classes is None or any(
+        name in ctx.symbols.classes and forward_of(ctx.symbols.classes[name], ctx.symbols) is None
+        or name not in ctx.symbols.classes and _sets_in_place_later(ctx.symbols)
+        for name in classes
+    )
+
+
+def _runs_unknown_code(call: ast.Call, ctx: FunctionContext) -> bool:
+    """Whether ``call`` runs code that may update what it is handed and that the analysis
+    cannot name: an in-place method taken by name or as a value (``getattr(h, "mul_")(2)``,
+    ``f = h.mul_``), a module-level object built to work in place (``ACT =
+    nn.ReLU(inplace=True)``), and, in a file that builds modules that work in place
+    (``_builds_in_place``), a module of ``self`` computed at run time (``next(iter(
+    self.acts))(h)``) or handed to a function that calls what it is handed
+    (``functools.reduce(lambda t, m: m(t), self.acts, h)``)."""
+    func, symbols = call.func, ctx.symbols
+    function = ctx.region.function
+    if _names_in_place_method(func, function):
+        return True
+    if isinstance(func, ast.Name) and not binds_locally(function, func.id):
+        value = symbols.assignments.get(func.id)
+        if isinstance(value, ast.Call) and _built_in_place(value):
+            return True  # `ACT(h)` of `ACT = nn.ReLU(inplace=True)`
+    if not _builds_in_place(symbols):
+        return False
+    if isinstance(func, (ast.Call, ast.Subscript)) and taken_from_self(func):
+        return ctx.region.owner is None or module_expression(func, function) is None
+    return short_name(call) in CALLING and any(
+        isinstance(argument, ast.Lambda) or taken_from_self(argument)
+        for argument in call.args
+    )  # `functools.reduce(lambda t, m: m(t), self.acts, h)`
+
+
+def _names_in_place_method(func: ast.expr, function: FunctionNode) -> bool:
+    """``getattr(h, "mul_")``, or a local bound to ``h.mul_``: an in-place method of a tensor
+    called under another name."""
+    if isinstance(func, ast.Call) and short_name(func) == "getattr" and len(func.args) > 1:
+        name = func.args[1]
+        return isinstance(name, ast.Constant) and isinstance(name.value, str) and (
+            in_place_name(name.value)
+        )
+    return isinstance(func, ast.Name) and any(
+        isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == func.id for t in node.targets)
+        and isinstance(node.value, ast.Attribute)
+        and in_place_name(node.value.attr)
+        for node in walk(function)
+    )
+
+
+def _built_in_place(call: ast.Call) -> bool:
+    """``nn.ReLU(inplace=True)``, ``nn.LeakyReLU(0.2, True)``, ``nn.ReLU(**{"inplace":
+    True})`` (not options unpacked from a name, whose keys are not seen)."""
+    return builds_in_place_module(call) or any(
+        k.arg == "inplace" and not _false(k.value)
+        or k.arg is None and isinstance(k.value, ast.Dict) and any(
+            isinstance(key, ast.Constant) and key.value == "inplace" for key in k.value.keys
+        )
+        for k in call.keywords
+    )
+
+
+def _nested_function(function: FunctionNode, name: str) -> Optional[FunctionNode]:
+    """The function named ``name`` that ``function`` defines inside it, if one."""
+    return next(
+        (
+            node for node in walk(function)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name == name and node is not function
+        ),
+        None,
+    )
+
+
+def _sets_in_place_later(symbols: ModuleSymbols) -> bool:
+    """Whether the file sets ``inplace`` on modules after building them (``m.inplace = True``,
+    ``setattr(m, "inplace", True)``, in a loop over ``self.modules()`` or a function handed to
+    ``apply``)."""
+    return any(
+        isinstance(node, ast.Attribute) and node.attr == "inplace"
+        and isinstance(node.ctx, ast.Store)
+        or isinstance(node, ast.Constant) and node.value == "inplace"
+        for node in walk(symbols.tree)
     )
 
 
@@ -1160,7 +1309,7 @@ def _arguments_by_parameter(
 
 
 def _parameters_updated(
-    function: FunctionNode, symbols: ModuleSymbols, through_holders: bool = True
+    function: Union[FunctionNode, ast.Lambda], symbols: ModuleSymbols, through_holders: bool = True
 ) -> FrozenSet[str]:
     """The parameters of ``function`` (``*args`` and ``**kwargs`` too) whose objects it
     updates in place (``_updates_handed_tensor``): by their own name, unless bound to another
@@ -1173,15 +1322,17 @@ def _parameters_updated(
             (info for info in symbols.classes.values() if function in info.methods.values()),
             None,
         )  # its class: what its modules return is known
+        memo[key] = (function, frozenset())  # a recursive call adds nothing
         updated = set()
         for name in parameter_names(function):
             names = {name}
-            if through_holders:
+            if through_holders and not isinstance(function, ast.Lambda):
                 names = holders(function, frozenset({name}), owner, symbols)
             if any(
                 _updates_handed_tensor(sub, names - {name}, owner, symbols)
                 or _updates_handed_tensor(sub, {name}, owner, symbols)
                 and not _bound_anew_before(sub, name, function)
+                or _hands_to_updating_function(sub, names, symbols)
                 for sub in walk(function)
             ):
                 updated.add(name)
@@ -1189,7 +1340,25 @@ def _parameters_updated(
     return memo[key][1]
 
 
-def _bound_anew_before(node: ast.AST, name: str, function: FunctionNode) -> bool:
+def _hands_to_updating_function(
+    node: ast.AST, names: AbstractSet[str], symbols: ModuleSymbols
+) -> bool:
+    """``bump_(t)`` of a function of the file that updates that parameter in place by its own
+    name, handed a name of ``names``."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return False
+    callee = symbols.functions.get(node.func.id)
+    if callee is None:
+        return False
+    changed = _parameters_updated(callee, symbols, through_holders=False)
+    return any(
+        (parameter in changed or parameter is None and changed)
+        and _element_of(argument) in names
+        for parameter, argument in _arguments_by_parameter(node, callee, False)
+    )
+
+
+def _bound_anew_before(node: ast.AST, name: str, function: ast.AST) -> bool:
     """Whether ``name = <value>`` always runs before ``node`` in ``function``: it is an
     earlier statement of a block that holds ``node`` (``mask = torch.ones(n)`` before
     ``mask[i] = 0``; not one under an ``if`` of its own)."""
@@ -1211,16 +1380,14 @@ def _bound_anew_before(node: ast.AST, name: str, function: FunctionNode) -> bool
 
 def _builds_in_place(symbols: ModuleSymbols) -> bool:
     """Whether the file builds a module that works in place (``nn.ReLU(inplace=True)``,
-    ``nn.LeakyReLU(0.2, True)``, ``act_layer(inplace=True)``) or defines a class whose
-    ``forward`` updates what it is handed in place: only then may a module the analysis
-    cannot name update its arguments (a module of another file handed in is not seen)."""
+    ``nn.LeakyReLU(0.2, True)``, ``act_layer(inplace=True)``, ``nn.ReLU(**options)``), sets
+    ``inplace`` later (``_sets_in_place_later``), or defines a ``forward`` or a lambda that
+    updates what it is handed in place: only then may a module the analysis cannot name
+    update its arguments (a module of another file handed in is not seen)."""
     kept = vars(symbols).get("_builds_in_place")  # like a cached_property's value
     if kept is None:
-        kept = vars(symbols)["_builds_in_place"] = any(
-            isinstance(node, ast.Call) and (
-                builds_in_place_module(node)
-                or any(k.arg == "inplace" and not _false(k.value) for k in node.keywords)
-            )
+        kept = vars(symbols)["_builds_in_place"] = _sets_in_place_later(symbols) or any(
+            isinstance(node, ast.Call) and _built_in_place(node)
             for node in walk(symbols.tree)
         ) or any(
             _parameters_updated(forward, symbols, through_holders=False)
@@ -1228,6 +1395,9 @@ def _builds_in_place(symbols: ModuleSymbols) -> bool:
             for info in symbols.classes.values()
             for forward in [info.methods.get("forward")]
             if forward is not None
+        ) or any(  # `self.fn = lambda t: t.mul_(2)`
+            isinstance(node, ast.Lambda) and _parameters_updated(node, symbols, False)
+            for node in walk(symbols.tree)
         )
     return kept
 
@@ -1274,6 +1444,11 @@ def _callees_in_file(call: ast.Call, ctx: FunctionContext) -> List[Tuple[Functio
     found: List[Tuple[FunctionNode, bool]] = []
     if isinstance(func, ast.Name) and func.id in symbols.functions:
         found.append((symbols.functions[func.id], False))
+    nested = _nested_function(ctx.region.function, func.id) if isinstance(
+        func, ast.Name
+    ) else None
+    if nested is not None:  # `def step(t): t.mul_(0.5)`, then `checkpoint(step, h)`
+        found.append((nested, False))
     owner = ctx.region.owner
     while isinstance(func, ast.Attribute) and func.attr in RUNS_MODULE:
         func = func.value  # `layer.forward(h)`
@@ -1339,10 +1514,6 @@ def _find_in_place_submodules(ctx: FunctionContext) -> Set[str]:
     names: Set[str] = set()
     for sub in walk(owner.node) if owner else ():
         if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call):
-            if any(
-                isinstance(k, ast.keyword) and k.arg == "inplace"
-                or isinstance(k, ast.Call) and builds_in_place_module(k)
-                for k in walk(sub.value)
-            ):
+            if any(isinstance(k, ast.Call) and _built_in_place(k) for k in walk(sub.value)):
                 names |= {t.attr for t in sub.targets if isinstance(t, ast.Attribute)}
     return names

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from ..analysis.index import assignment_targets, node_memo, parent_map, root_name, run_nodes, walk
+from ..analysis.inplace import short_name
 from ..analysis.purity import impurity
 from ..analysis.symbols import ClassInfo, FunctionNode, ModuleSymbols, is_own_class, self_attribute
 from ..analysis.values import Kind, is_size
@@ -640,12 +641,38 @@ def _logger_problem(code: str, node: ast.Call, ctx: FunctionContext) -> Optional
     if code != "GM102":
         return None
     receiver = node.func.value if isinstance(node.func, ast.Attribute) else node.func
+    patched = _patched_logger(receiver, ctx)
+    if patched is not None:
+        return (
+            f"the file replaces what `{ast.unparse(receiver)}` runs (line {patched.lineno}: "
+            f"`{ast.unparse(patched)}`): the deferred call passes `stacklevel`, which the "
+            "replacement may not take, and under compile runs it inside the graph"
+        )
     if _is_stdlib_logger(receiver, ctx):
         return None
     return (
         f"`{ast.unparse(receiver)}` is not known to be a `logging.Logger` (made by "
         "`logging.getLogger`), whose records the deferred call keeps at the caller's line"
     )
+
+
+def _patched_logger(receiver: ast.expr, ctx: FunctionContext) -> Optional[ast.expr]:
+    """Where the file replaces a method of the logger ``receiver`` names, or of the logging
+    classes (``log.warning = short_warning``, ``setattr(log, "info", f)``,
+    ``logging.Logger.info = f``), if it does."""
+    roots = {root_name(receiver)} | {
+        name for name, module in ctx.symbols.imports.items() if module == "logging"
+    }
+    for node in walk(ctx.symbols.tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) and (
+            root_name(node) in roots
+        ):
+            return node
+        if isinstance(node, ast.Call) and short_name(node) in ("setattr", "delattr") and (
+            node.args and root_name(node.args[0]) in roots
+        ):
+            return node
+    return None
 
 
 def _is_stdlib_logger(receiver: ast.expr, ctx: FunctionContext) -> bool:

@@ -148,7 +148,7 @@ def unknown_held_method(call: ast.Call, function: FunctionNode, symbols: ModuleS
 
 
 #: Functions that call a function they are handed (matched by the called name's last part).
-_CALLING = frozenset({
+CALLING = frozenset({
     "map", "filter", "sorted", "min", "max", "reduce", "partial", "starmap", "filterfalse",
     "takewhile", "dropwhile", "accumulate", "groupby", "iter", "apply",
 })
@@ -159,7 +159,7 @@ def handed_callee(call: ast.Call, function: FunctionNode, symbols: ModuleSymbols
 ):
     """A function of another module that ``call`` hands to what calls it (``map(helpers.f,
     xs)``, ``sorted(xs, key=helpers.key)``), not known to change nothing."""
-    if short_name(call) not in _CALLING:
+    if short_name(call) not in CALLING:
         return None
     for value in [*call.args, *(k.value for k in call.keywords)]:
         if not isinstance(value, (ast.Name, ast.Attribute)):

@@ -29,7 +29,7 @@ from ..analysis.symbols import (
 )
 from .foreign import (
     aliased_function, foreign_callee, handed_callee, inherited_from_another_file,
-    known_callable, known_method, unknown_held_method,
+    known_callable, known_method, pure_library, unknown_held_method,
 )
 from .submodules import (
     FOREIGN, IN_PLACE, additions, binds_locally, call_kind, call_sources, changed_after_built,
@@ -153,10 +153,15 @@ def _named_call_changes_state(
     aliased = aliased_function(func, symbols)
     if aliased is not None:  # `gelu = _gelu_tanh` at module level, then `gelu(x)`
         return body_changes_state(aliased, None, symbols, depth + 1)
-    if isinstance(symbols.assignments.get(func.id), (ast.Lambda, ast.Call)):
+    value = symbols.assignments.get(func.id)
+    if isinstance(value, (ast.Lambda, ast.Call)):
         # a module-level callable not followed: `record = lambda s: SEEN.append(s)`, a closure
         # a factory made (`tick = make_counter()`)
         return True
+    if isinstance(value, (ast.Name, ast.Attribute)) and func.id not in symbols.imports:
+        # `OFF = torch.set_grad_enabled`: judged as what it names
+        qualified = symbols.qualified_name(value)
+        return qualified is None or torch_changes_state(qualified) or not pure_library(qualified)
     if func.id in symbols.classes:
         # building it, or what Python runs on it later (`Wrap(x) * 2`, `with Obj():`)
         built = symbols.classes[func.id]
@@ -903,7 +908,7 @@ def updated_by_call(call: ast.Call, symbols: ModuleSymbols) -> List[ast.expr]:
     name = imported.rsplit(".", 1)[-1] if imported else name  # `act(x, True)`, `relu as act`
     if _in_place_function(imported or ""):
         updated += call.args[:1]
-    elif isinstance(func, ast.Attribute) and _in_place_name(name):
+    elif isinstance(func, ast.Attribute) and in_place_name(name):
         updated.append(func.value)
     if any(
         root_name(a) in symbols.imports and _in_place_function(symbols.qualified_name(a) or "")
@@ -938,7 +943,7 @@ def _module_alias(func: ast.expr, symbols: ModuleSymbols) -> ast.expr:
     return func
 
 
-def _in_place_name(name: str) -> bool:
+def in_place_name(name: str) -> bool:
     return name.endswith("_") and not name.startswith("_")
 
 
@@ -947,8 +952,8 @@ def _in_place_function(qualified: str) -> bool:
     ``torch.nn.init.zeros_``, ``torch.Tensor.add_``, ``torch.ops.aten.add_.Tensor``)."""
     parts = qualified.split(".")
     if qualified.startswith("torch.ops."):
-        return any(_in_place_name(part) for part in parts[2:])
-    return qualified.startswith("torch.") and _in_place_name(parts[-1])
+        return any(in_place_name(part) for part in parts[2:])
+    return qualified.startswith("torch.") and in_place_name(parts[-1])
 
 
 def stored_objects(node: ast.AST) -> List[ast.expr]:
