@@ -9430,6 +9430,20 @@ class Model(nn.Module):
     (torch.ones(3),),
     "the file replaces what `patched` runs",
 )
+CASES["a log call on a logger whose settings the file changes"] = (
+    """
+configured = logging.getLogger("graphmend.exactness.configured")
+configured.propagate = True
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        configured.warning("x max %s", 2)
+        return x * 2
+""",
+    (torch.ones(3),),
+    None,
+)
 #: torch's state setters under their other names: under compile, grad mode stayed as it was
 #: where the fixed check raised after `torch.autograd.grad_mode.set_grad_enabled(False)`.
 CASES.update({

@@ -665,14 +665,24 @@ def _patched_logger(receiver: ast.expr, ctx: FunctionContext) -> Optional[ast.ex
     }
     for node in walk(ctx.symbols.tree):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) and (
-            root_name(node) in roots
+            root_name(node) in roots and node.attr in _LOGGER_CODE
         ):
             return node
         if isinstance(node, ast.Call) and short_name(node) in ("setattr", "delattr") and (
-            node.args and root_name(node.args[0]) in roots
+            len(node.args) > 1 and root_name(node.args[0]) in roots
+            and not (isinstance(node.args[1], ast.Constant) and node.args[1].value not in (
+                _LOGGER_CODE
+            ))
         ):
             return node
     return None
+
+
+#: What a logger runs when called (not its settings: ``propagate``, ``disabled``).
+_LOGGER_CODE = _STDLIB_LOGGER_METHODS | {
+    "exception", "isEnabledFor", "_log", "handle", "makeRecord", "callHandlers", "findCaller",
+    "warning_once", "info_once",
+}
 
 
 def _is_stdlib_logger(receiver: ast.expr, ctx: FunctionContext) -> bool:
