@@ -308,6 +308,17 @@ def node_memo(compute: Callable[[_Node], _Answer]) -> Callable[[_Node], _Answer]
     return memo
 
 
+@node_memo
+def functions_by_name(function: FunctionNode) -> Dict[str, List[FunctionNode]]:
+    """The functions that ``function`` holds (itself and those defined inside it), by name;
+    asked for many calls of a module, so found once."""
+    found: Dict[str, List[FunctionNode]] = {}
+    for node in walk(function):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.setdefault(node.name, []).append(node)
+    return found
+
+
 def assignment_targets(
     node: Union[ast.Assign, ast.AugAssign, ast.AnnAssign],
 ) -> List[ast.expr]:

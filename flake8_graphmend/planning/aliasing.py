@@ -15,8 +15,8 @@ from typing import (
 )
 
 from ..analysis.index import (
-    assignment_targets, child_blocks, encloses, loops_around, outer_names, parameter_names,
-    parent_map, root_name, scope_names, walk,
+    assignment_targets, child_blocks, encloses, functions_by_name, loops_around, node_memo,
+    outer_names, parameter_names, parent_map, root_name, scope_names, walk,
 )
 from ..analysis.dtypes import Reaching
 from ..analysis.inplace import builds_in_place_module, short_name
@@ -1187,11 +1187,8 @@ def _runs_unknown_module(call: ast.Call, ctx: FunctionContext) -> bool:
     class is not known (``self.act = ACTS["relu"]``), a class of the file whose ``forward`` is
     inherited from another module (a subclass of ``nn.ReLU``), or a torch module where the
     file sets ``inplace`` after building (``m.inplace = True``)."""
-    func = call.func
-    while isinstance(func, ast.Attribute) and func.attr in RUNS_MODULE:
-        func = func.value  # `act.forward(h)`
-    owner = ctx.region.owner
-    module = module_expression(func, ctx.region.function) if owner is not None else None
+    owner = ctx.region.owner  # `module_expression` reads `act.forward(h)` as `act(h)`
+    module = module_expression(call.func, ctx.region.function) if owner is not None else None
     if owner is None or module is None:
         return False
     if attribute_of(module) in _in_place_submodules(ctx):
@@ -1201,7 +1198,7 @@ def _runs_unknown_module(call: ast.Call, ctx: FunctionContext) -> bool:
     classes = held_classes(module, owner, ctx.symbols)
     return classes is None or any(
         name in ctx.symbols.classes and forward_of(ctx.symbols.classes[name], ctx.symbols) is None
-        or name not in ctx.symbols.classes and _sets_in_place_later(ctx.symbols)
+        or name not in ctx.symbols.classes and _sets_in_place_later(ctx.symbols.tree)
         for name in classes
     )
 
@@ -1216,7 +1213,7 @@ def _runs_unknown_code(call: ast.Call, ctx: FunctionContext) -> bool:
     (``functools.reduce(lambda t, m: m(t), self.acts, h)``)."""
     func, symbols = call.func, ctx.symbols
     function = ctx.region.function
-    if _names_in_place_method(func, function):
+    if _names_in_place_method(func, ctx):
         return True
     if isinstance(func, ast.Name) and not binds_locally(function, func.id):
         value = symbols.assignments.get(func.id)
@@ -1232,7 +1229,7 @@ def _runs_unknown_code(call: ast.Call, ctx: FunctionContext) -> bool:
     )  # `functools.reduce(lambda t, m: m(t), self.acts, h)`
 
 
-def _names_in_place_method(func: ast.expr, function: FunctionNode) -> bool:
+def _names_in_place_method(func: ast.expr, ctx: FunctionContext) -> bool:
     """``getattr(h, "mul_")``, or a local bound to ``h.mul_``: an in-place method of a tensor
     called under another name."""
     if isinstance(func, ast.Call) and short_name(func) == "getattr" and len(func.args) > 1:
@@ -1241,11 +1238,8 @@ def _names_in_place_method(func: ast.expr, function: FunctionNode) -> bool:
             in_place_name(name.value)
         )
     return isinstance(func, ast.Name) and any(
-        isinstance(node, ast.Assign)
-        and any(isinstance(t, ast.Name) and t.id == func.id for t in node.targets)
-        and isinstance(node.value, ast.Attribute)
-        and in_place_name(node.value.attr)
-        for node in walk(function)
+        isinstance(value, ast.Attribute) and in_place_name(value.attr)
+        for value in ctx.values.assignments_of(func.id)
     )
 
 
@@ -1264,24 +1258,21 @@ def _built_in_place(call: ast.Call) -> bool:
 def _nested_function(function: FunctionNode, name: str) -> Optional[FunctionNode]:
     """The function named ``name`` that ``function`` defines inside it, if one."""
     return next(
-        (
-            node for node in walk(function)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.name == name and node is not function
-        ),
+        (node for node in functions_by_name(function).get(name, []) if node is not function),
         None,
     )
 
 
-def _sets_in_place_later(symbols: ModuleSymbols) -> bool:
+@node_memo
+def _sets_in_place_later(tree: ast.Module) -> bool:
     """Whether the file sets ``inplace`` on modules after building them (``m.inplace = True``,
     ``setattr(m, "inplace", True)``, in a loop over ``self.modules()`` or a function handed to
-    ``apply``)."""
+    ``apply``); found once per module."""
     return any(
         isinstance(node, ast.Attribute) and node.attr == "inplace"
         and isinstance(node.ctx, ast.Store)
         or isinstance(node, ast.Constant) and node.value == "inplace"
-        for node in walk(symbols.tree)
+        for node in walk(tree)
     )
 
 
@@ -1386,7 +1377,7 @@ def _builds_in_place(symbols: ModuleSymbols) -> bool:
     update its arguments (a module of another file handed in is not seen)."""
     kept = vars(symbols).get("_builds_in_place")  # like a cached_property's value
     if kept is None:
-        kept = vars(symbols)["_builds_in_place"] = _sets_in_place_later(symbols) or any(
+        kept = vars(symbols)["_builds_in_place"] = _sets_in_place_later(symbols.tree) or any(
             isinstance(node, ast.Call) and _built_in_place(node)
             for node in walk(symbols.tree)
         ) or any(

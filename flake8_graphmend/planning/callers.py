@@ -22,8 +22,8 @@ from typing import (
 )
 
 from ..analysis.index import (
-    TRY_STATEMENTS, encloses, loops_around, node_memo, parameter_names, parent_map, root_name,
-    run_nodes, walk,
+    TRY_STATEMENTS, encloses, functions_by_name, loops_around, node_memo, parameter_names,
+    parent_map, root_name, run_nodes, walk,
 )
 from ..analysis.hooks import forward_pre_hooks
 from ..analysis.inplace import short_name
@@ -725,17 +725,7 @@ def _nested_runs_code(
 
 def _nested_functions(caller: FunctionNode, name: str) -> List[FunctionNode]:
     """The functions named ``name`` defined inside ``caller``."""
-    return _nested_by_name(caller).get(name, [])
-
-
-@node_memo
-def _nested_by_name(caller: FunctionNode) -> Dict[str, List[FunctionNode]]:
-    """The functions defined inside ``caller``, by name (asked for each call of the module)."""
-    found: Dict[str, List[FunctionNode]] = {}
-    for node in walk(caller):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.setdefault(node.name, []).append(node)
-    return found
+    return functions_by_name(caller).get(name, [])
 
 
 def _runs_file_code(
