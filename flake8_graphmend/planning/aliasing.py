@@ -16,7 +16,7 @@ from typing import (
 
 from ..analysis.index import (
     assignment_targets, child_blocks, encloses, functions_by_name, loops_around, node_memo,
-    outer_names, parameter_names, parent_map, root_name, scope_names, walk,
+    names_bound_by, outer_names, parameter_names, parent_map, root_name, scope_names, walk,
 )
 from ..analysis.dtypes import Reaching
 from ..analysis.inplace import builds_in_place_module, short_name
@@ -25,8 +25,9 @@ from ..analysis.symbols import (
 )
 from ..analysis.values import Kind, constant_int
 from .module_state import (
-    RUNS_MODULE, attribute_of, call_changes_state, called_through, held_classes, holders,
-    in_place_name, methods_called, module_expression, updated_by_call, updates_in_place,
+    RUNS_MODULE, attribute_of, call_changes_state, called_through, hands_on, held_classes,
+    holders, in_place_name, methods_called, module_expression, updated_by_call,
+    updates_in_place,
 )
 from .foreign import CALLING
 from .submodules import (
@@ -39,6 +40,7 @@ from .submodules import (
     method_returns_new_tensor,
     returns_new_tensor,
     submodule_classes,
+    with_bases,
 )
 
 if TYPE_CHECKING:
@@ -204,8 +206,9 @@ def joined_update(node: Union[ast.stmt, ast.expr], ctx: FunctionContext) -> Opti
             if held is None:
                 continue
             names = _sharing_names(held, ctx)
-            if any(_held_before(name, node, sub, ctx) for name in names) and _used_before(
-                held, names, node, loops, skipped, ctx
+            if any(_held_before(name, node, sub, ctx) for name in names) and (
+                _used_before(held, names, node, loops, skipped, ctx)
+                or _made_saved_before(names, node, loops, ctx)
             ):
                 return (
                     f"line {held.lineno} updates `{ast.unparse(held)}` in place after it: the "
@@ -341,6 +344,42 @@ def _used_before(
         and id(node) not in skipped
         and (ast.unparse(node) == shown or isinstance(node, ast.Name) and node.id in names)
         for node in walk(ctx.region.function)
+    )
+
+
+def _made_saved_before(
+    names: Set[str], site: Union[ast.stmt, ast.expr], loops: Set[int], ctx: FunctionContext
+) -> bool:
+    """Whether a name of ``names`` is bound before ``site`` (or in a loop around it) to the
+    result of an operation that may save its own output for the backward (``torch.sigmoid``,
+    ``exp``, ``softmax``, a module whose ``forward`` ends in one): every call but those of
+    ``_OUTPUT_NOT_SAVED``, and ``**``."""
+    return any(
+        isinstance(node, ast.Assign)
+        and (node.lineno < site.lineno or id(node) in loops)
+        and any(isinstance(t, ast.Name) and t.id in names for t in node.targets)
+        and _may_save_output(node.value)
+        for node in walk(ctx.region.function)
+    )
+
+
+#: Operations whose backward does not use their output: factories, copies, joins, sums and
+#: products (which save their inputs), reductions to a sum or a mean.
+_OUTPUT_NOT_SAVED = frozenset({
+    "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "tensor", "as_tensor",
+    "zeros_like", "ones_like", "empty_like", "full_like", "rand", "randn", "randint",
+    "rand_like", "randn_like", "randint_like", "new_zeros", "new_ones", "new_empty",
+    "new_full", "new_tensor", "clone", "cat", "concat", "concatenate", "stack", "add", "sub",
+    "mul", "div", "matmul", "mm", "bmm", "einsum", "linear", "sum", "mean", "masked_fill",
+    "where", "float", "half", "double", "bfloat16", "long", "int", "bool", "to", "type_as",
+})
+
+
+def _may_save_output(value: ast.expr) -> bool:
+    return any(
+        isinstance(option, ast.BinOp) and isinstance(option.op, ast.Pow)
+        or isinstance(option, ast.Call) and short_name(option) not in _OUTPUT_NOT_SAVED
+        for option in alternatives(value) or [value]
     )
 
 
@@ -1159,7 +1198,8 @@ def _mutated_arguments(call: ast.Call, ctx: FunctionContext) -> List[ast.expr]:
     handed += [k.value for k in made.keywords]
     if _built_in_place(made) and is_torch_function(ctx.symbols.qualified_name(made.func) or ""):
         updated += handed[:1]  # `F.relu(h, **{"inplace": True})`
-    if _runs_unknown_module(made, ctx) or _runs_unknown_code(made, ctx):
+    owner, function = ctx.region.owner, ctx.region.function
+    if _runs_unknown_module(made, function, owner, ctx.symbols) or _runs_unknown_code(made, ctx):
         return updated + handed + _callee_holders(made.func, ctx)
     for function, bound in _callees_in_file(made, ctx):
         changed = _parameters_updated(function, ctx.symbols) & _bound_parameters(function, bound)
@@ -1180,26 +1220,41 @@ def _callee_holders(func: ast.expr, ctx: FunctionContext) -> List[ast.expr]:
     return [func] if local and module_expression(func, function) is None else []
 
 
-def _runs_unknown_module(call: ast.Call, ctx: FunctionContext) -> bool:
-    """Whether ``call`` runs a module of ``self`` that may update what it is handed and whose
-    code the analysis does not read (``_mutated_arguments``): one built with ``inplace=True``,
-    or, in a file that builds modules that work in place (``_builds_in_place``), one whose
-    class is not known (``self.act = ACTS["relu"]``), a class of the file whose ``forward`` is
-    inherited from another module (a subclass of ``nn.ReLU``), or a torch module where the
-    file sets ``inplace`` after building (``m.inplace = True``)."""
-    owner = ctx.region.owner  # `module_expression` reads `act.forward(h)` as `act(h)`
-    module = module_expression(call.func, ctx.region.function) if owner is not None else None
-    if owner is None or module is None:
+def _runs_unknown_module(
+    call: ast.Call, function: FunctionNode, owner: Optional[ClassInfo], symbols: ModuleSymbols
+) -> bool:
+    """Whether ``call``, in ``function`` (a method of ``owner``), runs a module of ``self``
+    that may update what it is handed and whose code the analysis does not read
+    (``_mutated_arguments``): one built with ``inplace=True``, or, in a file that builds
+    modules that work in place (``_builds_in_place``), one whose class is not known
+    (``self.act = ACTS["relu"]``), a class of the file whose ``forward`` is inherited from
+    another module (a subclass of ``nn.ReLU``), a torch module where the file sets
+    ``inplace`` after building (``m.inplace = True``), or one reached through another
+    (``self.encoder.act(h)``)."""
+    # `module_expression` reads `act.forward(h)` as `act(h)`
+    module = module_expression(call.func, function) if owner is not None else None
+    if owner is None:
         return False
-    if attribute_of(module) in _in_place_submodules(ctx):
+    if module is None:
+        return _through_other_module(call.func) and _builds_in_place(symbols)
+    if attribute_of(module) in _in_place_submodules(owner.node):
         return True
-    if not _builds_in_place(ctx.symbols):
+    if not _builds_in_place(symbols):
         return False
-    classes = held_classes(module, owner, ctx.symbols)
+    classes = held_classes(module, owner, symbols)
     return classes is None or any(
-        name in ctx.symbols.classes and forward_of(ctx.symbols.classes[name], ctx.symbols) is None
-        or name not in ctx.symbols.classes and _sets_in_place_later(ctx.symbols.tree)
+        name in symbols.classes and _forward_read(symbols.classes[name], symbols) is None
+        or name not in symbols.classes and _sets_in_place_later(symbols.tree)
         for name in classes
+    )
+
+
+def _through_other_module(func: ast.expr) -> bool:
+    """``self.encoder.act``, ``self.blocks[0].norm``: what a module of ``self`` holds."""
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, (ast.Attribute, ast.Subscript))
+        and root_name(func.value) == "self"
     )
 
 
@@ -1320,10 +1375,13 @@ def _parameters_updated(
             if through_holders and not isinstance(function, ast.Lambda):
                 names = holders(function, frozenset({name}), owner, symbols)
             if any(
-                _updates_handed_tensor(sub, names - {name}, owner, symbols)
-                or _updates_handed_tensor(sub, {name}, owner, symbols)
-                and not _bound_anew_before(sub, name, function)
-                or _hands_to_updating_function(sub, names, symbols)
+                _updates_handed_tensor(sub, names, owner, symbols) and any(
+                    _updates_handed_tensor(sub, {held}, owner, symbols)
+                    and not _bound_anew_before(sub, held, function, names, owner, symbols)
+                    for held in names
+                )
+                or _hands_to_updating_function(sub, names, owner, symbols)
+                or _hands_to_updating_module(sub, names, function, owner, symbols, through_holders)
                 for sub in walk(function)
             ):
                 updated.add(name)
@@ -1332,10 +1390,11 @@ def _parameters_updated(
 
 
 def _hands_to_updating_function(
-    node: ast.AST, names: AbstractSet[str], symbols: ModuleSymbols
+    node: ast.AST, names: AbstractSet[str], owner: Optional[ClassInfo], symbols: ModuleSymbols
 ) -> bool:
     """``bump_(t)`` of a function of the file that updates that parameter in place by its own
-    name, handed a name of ``names``."""
+    name, handed what a name of ``names`` holds (``bump_(t[0].view(-1))``), in a method of
+    ``owner``."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
         return False
     callee = symbols.functions.get(node.func.id)
@@ -1344,29 +1403,118 @@ def _hands_to_updating_function(
     changed = _parameters_updated(callee, symbols, through_holders=False)
     return any(
         (parameter in changed or parameter is None and changed)
-        and _element_of(argument) in names
+        and hands_on(argument, set(names), owner, symbols)
         for parameter, argument in _arguments_by_parameter(node, callee, False)
     )
 
 
-def _bound_anew_before(node: ast.AST, name: str, function: ast.AST) -> bool:
-    """Whether ``name = <value>`` always runs before ``node`` in ``function``: it is an
-    earlier statement of a block that holds ``node`` (``mask = torch.ones(n)`` before
-    ``mask[i] = 0``; not one under an ``if`` of its own)."""
-    for owner in walk(function):
+def _hands_to_updating_module(
+    node: ast.AST,
+    names: AbstractSet[str],
+    function: Union[FunctionNode, ast.Lambda],
+    owner: Optional[ClassInfo],
+    symbols: ModuleSymbols,
+    unknown_too: bool,
+) -> bool:
+    """``self.block(t)`` (also ``checkpoint(self.block, t)``, ``layer(t)`` over
+    ``self.layers``), in a method of ``owner``, handed a name of ``names``: a module of a
+    class of this file whose ``forward`` updates that parameter in place, or (``unknown_too``)
+    a module that ``_runs_unknown_module`` cannot read (``_builds_in_place`` asks without:
+    what the file's own forwards update decides it)."""
+    if owner is None or not isinstance(node, ast.Call) or isinstance(function, ast.Lambda):
+        return False
+    made = called_through(node)
+    if unknown_too and _runs_unknown_module(made, function, owner, symbols):
+        return any(
+            hands_on(argument, set(names), owner, symbols)
+            for argument in [*made.args, *(k.value for k in made.keywords)]
+        )
+    for forward, bound in _module_forwards(made, function, owner, symbols):
+        changed = _parameters_updated(forward, symbols, unknown_too)
+        changed &= _bound_parameters(forward, bound)
+        if any(
+            (parameter in changed or parameter is None and changed)
+            and hands_on(argument, set(names), owner, symbols)
+            for parameter, argument in _arguments_by_parameter(made, forward, bound)
+        ):
+            return True
+    return False
+
+
+def _bound_anew_before(
+    node: ast.AST,
+    name: str,
+    function: ast.AST,
+    held: AbstractSet[str],
+    owner: Optional[ClassInfo],
+    symbols: ModuleSymbols,
+) -> bool:
+    """Whether ``name`` holds, at ``node``, a value of its own: an earlier statement of a
+    block that holds ``node`` binds it to a value that holds nothing of what the names of
+    ``held`` hold (``mask = torch.ones(n)`` before ``mask[i] = 0``; not under an ``if`` of
+    its own, nor ``h = h.view(-1)``, a view of the caller's tensor), and nothing on the way
+    (in a loop that holds ``node`` too) binds it otherwise."""
+    for parent in walk(function):
         for field in ("body", "orelse", "finalbody"):
-            block = getattr(owner, field, None)
+            block = getattr(parent, field, None)
             if not isinstance(block, list):
                 continue
             for index, statement in enumerate(block):
-                if isinstance(statement, (ast.Assign, ast.AnnAssign)) and any(
-                    isinstance(target, ast.Name) and target.id == name
-                    for target in assignment_targets(statement)
-                ) and any(
-                    later is node or encloses(later, node) for later in block[index + 1:]
-                ):
+                if not _binds_new_value(statement, name, held, owner, symbols):
+                    continue
+                way = next(
+                    (
+                        block[index + 1:end + 1]
+                        for end, later in enumerate(block[index + 1:], index + 1)
+                        if later is node or encloses(later, node)
+                    ),
+                    None,
+                )
+                if way is not None and not _binds_otherwise(way, node, name, held, owner, symbols):
                     return True
     return False
+
+
+def _binds_new_value(
+    statement: ast.AST,
+    name: str,
+    held: AbstractSet[str],
+    owner: Optional[ClassInfo],
+    symbols: ModuleSymbols,
+) -> bool:
+    """``name = <value>`` of a value that holds nothing of what the names of ``held`` hold."""
+    return (
+        isinstance(statement, (ast.Assign, ast.AnnAssign))
+        and statement.value is not None
+        and any(isinstance(t, ast.Name) and t.id == name for t in assignment_targets(statement))
+        and not hands_on(statement.value, set(held), owner, symbols)
+    )
+
+
+def _binds_otherwise(
+    statements: List[ast.stmt],
+    node: ast.AST,
+    name: str,
+    held: AbstractSet[str],
+    owner: Optional[ClassInfo],
+    symbols: ModuleSymbols,
+) -> bool:
+    """Whether ``statements`` bind ``name`` (outside ``node``) otherwise than to a value of
+    its own (``_binds_new_value``): to a view, in a loop, with ``+=``."""
+    inside = {id(sub) for sub in walk(node)}
+    fresh = {
+        id(target)
+        for statement in statements
+        for sub in walk(statement)
+        if isinstance(sub, (ast.Assign, ast.AnnAssign))
+        and _binds_new_value(sub, name, held, owner, symbols)
+        for target in assignment_targets(sub)
+    }
+    return any(
+        name in names_bound_by(sub) and id(sub) not in fresh | inside
+        for statement in statements
+        for sub in walk(statement)
+    )
 
 
 def _builds_in_place(symbols: ModuleSymbols) -> bool:
@@ -1440,19 +1588,66 @@ def _callees_in_file(call: ast.Call, ctx: FunctionContext) -> List[Tuple[Functio
     ) else None
     if nested is not None:  # `def step(t): t.mul_(0.5)`, then `checkpoint(step, h)`
         found.append((nested, False))
-    owner = ctx.region.owner
+    found += _module_forwards(call, ctx.region.function, ctx.region.owner, symbols)
+    return found
+
+
+def _module_forwards(
+    call: ast.Call, function: FunctionNode, owner: Optional[ClassInfo], symbols: ModuleSymbols
+) -> List[Tuple[FunctionNode, bool]]:
+    """The methods of ``owner`` (``self.norm_(h)``) and the ``forward``s of the modules of
+    classes of this file that ``self`` holds (``self.scale(h)``, ``layer(h)`` over
+    ``self.layers``) that ``call``, in ``function``, may run, each with whether ``self`` is
+    bound."""
+    func = call.func
+    if owner is not None and isinstance(func, ast.Attribute) and _is_super(func.value):
+        bases = with_bases(owner, symbols)[1:]  # `super().forward(h)` of a base of this file
+        inherited = next((c.methods[func.attr] for c in bases if func.attr in c.methods), None)
+        return [] if inherited is None else [(inherited, not is_staticmethod(inherited))]
     while isinstance(func, ast.Attribute) and func.attr in RUNS_MODULE:
         func = func.value  # `layer.forward(h)`
-    module = module_expression(func, ctx.region.function) if owner is not None else None
+    module = module_expression(func, function) if owner is not None else None
     attribute = attribute_of(module) if module is not None else None
     if owner is None or module is None or attribute is None:
-        return found
+        return []
     methods = [owner.methods[attribute]] if func is module and attribute in owner.methods else []
     for name in held_classes(module, owner, symbols) or []:
-        forward = forward_of(symbols.classes[name], symbols) if name in symbols.classes else None
+        forward = _forward_read(symbols.classes[name], symbols) if name in symbols.classes else None
         methods += [forward] if forward is not None else []
-    found += [(method, not is_staticmethod(method)) for method in methods]
-    return found
+    return [(method, not is_staticmethod(method)) for method in methods]
+
+
+def _is_super(value: ast.expr) -> bool:
+    """``super()`` or ``super(Block, self)``."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and (
+        value.func.id == "super"
+    )
+
+
+def _forward_read(info: ClassInfo, symbols: ModuleSymbols) -> Optional[FunctionNode]:
+    """The ``forward`` whose updates of what it is handed the check reads: ``forward_of``'s,
+    or the one ``info`` defines itself under code of another module (a decorator such as
+    ``@torch.no_grad()`` or one that converts the output, a base such as transformers'
+    ``PreTrainedModel``), which the check takes, as any function of another module, to
+    update nothing it is handed; not where it reaches a base's own code (``super()``, a base
+    named: ``nn.ReLU``'s may work in place), a decorator of this file, or a class of this
+    file on the way defines ``__call__``."""
+    found = forward_of(info, symbols)
+    forward = info.methods.get("forward")
+    if found is not None or forward is None:
+        return found
+    foreign = set(symbols.imports) - set(symbols.functions) - set(symbols.classes)
+    if any("__call__" in cls.methods for cls in with_bases(info, symbols)) or not all(
+        root_name(decorator) in foreign for decorator in forward.decorator_list
+    ):
+        return None
+    bases = {ast.dump(base) for base in info.node.bases}
+    reaches_base = any(
+        isinstance(node, ast.Name) and node.id == "super"
+        or isinstance(node, (ast.Name, ast.Attribute)) and ast.dump(node) in bases
+        for node in walk(forward)
+    )
+    return None if reaches_base else forward
 
 
 def _kept_values(node: ast.AST, outer: Set[str], locals_too: bool = False) -> List[ast.expr]:
@@ -1491,19 +1686,12 @@ def _bound_parameters(function: FunctionNode, bound: bool) -> Set[str]:
     return parameter_names(function) - set(positional[:1] if bound else [])
 
 
-def _in_place_submodules(ctx: FunctionContext) -> Set[str]:
-    """Attributes of the region's class assigned a call with ``inplace=True`` anywhere in it,
+@node_memo
+def _in_place_submodules(owner: ast.ClassDef) -> Set[str]:
+    """Attributes of the class ``owner`` assigned a call with ``inplace=True`` anywhere in it,
     or a module built in place by position (``nn.LeakyReLU(0.2, True)``)."""
-    memo = vars(ctx).setdefault("_in_place_submodules", [])  # like a cached_property's value
-    if not memo:
-        memo.append(_find_in_place_submodules(ctx))
-    return memo[0]
-
-
-def _find_in_place_submodules(ctx: FunctionContext) -> Set[str]:
-    owner = ctx.region.owner
     names: Set[str] = set()
-    for sub in walk(owner.node) if owner else ():
+    for sub in walk(owner):
         if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call):
             if any(isinstance(k, ast.Call) and _built_in_place(k) for k in walk(sub.value)):
                 names |= {t.attr for t in sub.targets if isinstance(t, ast.Attribute)}

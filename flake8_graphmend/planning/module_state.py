@@ -32,8 +32,9 @@ from .foreign import (
     known_callable, known_method, pure_library, unknown_held_method,
 )
 from .submodules import (
-    FOREIGN, IN_PLACE, additions, binds_locally, call_kind, call_sources, changed_after_built,
-    classes_of_call, file_bases, forward_of, loosely_built, runs_when_called, with_bases,
+    FOREIGN, IN_PLACE, Path, additions, binds_locally, call_kind, call_sources,
+    changed_after_built, classes_of_call, element_path, file_bases, forward_of, loosely_built,
+    returns_new_tensor, runs_when_called, with_bases,
 )
 
 #: ``torch.nn`` modules whose call updates buffers in place (in training).
@@ -233,7 +234,7 @@ def _module_call_changes_state(
         if first is None or isinstance(first, ast.Starred):
             return True
         held = holders(function, callers_values(function, owner, symbols), owner, symbols)
-        if _hands_on(first, held, owner, symbols):
+        if hands_on(first, held, owner, symbols):
             return True  # `self.act(x)` of `nn.ReLU(inplace=True)` updates the input `x`
     if classes == [] and (
         inherited_from_another_file(func, owner, symbols)
@@ -550,7 +551,7 @@ def body_changes_state(
     held = holders(function, callers_values(function, owner, symbols, own_self), owner, symbols)
     for node in run_nodes(function):
         if isinstance(node, (ast.Global, ast.Nonlocal)) or any(
-            _hands_on(changed, held, owner, symbols) for changed in stored_objects(node)
+            hands_on(changed, held, owner, symbols) for changed in stored_objects(node)
         ):
             return True
         if _sets_attribute_of(node, held, owner, symbols):
@@ -615,7 +616,7 @@ def holders(
         for names, value, stored in bindings:
             if stored and names <= tensors:
                 continue  # an element of a new tensor set: the value is copied
-            if not names <= held and _hands_on(value, held - imported, owner, symbols):
+            if not names <= held and hands_on(value, held - imported, owner, symbols):
                 held |= names
                 changed = True
     return held
@@ -689,6 +690,12 @@ def _bindings(function: FunctionNode) -> Iterator[Tuple[Set[str], ast.expr, bool
         ):
             pairs = [(node.func.value, a) for a in [*node.args, *(k.value for k in node.keywords)]]
         for target, value in pairs:
+            unpacked = _unpacked_names(target, node)
+            for index, name in enumerate(unpacked):  # `h, weights = self.attn(x)`: each its own
+                part = ast.Subscript(value=value, slice=ast.Constant(index), ctx=ast.Load())
+                yield {name}, part, False
+            if unpacked:
+                continue
             stored = isinstance(target, (ast.Attribute, ast.Subscript)) or isinstance(
                 node, (ast.Call, ast.AugAssign)
             )
@@ -698,6 +705,14 @@ def _bindings(function: FunctionNode) -> Iterator[Tuple[Set[str], ast.expr, bool
             }
             if names:
                 yield names, value, stored
+
+
+def _unpacked_names(target: ast.expr, node: ast.AST) -> List[str]:
+    """``[a, b]`` of ``a, b = value`` (plain names, none starred); none for other bindings."""
+    if not (isinstance(node, ast.Assign) and isinstance(target, (ast.Tuple, ast.List))):
+        return []
+    names = [element.id for element in target.elts if isinstance(element, ast.Name)]
+    return names if len(names) == len(target.elts) else []
 
 
 #: Tensor attributes and methods that give a new value (metadata, a Python number or list).
@@ -713,7 +728,7 @@ _NEW_VALUE_BUILTINS = frozenset({
 })
 
 
-def _hands_on(
+def hands_on(
     value: ast.expr, held: Set[str], owner: Optional[ClassInfo], symbols: ModuleSymbols
 ) -> bool:
     """Whether ``value`` may be, hold, or be a part or a view of what a name of ``held``
@@ -722,13 +737,15 @@ def _hands_on(
         return value.id in held
     if isinstance(value, ast.Attribute) and value.attr in _NEW_READS:
         return False
+    if isinstance(value, ast.Subscript) and _new_element(value, owner, symbols):
+        return False
     if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred, ast.NamedExpr)):
-        return _hands_on(value.value, held, owner, symbols)
+        return hands_on(value.value, held, owner, symbols)
     if isinstance(value, ast.UnaryOp):
-        return isinstance(value.op, ast.UAdd) and _hands_on(value.operand, held, owner, symbols)
+        return isinstance(value.op, ast.UAdd) and hands_on(value.operand, held, owner, symbols)
     if isinstance(value, ast.BinOp):  # a new tensor; a new list or tuple of the elements
         return any(
-            _sequence(side) and _hands_on(side, held, owner, symbols)
+            _sequence(side) and hands_on(side, held, owner, symbols)
             for side in (value.left, value.right)
         )
     if isinstance(value, ast.Call):
@@ -738,7 +755,20 @@ def _hands_on(
     parts = [n for n in ast.iter_child_nodes(value) if isinstance(n, ast.expr)]
     if isinstance(value, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
         parts = [n for n in walk(value) if isinstance(n, ast.Name)]
-    return any(_hands_on(part, held, owner, symbols) for part in parts)  # displays, `a or b`
+    return any(hands_on(part, held, owner, symbols) for part in parts)  # displays, `a or b`
+
+
+def _new_element(value: ast.Subscript, owner: Optional[ClassInfo], symbols: ModuleSymbols) -> bool:
+    """``self.attn(h)[0]``: an element of what a submodule returns that is a new tensor
+    (``submodules.returns_new_tensor`` at its path)."""
+    path: Optional[Path] = ()
+    base: ast.expr = value
+    while isinstance(base, ast.Subscript) and path is not None:
+        path = element_path(base, path)
+        base = base.value
+    return path is not None and isinstance(base, ast.Call) and (
+        returns_new_tensor(base, path, owner, symbols)
+    )
 
 
 #: Builtins that make a sequence of what they are given.
@@ -771,7 +801,7 @@ def _returns_module_state(function: FunctionNode, symbols: ModuleSymbols) -> boo
         outer = callers_values(function, None, symbols) - parameter_names(function)
         held = holders(function, frozenset(outer), None, symbols) - {"self"}
         return any(
-            _hands_on(node.value, held - _named_code(symbols), None, symbols)
+            hands_on(node.value, held - _named_code(symbols), None, symbols)
             for node in run_nodes(function)
             if isinstance(node, ast.Return) and node.value is not None
         )
@@ -793,7 +823,7 @@ def _call_hands_on(
         return True  # `stats = get_stats()` of `return STATS`
     # a method named like a tensor operation is taken to be one, but on `self` (`self.norm`)
     kind = call_kind(call, owner, symbols, tensor_method=not is_self(getattr(func, "value", func)))
-    return any(_hands_on(source, held, owner, symbols) for source in call_sources(call, kind))
+    return any(hands_on(source, held, owner, symbols) for source in call_sources(call, kind))
 
 
 def _sets_attribute_of(
@@ -805,7 +835,7 @@ def _sets_attribute_of(
         and isinstance(node.func, ast.Name)
         and node.func.id in ("setattr", "delattr")
         and bool(node.args)
-        and _hands_on(node.args[0], held, owner, symbols)
+        and hands_on(node.args[0], held, owner, symbols)
     )
 
 
@@ -819,7 +849,7 @@ def updates_in_place(
     ``owner``."""
     if isinstance(node, ast.Call):
         return any(
-            _hands_on(value, roots, owner, symbols) for value in updated_by_call(node, symbols)
+            hands_on(value, roots, owner, symbols) for value in updated_by_call(node, symbols)
         )
     if isinstance(node, ast.AugAssign):
         return root_name(node.target) in roots

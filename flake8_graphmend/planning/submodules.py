@@ -733,7 +733,7 @@ def classes_of_call(
     if qualified.startswith("torch.nn.") and qualified.count(".") == 2:
         return _torch_module(value, qualified, method, symbols, imported, resolving)
     if any(k.arg == "inplace" for k in value.keywords) or not isinstance(func, ast.Name):
-        return None
+        return _classes_of_table(value, method, symbols)
     if func.id in symbols.classes and not binds_locally(method, func.id):
         return None if _rebound(func.id, symbols) else [func.id]
     values = [
@@ -751,6 +751,59 @@ def classes_of_call(
     ):
         return None
     return sorted({v.id for v in values if isinstance(v, ast.Name)})
+
+
+def _classes_of_table(
+    call: ast.Call, method: FunctionNode, symbols: ModuleSymbols
+) -> Optional[List[str]]:
+    """The classes of ``CLASSES[key](...)`` (no ``inplace`` given) for a table of
+    ``_class_tables`` (``ATTENTION_CLASSES[config.attn_implementation](...)``); None for any
+    other call."""
+    func = call.func
+    if not (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)):
+        return None
+    table = func.value.id
+    classes = _class_tables(symbols.tree).get(table)
+    if (
+        classes is None
+        or any(k.arg == "inplace" for k in call.keywords)
+        or binds_locally(method, table)
+        or any(_rebound(name, symbols) for name in classes)
+    ):
+        return None
+    return sorted(set(classes))
+
+
+@node_memo
+def _class_tables(tree: ast.Module) -> Dict[str, List[str]]:
+    """The module-level names bound once to a dict display whose values are classes of this
+    file (``ATTENTION_CLASSES = {"eager": Attention, "sdpa": SdpaAttention}``) and that the
+    file only reads an item of (nothing stores into it, updates it or hands it on), with
+    those classes."""
+    classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+    tables = {
+        target.id: [v.id for v in node.value.values if isinstance(v, ast.Name)]
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+        and None not in node.value.keys
+        and all(isinstance(v, ast.Name) and v.id in classes for v in node.value.values)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    parents = parent_map(tree)
+    stores: Counter[str] = Counter()
+    for node in walk(tree):
+        if not (isinstance(node, ast.Name) and node.id in tables):
+            continue
+        parent = parents.get(id(node))
+        if not isinstance(node.ctx, ast.Load):
+            stores[node.id] += 1
+        elif not (
+            isinstance(parent, ast.Subscript) and parent.value is node
+            and isinstance(parent.ctx, ast.Load)
+        ):
+            stores[node.id] += 2  # `TABLE.update(...)`, `f(TABLE)`, `TABLE[k] = v`
+    return {name: table for name, table in tables.items() if stores[name] == 1 and table}
 
 
 #: Marks that ``classes_of_call`` adds to the name of a ``torch.nn`` module built to work in
