@@ -9439,16 +9439,24 @@ class Model(nn.Module):
     def forward(self, x):
         h = {make}
         {site}
+        if isinstance(h, tuple):
+            h, g = h
         h.mul_(2)
         return h
 """
 CASES.update({
-    f"a {site} before an update in place of what {make} made": (
+    f"a {site} before an update in place of what {how} made": (
         OUTPUT_SAVED.replace("{make}", make).replace("{site}", text),
         (torch.ones(2, 3),),
         "in place after it",
     )
-    for make in ("torch.sigmoid(self.lin(x))", "self.lin(x).softmax(-1)", "self.lin(x).exp()")
+    for how, make in {
+        "sigmoid": "torch.sigmoid(self.lin(x))",
+        "softmax": "self.lin(x).softmax(-1)",
+        "exp": "self.lin(x).exp()",
+        "softmax of a weight, a row of it,": "self.lin.weight.softmax(-1)[0]",
+        "sigmoid of a weight, in a pair,": "torch.sigmoid(self.lin.weight), self.lin.bias * 2",
+    }.items()
     for site, text in {
         "deferred print": 'print("made h")',
         "guard": 'if torch.isnan(x).any():\n            raise ValueError("NaN in x")',

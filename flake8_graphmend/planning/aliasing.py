@@ -352,15 +352,32 @@ def _made_saved_before(
 ) -> bool:
     """Whether a name of ``names`` is bound before ``site`` (or in a loop around it) to the
     result of an operation that may save its own output for the backward (``torch.sigmoid``,
-    ``exp``, ``softmax``, a module whose ``forward`` ends in one): every call but those of
-    ``_OUTPUT_NOT_SAVED``, and ``**``."""
-    return any(
-        isinstance(node, ast.Assign)
-        and (node.lineno < site.lineno or id(node) in loops)
-        and any(isinstance(t, ast.Name) and t.id in names for t in node.targets)
-        and _may_save_output(node.value)
-        for node in walk(ctx.region.function)
-    )
+    ``exp``, ``softmax``, a module whose ``forward`` ends in one), or to a part of one
+    (``h, g = torch.sigmoid(a), b``, ``for row in torch.softmax(s, -1)``): every call but
+    those of ``_OUTPUT_NOT_SAVED``, and ``**``."""
+    for node in walk(ctx.region.function):
+        bound = _bound_value(node)
+        if bound is None or not (
+            getattr(node, "lineno", 0) < site.lineno or id(node) in loops
+        ):
+            continue
+        targets, value = bound
+        if any(
+            isinstance(n, ast.Name) and n.id in names for t in targets for n in walk(t)
+        ) and _may_save_output(value):
+            return True
+    return False
+
+
+def _bound_value(node: ast.AST) -> Optional[Tuple[List[ast.expr], ast.expr]]:
+    """The targets and the value of an assignment, a walrus or a loop (its iterable)."""
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+        return assignment_targets(node), node.value
+    if isinstance(node, ast.NamedExpr):
+        return [node.target], node.value
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return [node.target], node.iter
+    return None
 
 
 #: Operations whose backward does not use their output: factories, copies, joins, sums and
@@ -376,10 +393,18 @@ _OUTPUT_NOT_SAVED = frozenset({
 
 
 def _may_save_output(value: ast.expr) -> bool:
-    return any(
-        isinstance(option, ast.BinOp) and isinstance(option.op, ast.Pow)
-        or isinstance(option, ast.Call) and short_name(option) not in _OUTPUT_NOT_SAVED
-        for option in alternatives(value) or [value]
+    """Whether ``value`` may be, or hold, the output of an operation that saves it for the
+    backward (``_made_saved_before``)."""
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return any(_may_save_output(element) for element in value.elts)
+    if isinstance(value, (ast.Subscript, ast.Starred)):
+        return _may_save_output(value.value)  # `self.attn(x)[1]`, `torch.sort(x)[0]`
+    options = alternatives(value)
+    if options:
+        return any(_may_save_output(option) for option in options)
+    return (
+        isinstance(value, ast.BinOp) and isinstance(value.op, ast.Pow)
+        or isinstance(value, ast.Call) and short_name(value) not in _OUTPUT_NOT_SAVED
     )
 
 
