@@ -9462,6 +9462,73 @@ CASES.update({
         "guard": 'if torch.isnan(x).any():\n            raise ValueError("NaN in x")',
     }.items()
 })
+#: The fifty-sixth sweep: a LayerDrop draw in a loop that checkpoints its layers. The break
+#: kept the frame eager, and checkpoint with it; fixed, Dynamo traces checkpoint as its own
+#: operator: its warning (no input requires grad) is lost, and gradients of what the layers
+#: share are summed in another order (BART, Whisper, LED, m2m_100 with gradient checkpointing).
+CASES["a LayerDrop draw in a loop that checkpoints its layers"] = (
+    """
+from torch.utils.checkpoint import checkpoint
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.layers = nn.ModuleList(nn.Linear(3, 3) for _ in range(2))
+        self.layerdrop = 0.0
+
+    def forward(self, x):
+        h = x
+        for layer in self.layers:
+            if self.training:
+                dropout_probability = torch.rand([])
+                if dropout_probability < self.layerdrop:
+                    continue
+            h = checkpoint(layer, h, use_reentrant=True)
+        return h
+""",
+    (torch.ones(2, 3),),
+    "as an operator of its own",
+)
+#: Methods that update what they are handed, called on ``self`` from a base of the file, or on
+#: an object the analysis does not type (every method of the file's classes so named counts).
+METHOD_UPDATES = """
+class Base(nn.Module):
+    def scale(self, t):
+        t.mul_(0.5)
+        return t
+
+
+class Helper:
+    def halve(self, t):
+        t.mul_(0.5)
+        return t
+
+
+class Model(Base):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(3, 3)
+        self.helper = Helper()
+
+    def forward(self, x):
+        h = self.lin(x)
+        s = (h * h).sum(-1)
+        print("computed s")
+        {update}
+        return s, h
+"""
+CASES.update({
+    f"a deferred print before an update in place by {how}": (
+        METHOD_UPDATES.replace("{update}", update), (torch.ones(2, 3),), "in place after it"
+    )
+    for how, update in {
+        "a method of a base of the file": "self.scale(h)",
+        "a method of a helper object": "self.helper.halve(h)",
+    }.items()
+})
 #: Over-declines lifted in the twenty-fifth session, in a file with a module that updates its
 #: argument in place: a forward under a decorator of another module, a class taken from a
 #: module-level dict of classes that update nothing, a subclass of a torch module with a

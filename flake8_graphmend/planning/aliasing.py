@@ -1620,26 +1620,44 @@ def _callees_in_file(call: ast.Call, ctx: FunctionContext) -> List[Tuple[Functio
 def _module_forwards(
     call: ast.Call, function: FunctionNode, owner: Optional[ClassInfo], symbols: ModuleSymbols
 ) -> List[Tuple[FunctionNode, bool]]:
-    """The methods of ``owner`` (``self.norm_(h)``) and the ``forward``s of the modules of
-    classes of this file that ``self`` holds (``self.scale(h)``, ``layer(h)`` over
-    ``self.layers``) that ``call``, in ``function``, may run, each with whether ``self`` is
-    bound."""
+    """The methods of ``owner`` and its bases of this file (``self.norm_(h)``,
+    ``super().forward(h)``), the ``forward``s of the modules of classes of this file that
+    ``self`` holds (``self.scale(h)``, ``layer(h)`` over ``self.layers``), and, for a method
+    of another object (``self.helper.scale(h)``, ``cache.update(h)``), every method of a
+    class of this file named so, that ``call``, in ``function``, may run, each with whether
+    ``self`` is bound."""
     func = call.func
-    if owner is not None and isinstance(func, ast.Attribute) and _is_super(func.value):
-        bases = with_bases(owner, symbols)[1:]  # `super().forward(h)` of a base of this file
-        inherited = next((c.methods[func.attr] for c in bases if func.attr in c.methods), None)
-        return [] if inherited is None else [(inherited, not is_staticmethod(inherited))]
+    chain = with_bases(owner, symbols) if owner is not None else []
+    if isinstance(func, ast.Attribute) and (_is_super(func.value) or is_self(func.value)):
+        classes = chain[1:] if _is_super(func.value) else chain
+        own = next((c.methods[func.attr] for c in classes if func.attr in c.methods), None)
+        if own is not None or _is_super(func.value):
+            return [] if own is None else [(own, not is_staticmethod(own))]
     while isinstance(func, ast.Attribute) and func.attr in RUNS_MODULE:
         func = func.value  # `layer.forward(h)`
     module = module_expression(func, function) if owner is not None else None
     attribute = attribute_of(module) if module is not None else None
     if owner is None or module is None or attribute is None:
-        return []
-    methods = [owner.methods[attribute]] if func is module and attribute in owner.methods else []
+        return _methods_named(call.func, symbols)
+    methods = []
     for name in held_classes(module, owner, symbols) or []:
         forward = _forward_read(symbols.classes[name], symbols) if name in symbols.classes else None
         methods += [forward] if forward is not None else []
     return [(method, not is_staticmethod(method)) for method in methods]
+
+
+def _methods_named(func: ast.expr, symbols: ModuleSymbols) -> List[Tuple[FunctionNode, bool]]:
+    """``obj.scale`` of an object the analysis does not type: every method of a class of this
+    file named ``scale`` (a tensor's in-place methods are weighed apart)."""
+    if not isinstance(func, ast.Attribute):
+        return []
+    by_name = vars(symbols).get("_methods_by_name")  # like a cached_property's value
+    if by_name is None:
+        by_name = vars(symbols)["_methods_by_name"] = {}
+        for info in symbols.classes.values():
+            for name, method in info.methods.items():
+                by_name.setdefault(name, []).append((method, not is_staticmethod(method)))
+    return list(by_name.get(func.attr, []))
 
 
 def _is_super(value: ast.expr) -> bool:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from ..analysis.index import loops_around, walk
+from ..analysis.inplace import short_name
 from ..analysis.symbols import FunctionNode
 from . import Position, position
 from .module_state import module_call_targets
@@ -298,24 +299,34 @@ def traced_anew_problem(node: ast.AST, ctx: "FunctionContext") -> Optional[str]:
     traces it, and torch 2.13's Dynamo formats with a format spec wrongly or fails: a size that
     may be dynamic (``f"{x.shape[0]:05d}"``, ``:,``, ``:e``: ``InternalTorchDynamoError``), a
     width (``f"{n:5}"`` pads on the wrong side), ``format(v, spec)`` (the spec is dropped, even
-    for a constant), padding to a size (``s.rjust(n)``)."""
+    for a constant), padding to a size (``s.rjust(n)``); and it runs activation checkpointing
+    (``checkpoint(layer, h)``, transformers' ``self._gradient_checkpointing_func``) as an
+    operator of its own, which gives none of checkpoint's warnings (no input requires grad)
+    and sums the gradients of what several checkpointed calls share in another order."""
     function = ctx.region.function
     if not loops_around(function, node):
         return None
     inside = {id(sub) for sub in walk(node)}  # the site's own text is made by its helper
     for value in walk(function):
-        if id(value) in inside:
+        if id(value) in inside or not isinstance(value, ast.expr):
             continue
         formatted = isinstance(value, ast.FormattedValue) and value.format_spec is not None
         called = isinstance(value, ast.Call) and (
             isinstance(value.func, ast.Name) and value.func.id == "format" and len(value.args) > 1
             or isinstance(value.func, ast.Attribute) and value.func.attr in _PADDING
         )
-        if (formatted or called) and isinstance(value, ast.expr):
+        if formatted or called:
             return (
                 "the break keeps Dynamo from tracing this function (a break in a loop); fixed, "
                 f"Dynamo traces line {value.lineno} (`{ast.unparse(value)}`), where torch 2.13 "
                 "fails formatting a size that may be dynamic, or formats with a format spec "
                 "otherwise than Python"
+            )
+        if isinstance(value, ast.Call) and "checkpoint" in short_name(value):
+            return (
+                "the break keeps Dynamo from tracing this function (a break in a loop); fixed, "
+                f"Dynamo traces line {value.lineno} (`{short_name(value)}(...)`), which it runs "
+                "as an operator of its own: checkpoint's warnings are lost and the gradients "
+                "of what the checkpointed calls share are summed in another order"
             )
     return None
