@@ -9529,6 +9529,309 @@ CASES.update({
         "a method of a helper object": "self.helper.halve(h)",
     }.items()
 })
+#: The fifty-seventh sweep, on the twenty-fifth session's answers: an op that may hand back
+#: what it is given (`.to`, the casts), the code that runs is not the code read (overrides in
+#: subclasses, forwards put in place or patched, `__call__`, `getattr`, class-body aliases,
+#: module-level lambdas, a class name rebound), checkpoint under other names, torch's
+#: warnings in a loop that the fix would make Dynamo trace.
+SWEEP_57 = {
+    "a softmax cast with .to, then updated after the site": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(4, 4)
+
+    def forward(self, x):
+        attn = torch.softmax(self.q(x), dim=-1, dtype=torch.float32).to(x.dtype)
+        print("attention computed")
+        attn.mul_(0.5)
+        return attn
+""",
+        "in place",
+    ),
+    "a method that a subclass of the submodule overrides": (
+        """
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def scale_scores(self, scores):
+        return scores * 0.5
+
+    def forward(self, scores):
+        return self.proj(self.scale_scores(scores))
+
+
+class FusedAttention(Attention):
+    def scale_scores(self, scores):
+        return scores.mul_(0.5)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(4, 4)
+        self.attn = FusedAttention()
+
+    def forward(self, x):
+        scores = torch.softmax(self.q(x), dim=-1)
+        print("scores computed")
+        return self.attn(scores)
+""",
+        "in place",
+    ),
+    "a method that a subclass of the model overrides": (
+        """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(4, 4)
+
+    def post(self, gate):
+        return gate * 0.5
+
+    def forward(self, x):
+        gate = torch.sigmoid(self.q(x))
+        print("gate computed")
+        return self.post(gate)
+
+
+class Model(Block):
+    def post(self, gate):
+        return gate.mul_(0.5)
+""",
+        "in place",
+    ),
+    "a forward put in place in the class body": (
+        """
+def _fast(self, t):
+    return t.mul_(0.5)
+class Scale(nn.Module):
+    @torch.no_grad()
+    def forward(self, t):
+        return t * 0.5
+    forward = _fast
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(4, 4)
+        self.scale = Scale()
+    def forward(self, x):
+        gate = torch.sigmoid(self.q(x))
+        print("gate computed")
+        return self.scale(gate) * 1
+""",
+        "in place",
+    ),
+    "a __call__ of a base of the file": (
+        """
+class Base(nn.Module):
+    def __call__(self, t):
+        return t.mul_(0.5)
+class Scale(Base):
+    @torch.no_grad()
+    def forward(self, t):
+        return t * 0.5
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(4, 4)
+        self.scale = Scale()
+    def forward(self, x):
+        gate = torch.sigmoid(self.q(x))
+        print("gate computed")
+        return self.scale(gate) * 1
+""",
+        "in place",
+    ),
+    "a method chosen by getattr of a name": (
+        """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(4, 4)
+        self.mode = "halve"
+    def halve(self, t):
+        t.mul_(0.5)
+        return t
+    def forward(self, x):
+        gate = torch.sigmoid(self.q(x))
+        print("gate computed")
+        return getattr(self, self.mode)(gate)
+""",
+        "in place",
+    ),
+    "a local bound to a module of a submodule": (
+        """
+class Halve(nn.Module):
+    def forward(self, t):
+        t.mul_(0.5)
+        return t
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = Halve()
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(4, 4)
+        self.block = Block()
+    def forward(self, x):
+        gate = torch.sigmoid(self.q(x))
+        print("gate computed")
+        norm = self.block.norm
+        return norm(gate)
+""",
+        "in place",
+    ),
+    "a method bound in the class body to a function": (
+        """
+def _halve(self, t):
+    t.mul_(0.5)
+    return t
+class Helper:
+    halve = _halve
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(4, 4)
+        self.helper = Helper()
+    def forward(self, x):
+        gate = torch.sigmoid(self.q(x))
+        print("gate computed")
+        return self.helper.halve(gate)
+""",
+        "in place",
+    ),
+    "a module-level lambda": (
+        """
+halve_ = lambda t: t.mul_(0.5)
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(4, 4)
+    def forward(self, x):
+        gate = torch.sigmoid(self.q(x))
+        print("gate computed")
+        halve_(gate)
+        return gate
+""",
+        "in place",
+    ),
+    "a forward patched after the class": (
+        """
+class Scale(nn.Module):
+    @torch.no_grad()
+    def forward(self, t):
+        return t * 0.5
+Scale.forward = lambda self, t: t.mul_(0.5)
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(4, 4)
+        self.scale = Scale()
+    def forward(self, x):
+        gate = torch.sigmoid(self.q(x))
+        print("gate computed")
+        return self.scale(gate) * 1
+""",
+        "in place",
+    ),
+    "a class name rebound to a subclass": (
+        """
+class Scale(nn.Module):
+    @torch.no_grad()
+    def forward(self, t):
+        return self.kernel(t)
+    def kernel(self, t):
+        return t * 0.5
+class Halve(Scale):
+    def kernel(self, t):
+        return t.mul_(0.5)
+Scale = Halve
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(4, 4)
+        self.scale = Scale()
+    def forward(self, x):
+        gate = torch.sigmoid(self.q(x))
+        print("gate computed")
+        return self.scale(gate) * 1
+""",
+        "in place",
+    ),
+    "a LayerDrop draw before checkpoint imported under another name": (
+        """
+from torch.utils.checkpoint import checkpoint as ckpt
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(2))
+        self.layerdrop = 0.0
+
+    def forward(self, x):
+        h = x
+        for layer in self.layers:
+            if self.training:
+                dropout_probability = torch.rand([])
+                if dropout_probability < self.layerdrop:
+                    continue
+            h = ckpt(layer, h, use_reentrant=True)
+        return h
+""",
+        "as an operator of its own",
+    ),
+    "a print in a loop that takes softmax without dim": (
+        """
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(2))
+
+    def forward(self, x):
+        h = x
+        for i, layer in enumerate(self.layers):
+            h = F.softmax(layer(h))
+            print("layer", i, "done")
+        return h
+""",
+        "torch may warn",
+    ),
+}
+CKPT_IMPORT = "from torch.utils.checkpoint import checkpoint as ckpt"
+
+
+def seeded(body: str) -> str:
+    """``body`` with every module seeding its own weights after ``super().__init__()``."""
+    return body.replace("__init__()\n", "__init__()\n        torch.manual_seed(0)\n")
+
+
+SWEEP_57["a LayerDrop draw before checkpoint bound to a local"] = (
+    SWEEP_57["a LayerDrop draw before checkpoint imported under another name"][0]
+    .replace(CKPT_IMPORT, "import torch.utils.checkpoint as cp")
+    .replace("        h = x\n", "        h = x\n        ckpt = cp.checkpoint\n"),
+    "as an operator of its own",
+)
+SWEEP_57["a LayerDrop draw before a partial of checkpoint on self"] = (
+    SWEEP_57["a LayerDrop draw before checkpoint imported under another name"][0]
+    .replace(CKPT_IMPORT, "import functools\nimport torch.utils.checkpoint as cp")
+    .replace("        self.layerdrop = 0.0\n", "        self.layerdrop = 0.0\n        self.gc = "
+             "functools.partial(cp.checkpoint, use_reentrant=True)\n")
+    .replace("ckpt(layer, h, use_reentrant=True)", "self.gc(layer, h)"),
+    "as an operator of its own",
+)
+CASES.update({  # each module seeds its own weights, as the other cases do
+    name: (seeded(body), (torch.ones(2, 4),), decline)
+    for name, (body, decline) in SWEEP_57.items()
+})
 #: Over-declines lifted in the twenty-fifth session, in a file with a module that updates its
 #: argument in place: a forward under a decorator of another module, a class taken from a
 #: module-level dict of classes that update nothing, a subclass of a torch module with a

@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from ..rules.base import FunctionContext
 
 
+#: What a call may run: a function of the file, or a lambda bound to a module-level name.
+Callee = Union[FunctionNode, ast.Lambda]
 #: How far the origin of a value is followed back through assignments.
 _DEPTH = 6
 
@@ -380,32 +382,48 @@ def _bound_value(node: ast.AST) -> Optional[Tuple[List[ast.expr], ast.expr]]:
     return None
 
 
-#: Operations whose backward does not use their output: factories, copies, joins, sums and
-#: products (which save their inputs), reductions to a sum or a mean.
+#: Operations that make a new tensor and whose backward does not use their output:
+#: factories, copies, joins, sums and products (which save their inputs), reductions to a sum
+#: or a mean. Not here: those that may return their input itself (``to``, the dtype casts,
+#: ``type_as``, ``as_tensor``, ``contiguous``, ``einsum("bi->bi", t)``: ``_PASSING_ON``).
 _OUTPUT_NOT_SAVED = frozenset({
-    "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "tensor", "as_tensor",
+    "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "tensor",
     "zeros_like", "ones_like", "empty_like", "full_like", "rand", "randn", "randint",
     "rand_like", "randn_like", "randint_like", "new_zeros", "new_ones", "new_empty",
     "new_full", "new_tensor", "clone", "cat", "concat", "concatenate", "stack", "add", "sub",
-    "mul", "div", "matmul", "mm", "bmm", "einsum", "linear", "sum", "mean", "masked_fill",
-    "where", "float", "half", "double", "bfloat16", "long", "int", "bool", "to", "type_as",
+    "mul", "div", "matmul", "mm", "bmm", "linear", "sum", "mean", "masked_fill", "where",
+})
+#: Operations that may return what they are given (their receiver, or their first argument)
+#: itself: what that is decides.
+_PASSING_ON = frozenset({
+    "to", "float", "half", "double", "bfloat16", "long", "int", "bool", "type_as",
+    "as_tensor", "asarray", "contiguous", "cpu", "cuda", "detach", "view_as", "reshape",
+    "view", "expand", "expand_as", "flatten", "squeeze", "unsqueeze", "transpose", "permute",
 })
 
 
 def _may_save_output(value: ast.expr) -> bool:
     """Whether ``value`` may be, or hold, the output of an operation that saves it for the
-    backward (``_made_saved_before``)."""
+    backward (``_made_saved_before``): also through an operation that may hand back what it
+    is given (``torch.softmax(s, -1).to(q.dtype)``)."""
     if isinstance(value, (ast.Tuple, ast.List)):
         return any(_may_save_output(element) for element in value.elts)
-    if isinstance(value, (ast.Subscript, ast.Starred)):
-        return _may_save_output(value.value)  # `self.attn(x)[1]`, `torch.sort(x)[0]`
+    if isinstance(value, (ast.Subscript, ast.Starred, ast.Attribute)):
+        return _may_save_output(value.value)  # `self.attn(x)[1]`, `torch.sort(x)[0]`, `w.T`
     options = alternatives(value)
     if options:
         return any(_may_save_output(option) for option in options)
-    return (
-        isinstance(value, ast.BinOp) and isinstance(value.op, ast.Pow)
-        or isinstance(value, ast.Call) and short_name(value) not in _OUTPUT_NOT_SAVED
-    )
+    if isinstance(value, ast.BinOp):
+        return isinstance(value.op, ast.Pow)
+    if not isinstance(value, ast.Call):
+        return False
+    name = short_name(value)
+    if name in _PASSING_ON:
+        given = value.func.value if isinstance(value.func, ast.Attribute) else None
+        if given is None or isinstance(given, ast.Name) and given.id == "torch":
+            given = value.args[0] if value.args else None
+        return given is not None and _may_save_output(given)
+    return name not in _OUTPUT_NOT_SAVED
 
 
 def _held_before(
@@ -1226,9 +1244,9 @@ def _mutated_arguments(call: ast.Call, ctx: FunctionContext) -> List[ast.expr]:
     owner, function = ctx.region.owner, ctx.region.function
     if _runs_unknown_module(made, function, owner, ctx.symbols) or _runs_unknown_code(made, ctx):
         return updated + handed + _callee_holders(made.func, ctx)
-    for function, bound in _callees_in_file(made, ctx):
-        changed = _parameters_updated(function, ctx.symbols) & _bound_parameters(function, bound)
-        for parameter, argument in _arguments_by_parameter(made, function, bound):
+    for callee, bound in _callees_in_file(made, ctx):
+        changed = _parameters_updated(callee, ctx.symbols) & _bound_parameters(callee, bound)
+        for parameter, argument in _arguments_by_parameter(made, callee, bound):
             if parameter in changed or parameter is None and changed:
                 updated.append(argument)
     return updated
@@ -1261,7 +1279,7 @@ def _runs_unknown_module(
     if owner is None:
         return False
     if module is None:
-        return _through_other_module(call.func) and _builds_in_place(symbols)
+        return _through_other_module(call.func, function) and _builds_in_place(symbols)
     if attribute_of(module) in _in_place_submodules(owner.node):
         return True
     if not _builds_in_place(symbols):
@@ -1274,8 +1292,17 @@ def _runs_unknown_module(
     )
 
 
-def _through_other_module(func: ast.expr) -> bool:
-    """``self.encoder.act``, ``self.blocks[0].norm``: what a module of ``self`` holds."""
+def _through_other_module(func: ast.expr, function: FunctionNode) -> bool:
+    """``self.encoder.act``, ``self.blocks[0].norm``: what a module of ``self`` holds; also a
+    local bound to one (``norm = self.block.norm``)."""
+    if isinstance(func, ast.Name) and binds_locally(function, func.id):
+        return any(
+            _through_other_module(node.value, function)
+            for node in walk(function)
+            if isinstance(node, ast.Assign) and node.value is not func and any(
+                isinstance(t, ast.Name) and t.id == func.id for t in node.targets
+            )
+        )
     return (
         isinstance(func, ast.Attribute)
         and isinstance(func.value, (ast.Attribute, ast.Subscript))
@@ -1307,6 +1334,31 @@ def _runs_unknown_code(call: ast.Call, ctx: FunctionContext) -> bool:
         isinstance(argument, ast.Lambda) or taken_from_self(argument)
         for argument in call.args
     )  # `functools.reduce(lambda t, m: m(t), self.acts, h)`
+
+
+@node_memo
+def _forwards_replaced(tree: ast.Module) -> bool:
+    """Whether the file puts other code in the place of a ``forward`` or a ``__call__``: a
+    class body binds the name (``forward = _fast``), or the file stores into such an
+    attribute (``Scale.forward = f``, ``self.block.forward = f``) or names one to
+    ``setattr``: no ``forward`` of the file is then known to be the one that runs."""
+    special = ("forward", "__call__")
+    return any(
+        isinstance(node, ast.ClassDef) and any(
+            isinstance(statement, (ast.Assign, ast.AnnAssign)) and any(
+                isinstance(target, ast.Name) and target.id in special
+                for target in assignment_targets(statement)
+            )
+            for statement in node.body
+        )
+        or isinstance(node, ast.Attribute) and node.attr in special
+        and isinstance(node.ctx, ast.Store)
+        or isinstance(node, ast.Call) and short_name(node) == "setattr" and any(
+            isinstance(argument, ast.Constant) and argument.value in special
+            for argument in node.args
+        )
+        for node in walk(tree)
+    )
 
 
 def _names_in_place_method(func: ast.expr, ctx: FunctionContext) -> bool:
@@ -1357,7 +1409,7 @@ def _sets_in_place_later(tree: ast.Module) -> bool:
 
 
 def _arguments_by_parameter(
-    call: ast.Call, function: FunctionNode, bound: bool
+    call: ast.Call, function: Callee, bound: bool
 ) -> List[Tuple[Optional[str], ast.expr]]:
     """Each argument of ``call`` with the parameter of ``function`` that receives it (after
     ``self`` where it is ``bound``; its ``*args`` or ``**kwargs`` for the others); None where
@@ -1545,19 +1597,20 @@ def _binds_otherwise(
 def _builds_in_place(symbols: ModuleSymbols) -> bool:
     """Whether the file builds a module that works in place (``nn.ReLU(inplace=True)``,
     ``nn.LeakyReLU(0.2, True)``, ``act_layer(inplace=True)``, ``nn.ReLU(**options)``), sets
-    ``inplace`` later (``_sets_in_place_later``), or defines a ``forward`` or a lambda that
-    updates what it is handed in place: only then may a module the analysis cannot name
-    update its arguments (a module of another file handed in is not seen)."""
+    ``inplace`` later (``_sets_in_place_later``), defines a ``forward``, a ``__call__`` or a
+    lambda that updates what it is handed in place, or puts other code in a ``forward``'s
+    place (``_forwards_replaced``): only then may a module the analysis cannot name update
+    its arguments (a module of another file handed in is not seen)."""
     kept = vars(symbols).get("_builds_in_place")  # like a cached_property's value
     if kept is None:
         kept = vars(symbols)["_builds_in_place"] = _sets_in_place_later(symbols.tree) or any(
             isinstance(node, ast.Call) and _built_in_place(node)
             for node in walk(symbols.tree)
-        ) or any(
+        ) or _forwards_replaced(symbols.tree) or any(
             _parameters_updated(forward, symbols, through_holders=False)
             & _bound_parameters(forward, not is_staticmethod(forward))
             for info in symbols.classes.values()
-            for forward in [info.methods.get("forward")]
+            for forward in [info.methods.get("forward"), info.methods.get("__call__")]
             if forward is not None
         ) or any(  # `self.fn = lambda t: t.mul_(2)`
             isinstance(node, ast.Lambda) and _parameters_updated(node, symbols, False)
@@ -1599,15 +1652,20 @@ def _element_of(value: ast.expr) -> str:
     return value.id if isinstance(value, ast.Name) else ""
 
 
-def _callees_in_file(call: ast.Call, ctx: FunctionContext) -> List[Tuple[FunctionNode, bool]]:
+def _callees_in_file(call: ast.Call, ctx: FunctionContext) -> List[Tuple[Callee, bool]]:
     """The functions of this file that ``call`` may run, each with whether ``self`` is bound
     (its first parameter receives no argument): a module function, a method of the class
     (``self.norm_(h)``), or the ``forward`` of a module of a class of this file that ``self``
     holds (``self.scale(h)``, ``layer(h)`` over ``self.layers``)."""
     func, symbols = call.func, ctx.symbols
-    found: List[Tuple[FunctionNode, bool]] = []
+    found: List[Tuple[Callee, bool]] = []
     if isinstance(func, ast.Name) and func.id in symbols.functions:
         found.append((symbols.functions[func.id], False))
+    value = symbols.assignments.get(func.id) if isinstance(func, ast.Name) else None
+    if isinstance(func, ast.Name) and isinstance(value, ast.Lambda) and not binds_locally(
+        ctx.region.function, func.id
+    ):
+        found.append((value, False))  # `halve_ = lambda t: t.mul_(0.5)`
     nested = _nested_function(ctx.region.function, func.id) if isinstance(
         func, ast.Name
     ) else None
@@ -1628,11 +1686,15 @@ def _module_forwards(
     ``self`` is bound."""
     func = call.func
     chain = with_bases(owner, symbols) if owner is not None else []
+    if _self_getattr(func) and owner is not None:  # `getattr(self, self.mode)(h)`
+        return [(m, not is_staticmethod(m)) for c in chain for m in c.methods.values()]
     if isinstance(func, ast.Attribute) and (_is_super(func.value) or is_self(func.value)):
         classes = chain[1:] if _is_super(func.value) else chain
         own = next((c.methods[func.attr] for c in classes if func.attr in c.methods), None)
-        if own is not None or _is_super(func.value):
+        if _is_super(func.value):
             return [] if own is None else [(own, not is_staticmethod(own))]
+        if own is not None:  # or what a subclass puts in its place
+            return [(own, not is_staticmethod(own)), *_methods_named(func, symbols)]
     while isinstance(func, ast.Attribute) and func.attr in RUNS_MODULE:
         func = func.value  # `layer.forward(h)`
     module = module_expression(func, function) if owner is not None else None
@@ -1646,6 +1708,15 @@ def _module_forwards(
     return [(method, not is_staticmethod(method)) for method in methods]
 
 
+def _self_getattr(func: ast.expr) -> bool:
+    """``getattr(self, name)`` of a name that is not a constant."""
+    return (
+        isinstance(func, ast.Call) and isinstance(func.func, ast.Name)
+        and func.func.id == "getattr" and len(func.args) > 1 and is_self(func.args[0])
+        and not isinstance(func.args[1], ast.Constant)
+    )
+
+
 def _methods_named(func: ast.expr, symbols: ModuleSymbols) -> List[Tuple[FunctionNode, bool]]:
     """``obj.scale`` of an object the analysis does not type: every method of a class of this
     file named ``scale`` (a tensor's in-place methods are weighed apart)."""
@@ -1657,6 +1728,12 @@ def _methods_named(func: ast.expr, symbols: ModuleSymbols) -> List[Tuple[Functio
         for info in symbols.classes.values():
             for name, method in info.methods.items():
                 by_name.setdefault(name, []).append((method, not is_staticmethod(method)))
+            for statement in info.node.body:  # `halve = _halve`: a function of the file
+                if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name):
+                    aliased = symbols.functions.get(statement.value.id)
+                    for target in statement.targets:
+                        if aliased is not None and isinstance(target, ast.Name):
+                            by_name.setdefault(target.id, []).append((aliased, True))
     return list(by_name.get(func.attr, []))
 
 
@@ -1675,6 +1752,8 @@ def _forward_read(info: ClassInfo, symbols: ModuleSymbols) -> Optional[FunctionN
     update nothing it is handed; not where it reaches a base's own code (``super()``, a base
     named: ``nn.ReLU``'s may work in place), a decorator of this file, or a class of this
     file on the way defines ``__call__``."""
+    if _forwards_replaced(symbols.tree):
+        return None
     found = forward_of(info, symbols)
     forward = info.methods.get("forward")
     if found is not None or forward is None:
@@ -1718,11 +1797,13 @@ def _keeps_argument(call: ast.Call, ctx: FunctionContext) -> bool:
         root_name(value) in _bound_parameters(function, bound)
         for function, bound in _callees_in_file(call, ctx)
         for sub in walk(function)
-        for value in _kept_values(sub, outer_names(function))
+        for value in _kept_values(
+            sub, set() if isinstance(function, ast.Lambda) else outer_names(function)
+        )
     )
 
 
-def _bound_parameters(function: FunctionNode, bound: bool) -> Set[str]:
+def _bound_parameters(function: Callee, bound: bool) -> Set[str]:
     """The parameters of ``function`` that receive a call's arguments (not ``self`` where it
     is ``bound``)."""
     positional = [a.arg for a in function.args.posonlyargs + function.args.args]

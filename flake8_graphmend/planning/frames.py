@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from ..analysis.index import loops_around, walk
-from ..analysis.inplace import short_name
-from ..analysis.symbols import FunctionNode
+from ..analysis.symbols import FunctionNode, is_self
 from . import Position, position
 from .module_state import module_call_targets
 
@@ -310,23 +309,96 @@ def traced_anew_problem(node: ast.AST, ctx: "FunctionContext") -> Optional[str]:
     for value in walk(function):
         if id(value) in inside or not isinstance(value, ast.expr):
             continue
-        formatted = isinstance(value, ast.FormattedValue) and value.format_spec is not None
-        called = isinstance(value, ast.Call) and (
-            isinstance(value.func, ast.Name) and value.func.id == "format" and len(value.args) > 1
-            or isinstance(value.func, ast.Attribute) and value.func.attr in _PADDING
-        )
-        if formatted or called:
-            return (
-                "the break keeps Dynamo from tracing this function (a break in a loop); fixed, "
-                f"Dynamo traces line {value.lineno} (`{ast.unparse(value)}`), where torch 2.13 "
-                "fails formatting a size that may be dynamic, or formats with a format spec "
-                "otherwise than Python"
+        why = _traced_differently(value, ctx)
+        if why:
+            shown = f"{ast.unparse(value.func)}(...)" if isinstance(value, ast.Call) else (
+                ast.unparse(value)
             )
-        if isinstance(value, ast.Call) and "checkpoint" in short_name(value):
             return (
                 "the break keeps Dynamo from tracing this function (a break in a loop); fixed, "
-                f"Dynamo traces line {value.lineno} (`{short_name(value)}(...)`), which it runs "
-                "as an operator of its own: checkpoint's warnings are lost and the gradients "
-                "of what the checkpointed calls share are summed in another order"
+                f"Dynamo traces line {value.lineno} (`{shown}`), {why}"
             )
     return None
+
+
+def _traced_differently(value: ast.expr, ctx: "FunctionContext") -> str:
+    """How torch 2.13 runs ``value`` otherwise traced than eagerly (``traced_anew_problem``);
+    "" where it is not known to."""
+    if isinstance(value, ast.FormattedValue) and value.format_spec is not None or isinstance(
+        value, ast.Call
+    ) and (
+        isinstance(value.func, ast.Name) and value.func.id == "format" and len(value.args) > 1
+        or isinstance(value.func, ast.Attribute) and value.func.attr in _PADDING
+    ):
+        return (
+            "where torch 2.13 fails formatting a size that may be dynamic, or formats with a "
+            "format spec otherwise than Python"
+        )
+    if isinstance(value, ast.Call) and _warns_when_run(value, ctx):
+        return (
+            "which torch may warn about when it runs: compiled, torch gives such warnings "
+            "while tracing, if at all, not on every call"
+        )
+    if isinstance(value, ast.Call) and _checkpoints(value, ctx):
+        return (
+            "which it runs as an operator of its own: checkpoint's warnings are lost and the "
+            "gradients of what the checkpointed calls share are summed in another order"
+        )
+    return ""
+
+
+def _checkpoints(call: ast.Call, ctx: "FunctionContext") -> bool:
+    """Whether ``call`` may run activation checkpointing: a callee named so
+    (``checkpoint``, ``self._gradient_checkpointing_func``), imported so under another name
+    (``from torch.utils.checkpoint import checkpoint as ckpt``), or a local or an attribute of
+    ``self`` bound to such a value (``ck = cp.checkpoint``, ``self.gc =
+    functools.partial(checkpoint, use_reentrant=True)``)."""
+    func = call.func
+    texts = [ast.unparse(func), ctx.symbols.qualified_name(func) or ""]
+    if isinstance(func, ast.Name):
+        texts += [ast.unparse(v) for v in ctx.values.assignments_of(func.id)]
+        texts += [ctx.symbols.qualified_name(v) or "" for v in ctx.values.assignments_of(func.id)]
+    owner = ctx.region.owner
+    if owner is not None and isinstance(func, ast.Attribute) and is_self(func.value):
+        texts += [
+            ast.unparse(node.value)
+            for node in walk(owner.node)
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Attribute) and is_self(t.value) and t.attr == func.attr
+                for t in node.targets
+            )
+        ]
+    return any("checkpoint" in text.lower() for text in texts)
+
+
+#: torch functions that warn on every call (deprecated: measured on torch 2.13).
+_DEPRECATED = frozenset({
+    "torch.nn.functional.upsample", "torch.nn.functional.upsample_nearest",
+    "torch.nn.functional.upsample_bilinear", "torch.nn.functional.sigmoid",
+    "torch.nn.functional.tanh",
+})
+#: Softmax-like functions that warn when called without ``dim``, with ``dim``'s position.
+_IMPLICIT_DIM = {"softmax": 1, "log_softmax": 1, "softmin": 1}
+#: Reductions that warn when a tensor has no more elements than the correction.
+_CORRECTED = frozenset({"std", "var", "std_mean", "var_mean"})
+
+
+def _warns_when_run(call: ast.Call, ctx: "FunctionContext") -> bool:
+    """Whether torch may warn when ``call`` runs, on every call: a deprecated function
+    (``F.upsample``, ``F.sigmoid``), a softmax of ``torch`` without ``dim``, a standard
+    deviation or variance (too few elements), ``torch.tensor`` of a value that may be a
+    tensor (not a number or a display of numbers)."""
+    qualified = ctx.symbols.qualified_name(call.func) or ""
+    name = qualified.rsplit(".", 1)[-1] if qualified.startswith("torch.") else ""
+    if qualified in _DEPRECATED:
+        return True
+    if name in _IMPLICIT_DIM:
+        return len(call.args) <= _IMPLICIT_DIM[name] and all(k.arg != "dim" for k in call.keywords)
+    if name == "tensor" and call.args:
+        return not all(
+            isinstance(node, (ast.Constant, ast.List, ast.Tuple, ast.UnaryOp, ast.unaryop,
+                              ast.Load))
+            for node in walk(call.args[0])
+        )
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    return name in _CORRECTED or method in _CORRECTED
