@@ -115,6 +115,23 @@ CASES: Dict[str, str] = {
         return h
 """,
     ),
+    # a site that runs only in training, before a loop that breaks in training: fixed, it
+    # would only ever leave the loop's break the first of its frame
+    "a training-only site before a break in the loop in training": _model(
+        """\
+        h = torch.relu(x) * 3
+        if self.training:
+            print("training")  # declined
+        h = h.sin()""",
+        """
+        for i in range(2):
+            if self.training:
+                n = int(h.abs().sum().item()) % 3 + 1
+                h = h[:n]
+            h = h * 2
+        return h
+""",
+    ),
     "no break left in the loop": _model(
         """\
         h = torch.relu(x) * 3

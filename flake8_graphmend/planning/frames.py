@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import (
+    TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple,
+)
 
 from ..analysis.index import loops_around, walk
 from ..analysis.symbols import FunctionNode, is_self
@@ -246,6 +248,13 @@ def _change(
     certain ``first`` break in a loop; caution it for a conditional one."""
     if owner.position in done:
         return
+    if not first.certain and _implies(owner.finding.condition, first):
+        reason = (
+            f"the break of {first.name} is in a loop and happens whenever this one does (when "
+            f"{first.when()}): fixed, this one would leave it "
+        )
+        _decline(owner, reason + _FRAME, by_position, done)
+        return
     if not first.certain:  # the fix costs the graph only when that break happens
         done[owner.position] = owner.cautioned(
             f"when {first.when()}, the break of {first.name} is in a loop and becomes {_FRAME}"
@@ -253,6 +262,29 @@ def _change(
         return
     reason = f"the next break left, {first.name}, is in a loop: fixed, this one would leave it "
     _decline(owner, reason + _FRAME, by_position, done)
+
+
+def _implies(condition: Optional[str], point: _Break) -> bool:
+    """Whether a site that runs only when ``condition`` holds (conjuncts of a test of the same
+    function: ``self.gradient_checkpointing and self.training and use_cache``) runs only when
+    ``point`` breaks too: each conjunct of ``point``'s condition is one of them
+    (``self.training``)."""
+    if condition is None or point.condition is None or point.holder:
+        return False
+    return _conjuncts(point.condition) <= _conjuncts(condition)
+
+
+def _conjuncts(condition: str) -> FrozenSet[str]:
+    """The conjuncts of ``a and b and c`` (as findings show it, in backticks), normalised by
+    ``ast``."""
+    try:
+        test = ast.parse(condition.strip("`"), mode="eval").body
+    except SyntaxError:
+        return frozenset({condition})
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [
+        test
+    ]
+    return frozenset(ast.unparse(part) for part in parts)
 
 
 def _decline(
