@@ -403,11 +403,11 @@ def _checkpoints(call: ast.Call, ctx: "FunctionContext") -> bool:
     return any("checkpoint" in text.lower() for text in texts)
 
 
-#: torch functions that warn on every call (deprecated: measured on torch 2.13).
+#: torch functions that warn on every call (deprecated; measured on torch 2.13, where
+#: ``F.sigmoid`` and ``F.tanh`` no longer warn).
 _DEPRECATED = frozenset({
     "torch.nn.functional.upsample", "torch.nn.functional.upsample_nearest",
-    "torch.nn.functional.upsample_bilinear", "torch.nn.functional.sigmoid",
-    "torch.nn.functional.tanh",
+    "torch.nn.functional.upsample_bilinear",
 })
 #: Softmax-like functions that warn when called without ``dim``, with ``dim``'s position.
 _IMPLICIT_DIM = {"softmax": 1, "log_softmax": 1, "softmin": 1}
@@ -417,7 +417,7 @@ _CORRECTED = frozenset({"std", "var", "std_mean", "var_mean"})
 
 def _warns_when_run(call: ast.Call, ctx: "FunctionContext") -> bool:
     """Whether torch may warn when ``call`` runs, on every call: a deprecated function
-    (``F.upsample``, ``F.sigmoid``), a softmax of ``torch`` without ``dim``, a standard
+    (``F.upsample``), a softmax of ``torch`` without ``dim``, a standard
     deviation or variance (too few elements), ``torch.tensor`` of a value that may be a
     tensor (not a number or a display of numbers)."""
     qualified = ctx.symbols.qualified_name(call.func) or ""
