@@ -59,6 +59,15 @@ def _model(body: str, loop: str = LOOP_BREAK, before: str = "", init: str = "") 
     return HEADER + source
 
 
+#: A loop whose break happens only in training.
+TRAINING_BREAK = """
+        for i in range(2):
+            if self.training:
+                n = int(h.abs().sum().item()) % 3 + 1
+                h = h[:n]
+            h = h * 2
+        return h
+"""
 #: name -> source whose fixable sites say, in a comment, what becomes of their fix
 CASES: Dict[str, str] = {
     "the last print before the loop": _model(
@@ -106,14 +115,7 @@ CASES: Dict[str, str] = {
         h = torch.relu(x) * 3
         print("start")  # cautioned
         h = h.sin()""",
-        """
-        for i in range(2):
-            if self.training:
-                n = int(h.abs().sum().item()) % 3 + 1
-                h = h[:n]
-            h = h * 2
-        return h
-""",
+        TRAINING_BREAK,
     ),
     # a site that runs only in training, before a loop that breaks in training: fixed, it
     # would only ever leave the loop's break the first of its frame
@@ -123,14 +125,7 @@ CASES: Dict[str, str] = {
         if self.training:
             print("training")  # declined
         h = h.sin()""",
-        """
-        for i in range(2):
-            if self.training:
-                n = int(h.abs().sum().item()) % 3 + 1
-                h = h[:n]
-            h = h * 2
-        return h
-""",
+        TRAINING_BREAK,
     ),
     "no break left in the loop": _model(
         """\

@@ -65,8 +65,9 @@ _SIZE_KEYWORDS = frozenset({"size", "start", "end", "step", "steps"})
 _EXTREMA = frozenset({"max", "min", "amax", "amin"})
 #: Reductions left out of ``SAFE_OPERATIONS`` because they raise on an empty tensor.
 _EMPTY_RAISING_REDUCTIONS = _EXTREMA | {"argmax", "argmin"}
-#: Operations of ``SAFE_OPERATIONS`` that warn when called without a ``dim``.
-_NEEDS_DIM = frozenset({"softmax", "log_softmax"})
+#: Operations that warn when called without a ``dim`` (``softmax`` and ``log_softmax`` are
+#: of ``SAFE_OPERATIONS``).
+_NEEDS_DIM = frozenset({"softmax", "log_softmax", "softmin"})
 #: Operations that may return their input itself or a view of it, not a new tensor.
 ALIASING_OPERATIONS = frozenset({
     "transpose", "permute", "t", "unsqueeze", "squeeze", "flatten", "contiguous", "detach", "to",
@@ -386,11 +387,8 @@ def safe_operation(call: ast.Call, symbols: ModuleSymbols) -> bool:
         3 if receiver in TORCH_NAMESPACES else 2
     ):
         return False  # `torch.where(c)`: the indices where it holds, a size that is data
-    dim_position = 1 if receiver in TORCH_NAMESPACES else 0  # F.softmax(x, dim) / x.softmax(dim)
-    if func.attr in _NEEDS_DIM and len(call.args) <= dim_position and not any(
-        k.arg == "dim" for k in call.keywords
-    ):
-        return False  # `F.softmax(x)` warns: "Implicit dimension choice ... deprecated"
+    if implicit_dim(call, symbols):
+        return False
     if receiver is not None and receiver.split(".")[0] == "torch":
         return receiver in TORCH_NAMESPACES
     if receiver is not None and receiver.split(".")[0] in _PURE_MODULES:
@@ -759,6 +757,22 @@ def _literal_number(value: ast.expr, symbols: ModuleSymbols) -> Optional[float]:
         assert isinstance(value.func, ast.Name) and isinstance(value.args[0], ast.Constant)
         return sign * {"float": float, "int": int}[value.func.id](value.args[0].value)
     return None
+
+
+def implicit_dim(call: ast.Call, symbols: ModuleSymbols) -> bool:
+    """``F.softmax(x)`` (``log_softmax``, ``softmin``; of torch, or a tensor's method) without
+    ``dim``: torch warns on every call ("Implicit dimension choice ... deprecated")."""
+    func = call.func
+    qualified = symbols.qualified_name(func) or ""
+    name = func.attr if isinstance(func, ast.Attribute) else qualified.rsplit(".", 1)[-1]
+    if name not in _NEEDS_DIM:
+        return False
+    namespace = (
+        symbols.qualified_name(func.value) if isinstance(func, ast.Attribute)
+        else qualified.rpartition(".")[0]
+    )
+    dim_position = 1 if namespace in TORCH_NAMESPACES else 0  # F.softmax(x, dim) / x.softmax(dim)
+    return len(call.args) <= dim_position and not any(k.arg == "dim" for k in call.keywords)
 
 
 def _literal_tensor(value: ast.expr, symbols: ModuleSymbols) -> bool:

@@ -1751,7 +1751,16 @@ def _forward_read(info: ClassInfo, symbols: ModuleSymbols) -> Optional[FunctionN
     ``PreTrainedModel``), which the check takes, as any function of another module, to
     update nothing it is handed; not where it reaches a base's own code (``super()``, a base
     named: ``nn.ReLU``'s may work in place), a decorator of this file, or a class of this
-    file on the way defines ``__call__``."""
+    file on the way defines ``__call__``. Found once per class (every call of its modules
+    asks)."""
+    memo = vars(symbols).setdefault("_forward_read", {})  # like a cached_property's value
+    kept = memo.get(id(info.node))
+    if kept is None or kept[0] is not info.node:
+        kept = memo[id(info.node)] = (info.node, _find_forward_read(info, symbols))
+    return kept[1]
+
+
+def _find_forward_read(info: ClassInfo, symbols: ModuleSymbols) -> Optional[FunctionNode]:
     if _forwards_replaced(symbols.tree):
         return None
     found = forward_of(info, symbols)

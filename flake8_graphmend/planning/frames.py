@@ -24,6 +24,7 @@ from typing import (
 )
 
 from ..analysis.index import loops_around, walk
+from ..analysis.purity import implicit_dim
 from ..analysis.symbols import FunctionNode, is_self
 from . import Position, position
 from .module_state import module_call_targets
@@ -409,8 +410,6 @@ _DEPRECATED = frozenset({
     "torch.nn.functional.upsample", "torch.nn.functional.upsample_nearest",
     "torch.nn.functional.upsample_bilinear",
 })
-#: Softmax-like functions that warn when called without ``dim``, with ``dim``'s position.
-_IMPLICIT_DIM = {"softmax": 1, "log_softmax": 1, "softmin": 1}
 #: Reductions that warn when a tensor has no more elements than the correction.
 _CORRECTED = frozenset({"std", "var", "std_mean", "var_mean"})
 
@@ -424,8 +423,8 @@ def _warns_when_run(call: ast.Call, ctx: "FunctionContext") -> bool:
     name = qualified.rsplit(".", 1)[-1] if qualified.startswith("torch.") else ""
     if qualified in _DEPRECATED:
         return True
-    if name in _IMPLICIT_DIM:
-        return len(call.args) <= _IMPLICIT_DIM[name] and all(k.arg != "dim" for k in call.keywords)
+    if implicit_dim(call, ctx.symbols):
+        return True
     if name == "tensor" and call.args:
         return not all(
             isinstance(node, (ast.Constant, ast.List, ast.Tuple, ast.UnaryOp, ast.unaryop,
