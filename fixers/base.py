@@ -44,7 +44,7 @@ from flake8_graphmend.files import TOO_DEEP_TO_ANALYSE, parse_failure
 from flake8_graphmend.planning import Plan
 from flake8_graphmend.registry import CODES_BY_FIXER
 
-from .helpers import ITEM, HelperNameTaken, HelperSet
+from .helpers import EAGER_FRAME, ITEM, HelperNameTaken, HelperSet
 
 #: Emitted calls longer than the file's longest line, within these bounds, are split one
 #: argument per line (so the fix follows the file's own line length).
@@ -205,6 +205,9 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         self._pending: Dict[int, Tuple[cst.BaseStatement, Finding]] = {}
         #: Names used in each enclosing function (innermost last), for fresh temporaries.
         self._function_names: List[Set[str]] = []
+        #: Where the fixes keep a break (``FrameGuard``), and the helper that keeps it.
+        self._frame_guards: Set[Tuple[int, int]] = set()
+        self._eager_frame = EAGER_FRAME
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
@@ -310,6 +313,7 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         self._helpers = HelperSet(tree, self._tree, self.helpers_module)
         self.fixed_count = 0
         self._skipped, self._pending, self._function_names = set(), {}, []
+        self._frame_guards = self._guards_kept()
         body = list(tree.body)
         changed = []
         for index, first_line in self._statements_with_sites(tree):
@@ -332,6 +336,21 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
                     f"graphmend produced code that does not parse ({error}); file left as it was"
                 ) from None
         return self._helpers.insert(tree.with_changes(body=body))
+
+    def _guards_kept(self) -> Set[Tuple[int, int]]:
+        """Where the fixes of this run keep a break (``FrameGuard``); the fixes that need one
+        are declined when the helper's name is taken."""
+        needing = [f for f in self._targets.values() if f.frame_guards]
+        if not needing:
+            return set()
+        try:
+            self._eager_frame = self.helper(EAGER_FRAME)
+        except Decline as reason:
+            for finding in needing:
+                del self._targets[(finding.line, finding.col)]
+                self.declined(finding, str(reason))
+            return set()
+        return {guard.position for finding in needing for guard in finding.frame_guards}
 
     def _statements_with_sites(self, tree: cst.Module) -> List[Tuple[int, int]]:
         """(index in ``tree.body``, first line) of the top-level statements holding a site.
@@ -445,9 +464,9 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
     ) -> cst.IndentedBlock:
         """Replace the pending statements of the block (a rewrite may take the statement after
         an ``if`` along, a trailing ``return``)."""
-        body = list(updated_node.body)
+        body = self._with_frame_guards(original_node.body, updated_node.body)
         if not any(id(statement) in self._pending for statement in body):
-            return updated_node
+            return updated_node.with_changes(body=body)
         new_body: List[cst.BaseStatement] = []
         index = 0
         while index < len(body):
@@ -472,6 +491,19 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
             new_body += statements
             index += int(consumed)
         return updated_node.with_changes(body=new_body)
+
+    def _with_frame_guards(
+        self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]
+    ) -> List[cst.BaseStatement]:
+        """``updated``, with a call of ``_graphmend_eager_frame()`` before each statement where
+        a fix of this run keeps a break (``FrameGuard``)."""
+        body: List[cst.BaseStatement] = []
+        for before, statement in zip(original, updated):
+            start = self.position(before).start
+            if (start.line, start.column) in self._frame_guards:
+                body.append(self.statement(f"{self._eager_frame}()"))
+            body.append(statement)
+        return body
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._function_names.append(names_in(node))

@@ -14,6 +14,7 @@ from typing import Dict, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from flake8_graphmend.analysis.values import KEEPS_BRANCH
+from flake8_graphmend.planning.frames import EAGER_FRAME
 
 PREFIX = "_graphmend_"
 
@@ -374,12 +375,29 @@ def {DRAW_BELOW}(draw, probability):
     return False
 '''
 
+_EAGER_FRAME_SOURCE = f'''\
+@{INLINE_ONLY}
+def {EAGER_FRAME}():
+    """Keep a graph break here, in a loop (graphmend).
+
+    A fix removed the break that made Dynamo run this loop's frame eagerly.
+    Where the code after this call runs, that break would have happened,
+    and Dynamo traces the code otherwise than Python runs it (activation
+    checkpointing): traced, the call breaks the graph in the loop, so Dynamo
+    runs the whole frame eagerly again, as before the fix. Eager calls do
+    nothing.
+    """
+    if torch.compiler.is_compiling():
+        torch._dynamo.graph_break()
+'''
+
 #: Fixed helpers that call, or are decorated by, other fixed helpers.
 _NEEDS: Dict[str, str] = {
     CHECK: DEFERRED,
     ASSERT: DEFERRED,
     KEEP: DEFERRED,
     DRAW_BELOW: KEEP,
+    EAGER_FRAME: INLINE_ONLY,
     **{name: INLINE_ONLY for name in (DEFERRED, DIFFER, ITEM, WHERE, WHERE_GRAD, KEEPS_BRANCH)},
 }
 
@@ -396,6 +414,7 @@ FIXED_HELPERS: Dict[str, str] = {
     KEEPS_BRANCH: _KEEPS_BRANCH_SOURCE,
     KEEP: _KEEP_SOURCE,
     DRAW_BELOW: _DRAW_BELOW_SOURCE,
+    EAGER_FRAME: _EAGER_FRAME_SOURCE,
 }
 
 

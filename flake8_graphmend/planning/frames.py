@@ -20,10 +20,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from typing import (
-    TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple,
+    TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple, Union,
 )
 
-from ..analysis.index import loops_around, walk
+from ..analysis.index import child_blocks, encloses, loops_around, walk
 from ..analysis.purity import implicit_dim
 from ..analysis.symbols import FunctionNode, is_self
 from . import Position, position
@@ -31,6 +31,9 @@ from .module_state import module_call_targets
 
 if TYPE_CHECKING:
     from ..rules.base import Finding, FunctionContext, Site
+
+#: The helper whose call keeps a break where a fix needs one (``FrameGuard``).
+EAGER_FRAME = "_graphmend_eager_frame"
 
 #: What a function of the file calls: each call with the function of the file it runs.
 Callees = Callable[[FunctionNode], Iterable[Tuple[ast.Call, FunctionNode]]]
@@ -60,6 +63,31 @@ class _Break:
         if self.condition is None:
             return "the data say so"
         return f"{self.condition} (in `{self.holder}`)" if self.holder else self.condition
+
+
+@dataclass(frozen=True)
+class FrameGuard:
+    """A statement of a loop before which a fix calls ``_graphmend_eager_frame()``, a break when
+    Dynamo traces it: the statement runs code that Dynamo traces otherwise than Python runs it
+    (activation checkpointing), and runs only where the break the fix removes would have made
+    Dynamo run the whole frame eagerly. The kept break makes Dynamo do so again there; where
+    the statement does not run, the fix gains the graph."""
+
+    #: Where the statement starts.
+    position: Position
+    #: The static conjuncts under which it runs, as findings show them.
+    condition: str
+    #: The line of what Dynamo would trace there.
+    line: int
+    #: What it is: ``checkpoint(...)``.
+    shown: str
+
+    def note(self) -> str:
+        """What the fix says of the break it keeps."""
+        return (
+            f"when {self.condition}, it keeps a break before line {self.line} "
+            f"(`{self.shown}`), so that Dynamo runs this function eagerly there as before"
+        )
 
 
 @dataclass(frozen=True)
@@ -122,20 +150,23 @@ def _call_breaks(
             breaks = outcomes[callee].breaks
             if breaks is not None:
                 calls[id(call)] = _call_break(call, breaks, ctx, contexts[callee])
-        elif disabled(callee):
+        elif disabled(callee) or callee.name == EAGER_FRAME:
             calls[id(call)] = _eager_call(call, ctx)
     return list(calls.values())
 
 
 def _eager_call(call: ast.Call, ctx: "FunctionContext") -> _Break:
-    """The break at ``call`` of a function that runs eagerly (``@torch.compiler.disable``)."""
+    """The break at ``call`` of a function that runs eagerly (``@torch.compiler.disable``), or
+    that breaks on purpose (a break an earlier fix kept, ``FrameGuard``)."""
     in_loop, in_tensor_branch = ctx.runs_in(call)
     condition = ctx.static_condition(call)
+    shown = ast.unparse(call.func)
+    what = "a break kept" if shown == EAGER_FRAME else "which runs eagerly"
     return _Break(
         position(call, ctx),
         in_loop,
         condition is None and not in_tensor_branch,
-        f"line {call.lineno} (`{ast.unparse(call.func)}()`, which runs eagerly)",
+        f"line {call.lineno} (`{shown}()`, {what})",
         condition,
     )
 
@@ -170,6 +201,14 @@ def _site_break(site: "Site") -> _Break:
     )
 
 
+def _guard_break(guard: FrameGuard) -> _Break:
+    """The break a fix keeps (``FrameGuard``), in a loop, under the guard's condition."""
+    return _Break(
+        guard.position, True, False, f"line {guard.line} (kept before `{guard.shown}`)",
+        guard.condition,
+    )
+
+
 def _keep(sites: List["Site"], calls: List[_Break]) -> _Outcome:
     """``_Outcome`` of one function: its ``sites`` and its ``calls`` of functions that break."""
     by_position = {site.position: site for site in sites}
@@ -178,7 +217,14 @@ def _keep(sites: List["Site"], calls: List[_Break]) -> _Outcome:
         if site.finding.plan is not None:
             for covered in site.finding.plan.covers():
                 owners.setdefault(covered, site)
-    ordered = sorted([*map(_site_break, sites), *calls], key=lambda b: b.position)
+    guards = {
+        guard.position: _guard_break(guard)
+        for site in sites if site.finding.plan is not None
+        for guard in site.finding.frame_guards
+    }
+    ordered = sorted(
+        [*map(_site_break, sites), *calls, *guards.values()], key=lambda b: b.position
+    )
 
     def fixed(point: _Break) -> bool:
         site = point.site
@@ -325,33 +371,200 @@ def module_calls(ctx: "FunctionContext") -> Iterator[Tuple[ast.Call, FunctionNod
 _PADDING = frozenset({"rjust", "ljust", "center", "zfill"})
 
 
-def traced_anew_problem(node: ast.AST, ctx: "FunctionContext") -> Optional[str]:
+def traced_anew(
+    node: Union[ast.stmt, ast.expr], ctx: "FunctionContext"
+) -> Tuple[Optional[str], Tuple[FrameGuard, ...]]:
     """Why fixing ``node``, in a loop of its function, may make the compiled call differ where
-    the original ran: while its break stays, Dynamo runs the whole frame eagerly; fixed, it
-    traces it, and torch 2.13's Dynamo formats with a format spec wrongly or fails: a size that
-    may be dynamic (``f"{x.shape[0]:05d}"``, ``:,``, ``:e``: ``InternalTorchDynamoError``), a
-    width (``f"{n:5}"`` pads on the wrong side), ``format(v, spec)`` (the spec is dropped, even
-    for a constant), padding to a size (``s.rjust(n)``); and it runs activation checkpointing
-    (``checkpoint(layer, h)``, transformers' ``self._gradient_checkpointing_func``) as an
-    operator of its own, which gives none of checkpoint's warnings (no input requires grad)
-    and sums the gradients of what several checkpointed calls share in another order."""
+    the original ran, or the breaks its fix must keep so that it does not. While its break
+    stays, Dynamo runs the whole frame eagerly; fixed, it traces it, and torch 2.13's Dynamo
+    formats with a format spec wrongly or fails: a size that may be dynamic
+    (``f"{x.shape[0]:05d}"``, ``:,``, ``:e``: ``InternalTorchDynamoError``), a width
+    (``f"{n:5}"`` pads on the wrong side), ``format(v, spec)`` (the spec is dropped, even for a
+    constant), padding to a size
+    (``s.rjust(n)``); and it runs activation checkpointing (``checkpoint(layer, h)``,
+    transformers' ``self._gradient_checkpointing_func``) as an operator of its own, which gives
+    none of checkpoint's warnings (no input requires grad) and sums the gradients of what several
+    checkpointed calls share in another order. Where such code runs, in the same loop, only
+    when the site's break happens and not always then (``if self.gradient_checkpointing and
+    self.training:`` after a LayerDrop draw under ``if self.training:``), the fix keeps a break
+    before it (``FrameGuard``)."""
     function = ctx.region.function
     if not loops_around(function, node):
-        return None
+        return None, ()
     inside = {id(sub) for sub in walk(node)}  # the site's own text is made by its helper
+    guards: Dict[Position, FrameGuard] = {}
     for value in walk(function):
         if id(value) in inside or not isinstance(value, ast.expr):
             continue
         why = _traced_differently(value, ctx)
-        if why:
-            shown = f"{ast.unparse(value.func)}(...)" if isinstance(value, ast.Call) else (
-                ast.unparse(value)
-            )
+        if not why or _after_guard(value, ctx):
+            continue
+        shown = f"{ast.unparse(value.func)}(...)" if isinstance(value, ast.Call) else (
+            ast.unparse(value)
+        )
+        guard = _frame_guard(node, value, shown, ctx)
+        if guard is None:
             return (
                 "the break keeps Dynamo from tracing this function (a break in a loop); fixed, "
                 f"Dynamo traces line {value.lineno} (`{shown}`), {why}"
-            )
-    return None
+            ), ()
+        guards.setdefault(guard.position, guard)
+    return None, tuple(guards.values())
+
+
+def _frame_guard(
+    node: Union[ast.stmt, ast.expr], value: ast.expr, shown: str, ctx: "FunctionContext"
+) -> Optional[FrameGuard]:
+    """The guard before the statement of ``value`` that keeps the site ``node``'s fix exact, if
+    there is one: both in the body of the innermost loop around the site, the site's statement
+    first in the block that holds both, reached whenever that statement is, given its static
+    conjuncts (only the bodies of ``if`` statements and ``with`` blocks on the way, nothing on
+    tensors); ``value``'s statement starting its line, not in a lambda or a generator, and run
+    only under all of the site's static conjuncts and more, which the loop leaves as they
+    are."""
+    site_path, value_path = ctx.statement_path(node), ctx.statement_path(value)
+    common = 0
+    while common < min(len(site_path), len(value_path)) and (
+        site_path[common] is value_path[common]
+    ):
+        common += 1
+    loops = [
+        outer for outer, inner in zip(site_path, site_path[1:])
+        if isinstance(outer, (ast.For, ast.AsyncFor, ast.While)) and _holds(outer.body, inner)
+    ]
+    if not loops or common == len(site_path) or common == len(value_path):
+        return None
+    if not any(loops[-1] is outer for outer in site_path[:common]):
+        return None
+    block = _block_holding(site_path, common, ctx)
+    order = [id(statement) for statement in block]
+    if id(value_path[common]) not in order or (
+        order.index(id(site_path[common])) > order.index(id(value_path[common]))
+    ):
+        return None
+    if not _reached(site_path[common:], ctx) or not _guardable(value, value_path, ctx):
+        return None
+    conditions = ctx.static_conjuncts(node)
+    if not _texts(conditions) < _texts(ctx.static_conjuncts(value)) or not all(
+        _settled(condition, loops[-1], ctx) for condition in conditions
+    ):
+        return None
+    condition = ctx.static_condition(value)
+    assert condition is not None  # it holds more conjuncts than the site's
+    return FrameGuard(position(value_path[-1], ctx), condition, value.lineno, shown)
+
+
+def _holds(block: List[ast.stmt], statement: ast.stmt) -> bool:
+    return any(statement is inner for inner in block)
+
+
+def _block_holding(path: List[ast.stmt], index: int, ctx: "FunctionContext") -> List[ast.stmt]:
+    """The block that holds ``path[index]``: the function's body or one of ``path[index -
+    1]``'s."""
+    if index == 0:
+        return ctx.region.function.body
+    return next(block for block in child_blocks(path[index - 1]) if _holds(block, path[index]))
+
+
+def _reached(path: List[ast.stmt], ctx: "FunctionContext") -> bool:
+    """Whether the innermost statement of ``path`` runs whenever its first does, given the
+    static tests on the way: only ``if`` bodies on tests of no tensor, and ``with`` blocks."""
+    for outer, inner in zip(path, path[1:]):
+        if isinstance(outer, (ast.With, ast.AsyncWith)):
+            continue
+        if not (isinstance(outer, ast.If) and _holds(outer.body, inner)) or (
+            ctx.values.is_data_dependent(outer.test)
+        ):
+            return False
+    return True
+
+
+def _guardable(value: ast.expr, path: List[ast.stmt], ctx: "FunctionContext") -> bool:
+    """Whether a call put before the statement of ``value`` runs whenever ``value`` does,
+    just before it: the statement starts its line (not after ``if c:`` or ``;``), is in no
+    nested function, and ``value`` is in no lambda or generator that runs later."""
+    statement = path[-1]
+    if any(isinstance(outer, _DEFINITIONS) for outer in path):
+        return False
+    line = ctx.lines[statement.lineno - 1].encode("utf-8")[: statement.col_offset]
+    if line.strip():
+        return False
+    return not any(
+        isinstance(outer, (ast.Lambda, ast.GeneratorExp)) and encloses(outer, value)
+        for outer in walk(statement)
+    )
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+#: Methods that set attributes of a module (``self.training``).
+_SETTING_METHODS = frozenset({"train", "eval", "__setattr__"})
+#: Calls that a static condition may make and that change nothing.
+_PURE_CALLS = frozenset({"isinstance", "hasattr", "callable", "len"})
+
+
+def _settled(condition: ast.expr, loop: ast.stmt, ctx: "FunctionContext") -> bool:
+    """Whether ``condition`` has the same value wherever ``loop`` tests it: it calls nothing
+    but ``isinstance``-like builtins, binds nothing, and reads no name the loop binds nor an
+    attribute the function sets (nor any attribute, where the loop calls ``train()``,
+    ``eval()`` or ``setattr()``)."""
+    stored = {
+        ast.unparse(target)
+        for statement in walk(ctx.region.function)
+        if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Delete))
+        for target in (
+            statement.targets if isinstance(statement, (ast.Assign, ast.Delete))
+            else [statement.target]
+        )
+        if isinstance(target, ast.Attribute)
+    }
+    bound = {
+        name.id for name in walk(loop)
+        if isinstance(name, ast.Name) and not isinstance(name.ctx, ast.Load)
+    }
+    sets_attributes = any(
+        isinstance(call, ast.Call) and (
+            isinstance(call.func, ast.Attribute) and call.func.attr in _SETTING_METHODS
+            or isinstance(call.func, ast.Name) and call.func.id == "setattr"
+        )
+        for call in walk(loop)
+    )
+    for part in walk(condition):
+        if isinstance(part, ast.NamedExpr) or isinstance(part, ast.Call) and not (
+            isinstance(part.func, ast.Name) and part.func.id in _PURE_CALLS
+        ):
+            return False
+        if isinstance(part, ast.Name) and part.id in bound:
+            return False
+        if isinstance(part, ast.Attribute) and (sets_attributes or ast.unparse(part) in stored):
+            return False
+    return True
+
+
+def _texts(conditions: List[ast.expr]) -> FrozenSet[str]:
+    """The conjuncts of ``conditions``, ``and``s split, as text."""
+    texts = set()
+    for condition in conditions:
+        parts = condition.values if isinstance(condition, ast.BoolOp) and isinstance(
+            condition.op, ast.And
+        ) else [condition]
+        texts |= {ast.unparse(part) for part in parts}
+    return frozenset(texts)
+
+
+def _after_guard(value: ast.expr, ctx: "FunctionContext") -> bool:
+    """Whether the statement of ``value``, in a loop, follows a call of
+    ``_graphmend_eager_frame()`` (an earlier fix kept a break there: Dynamo does not trace
+    it)."""
+    path = ctx.statement_path(value)
+    if not path or not loops_around(ctx.region.function, value):
+        return False
+    block = _block_holding(path, len(path) - 1, ctx)
+    index = next(i for i, statement in enumerate(block) if statement is path[-1])
+    before = block[index - 1] if index else None
+    return (
+        isinstance(before, ast.Expr) and isinstance(before.value, ast.Call)
+        and isinstance(before.value.func, ast.Name) and before.value.func.id == EAGER_FRAME
+    )
 
 
 def _traced_differently(value: ast.expr, ctx: "FunctionContext") -> str:

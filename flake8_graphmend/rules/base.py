@@ -18,7 +18,7 @@ from ..analysis.values import Kind, ValueAnalysis
 from ..planning import Plan, Position
 from ..planning.aliasing import graph_input_update, joined_update, reaching_bindings
 from ..planning.conditions import split_condition
-from ..planning.frames import traced_anew_problem
+from ..planning.frames import FrameGuard, traced_anew
 from ..planning.callers import try_problem
 from ..registry import RULES_BY_CODE, Rule
 
@@ -61,6 +61,8 @@ class Finding:
     condition: Optional[str] = None
     #: What the fix leaves as it was, or may cost (said with the finding and by the codemod).
     caveat: Optional[str] = None
+    #: The statements before which the fix keeps a break (``frames.FrameGuard``).
+    frame_guards: Tuple[FrameGuard, ...] = field(default=(), compare=False, hash=False)
 
     @property
     def text(self) -> str:
@@ -159,7 +161,8 @@ class Site:
         """The finding, its fix declined for ``reason``."""
         message = self.head + _outcome(RULES_BY_CODE[self.finding.code], False, None, reason)
         return replace(
-            self.finding, message=message, fixer=None, decline=reason, plan=None, caveat=None
+            self.finding, message=message, fixer=None, decline=reason, plan=None, caveat=None,
+            frame_guards=(),
         )
 
     def cautioned(self, note: str) -> Finding:
@@ -250,6 +253,14 @@ class FunctionContext:
         own test (``self.training and x.any()``); None without any. A test on tensors counts with
         its static start only; conjuncts that Dynamo folds to True (``is_compiling()``) go
         unsaid."""
+        conditions = self.static_conjuncts(node)
+        if not conditions:
+            return None
+        shown = conditions[0] if len(conditions) == 1 else ast.BoolOp(ast.And(), conditions)
+        return f"`{ast.unparse(shown)}`"
+
+    def static_conjuncts(self, node: Union[ast.stmt, ast.expr]) -> List[ast.expr]:
+        """The conjuncts of ``static_condition``, outermost test first."""
         tests = self._enclosing_tests(node, self.region.function.body)
         if isinstance(node, (ast.If, ast.While, ast.IfExp)):
             tests.append(node.test)
@@ -261,10 +272,7 @@ class FunctionContext:
             else:
                 static += [c for part in rest for c in self._assigned_static_start(part, test)]
             conditions += [c for c in static if self.values.dynamo_truth(c) is not True]
-        if not conditions:
-            return None
-        shown = conditions[0] if len(conditions) == 1 else ast.BoolOp(ast.And(), conditions)
-        return f"`{ast.unparse(shown)}`"
+        return conditions
 
     def _assigned_static_start(self, operand: ast.expr, test: ast.expr) -> List[ast.expr]:
         """For ``name`` or ``not name`` (first of an ``or``: always tested) whose only value here
@@ -324,7 +332,7 @@ class FunctionContext:
                 "on every iteration: fixed, its body would only be compiled as one more "
                 "graph"
             )
-        handled = try_problem(node, self) or traced_anew_problem(node, self)
+        handled = try_problem(node, self)
         if handled:
             return handled
         owner = self.region.owner
@@ -343,7 +351,7 @@ class FunctionContext:
     def _tensor_loop(self, node: AnyNode) -> Optional[ast.While]:
         """The ``while`` on tensor data whose body holds ``node``, if any: Dynamo breaks at its
         test on every iteration, and runs a body without breaks as a graph of its own."""
-        path = self._path(node)
+        path = self.statement_path(node)
         for statement in path[:-1]:
             if (
                 isinstance(statement, ast.While)
@@ -353,7 +361,9 @@ class FunctionContext:
                 return statement
         return None
 
-    def _path(self, node: AnyNode) -> List[ast.stmt]:
+    def statement_path(self, node: AnyNode) -> List[ast.stmt]:
+        """The statements of the function, from its body down to the innermost that holds
+        ``node``."""
         return _statement_path(self.region.function.body, (node.lineno, node.col_offset))
 
     def _note_frame_end(
@@ -368,7 +378,7 @@ class FunctionContext:
         it does not: a break in a loop (of the function, or that ``loops``) makes Dynamo skip
         the whole frame (GB7000), and one that ``stops_tracing`` the rest of the function."""
         function = self.region.function
-        path = self._path(node)
+        path = self.statement_path(node)
         if loops or _in_loop(path):
             reason = "a break in a loop"
             scope_end = function.end_lineno or node.lineno
@@ -394,7 +404,7 @@ class FunctionContext:
     def runs_in(self, node: AnyNode) -> Tuple[bool, bool]:
         """Whether ``node`` is in the body of a loop of the function, and whether it is in a
         branch of an ``if`` on a tensor (it runs only when the data say so)."""
-        path = self._path(node)
+        path = self.statement_path(node)
         in_tensor_branch = any(
             isinstance(statement, ast.If) and self.values.is_data_dependent(statement.test)
             for statement in path[:-1]
@@ -430,13 +440,17 @@ class FunctionContext:
         """
         rule = RULES_BY_CODE[code]
         loops = loops or self._in_generator(node)
+        guards: Tuple[FrameGuard, ...] = ()
         line, col = node.lineno, self._char_col(node.lineno, node.col_offset)
         if plan is not None and rule.fixer:
-            placement = self._placement_problem(node) or (
+            placement = self._placement_problem(node)
+            if not placement:
+                placement, guards = traced_anew(node, self)
+            placement = placement or (
                 graph_input_update(self) if plan.ordered else None
             ) or joined_update(node, self)
             if placement:
-                plan, decline = None, placement
+                plan, decline, guards = None, placement, ()
         where = f"{self.function_name}()"
         if self.region.compiled:
             where = f"compiled {where}"
@@ -459,6 +473,9 @@ class FunctionContext:
         fixed = bool(rule.fixer) and plan is not None
         fixer = rule.fixer if fixed else None
         caveat = plan.caveat() if fixed and plan is not None else None
+        if fixed and guards:
+            kept = "; ".join(guard.note() for guard in guards)
+            caveat = f"{caveat}; {kept}" if caveat else kept
         text += _outcome(rule, fixed, caveat, decline)
         end = end_node or node
         end_line = end.end_lineno or node.lineno
@@ -474,6 +491,7 @@ class FunctionContext:
             plan=plan if fixer else None,
             condition=condition,
             caveat=caveat,
+            frame_guards=guards if fixed else (),
         )
         in_loop, in_tensor_branch = self.runs_in(node)
         certain = own_condition is None and not in_tensor_branch

@@ -279,13 +279,17 @@ def _type_and_reason(text: str) -> Tuple[str, str]:
 
 
 def _innermost_user_frame(message: str) -> Tuple[str, int]:
-    """The innermost frame of the logged user stack that is neither torch nor the stdlib."""
+    """The innermost frame of the logged user stack that is neither torch nor the stdlib, nor
+    a helper the fixers emit (a break there is the break of the line that calls it: a break a
+    fix keeps, ``_graphmend_eager_frame()``)."""
     stack_text = ""
     for marker in _STACK_MARKERS:
         if marker in message:
             stack_text = message.split(marker, 1)[1]
     frames = [(m["file"], int(m["line"])) for m in _FRAME_LINE.finditer(stack_text)]
-    user_frames = [frame for frame in frames if not is_library_file(frame[0])]
+    user_frames = [
+        frame for frame in frames if not is_library_file(frame[0]) and not _in_helper(*frame)
+    ]
     if user_frames:
         return user_frames[-1]
     if frames:

@@ -1,0 +1,309 @@
+"""A fix in a loop that checkpoints keeps a break before checkpoint (``frames.FrameGuard``).
+
+A LayerDrop draw breaks the graph in the loop of transformers' BART-family encoders and
+decoders whenever they train, so Dynamo runs their frame eagerly, activation checkpointing
+included. Fixed, Dynamo would trace checkpoint as an operator of its own, which loses
+checkpoint's warnings and sums shared gradients in another order (sweep 56). Where checkpoint
+runs only when the draw's break would have happened (``self.gradient_checkpointing and
+self.training`` after ``if self.training:``), the fix calls ``_graphmend_eager_frame()`` before
+it: traced, a break in the loop again, so Dynamo runs the frame eagerly as before; without
+checkpointing, the loop compiles. Elsewhere the fix is declined.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from pathlib import Path
+from textwrap import dedent, indent
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+
+from flake8_graphmend.engine import analyze_source
+from flake8_graphmend.planning.frames import EAGER_FRAME
+
+torch = pytest.importorskip("torch")
+
+from libcst.codemod import CodemodContext, TransformSuccess, transform_module  # noqa: E402
+from test_fixers_dynamo import load, same  # noqa: E402
+
+from fixers.fix_all import FixAll  # noqa: E402
+from flake8_graphmend.verify.dynamo import probe  # noqa: E402
+
+HEADER = """\
+import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, h, shared):
+        return torch.tanh(self.fc(h) * shared)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.shared = nn.Linear(4, 4)
+        self.layers = nn.ModuleList(Layer() for _ in range(3))
+        self.layerdrop = 0.0
+        self.gradient_checkpointing = False
+
+    def forward(self, x):
+        shared = self.shared(x)
+        h = x
+"""
+#: What each layer runs, as BART does: checkpointed only while training.
+RUN_LAYER = """\
+            if self.gradient_checkpointing and self.training:
+                h = checkpoint(layer.__call__, h, shared, use_reentrant=True)
+            else:
+                h = layer(h, shared)
+"""
+END = "        return h.sum() + shared.sum()\n"
+#: BART's LayerDrop: a draw, compared under ``if self.training:``.
+BART_DRAW = """\
+            if self.training:
+                dropout_probability = torch.rand([])
+                if dropout_probability < self.layerdrop:
+                    continue
+"""
+
+
+def _model(loop: str) -> str:
+    return HEADER + loop + END
+
+
+def _deeper(block: str) -> str:
+    """``block`` (lines of the loop's body) one level deeper."""
+    return indent(block, "    ")
+
+
+#: Fixed, with a break kept before checkpoint.
+GUARDED: Dict[str, str] = {
+    "BART's LayerDrop": _model("        for layer in self.layers:\n" + BART_DRAW + RUN_LAYER),
+    "wav2vec2's LayerDrop, a conditional expression": _model(
+        """\
+        for layer in self.layers:
+            dropout_probability = torch.rand([])
+            skip_the_layer = (
+                True if self.training and (dropout_probability < self.layerdrop) else False
+            )
+            if not skip_the_layer:
+""" + _deeper(RUN_LAYER)
+    ),
+    "a print while training": _model(
+        "        for layer in self.layers:\n"
+        "            if self.training:\n"
+        '                print("a training step")\n' + RUN_LAYER
+    ),
+    "a draw in a while loop": _model(
+        """\
+        i = 0
+        while i < len(self.layers):
+            layer = self.layers[i]
+            i += 1
+""" + BART_DRAW + RUN_LAYER
+    ),
+}
+
+#: Declined: no break can be kept just where the draw's would have been.
+DECLINED: Dict[str, str] = {
+    "checkpoint also in inference": _model(
+        "        for layer in self.layers:\n" + BART_DRAW
+        + RUN_LAYER.replace(" and self.training:", ":")
+    ),
+    "checkpoint whenever the draw breaks": _model(
+        "        for layer in self.layers:\n" + BART_DRAW
+        + RUN_LAYER.replace("self.gradient_checkpointing and self.training", "self.training")
+    ),
+    "checkpoint before the draw": _model(
+        "        for layer in self.layers:\n" + RUN_LAYER + BART_DRAW
+    ),
+    "checkpoint after the loop": _model(
+        "        for layer in self.layers:\n" + BART_DRAW + "            h = layer(h, shared)\n"
+        + indent(dedent(RUN_LAYER), " " * 8).replace("layer.__call__", "self.layers[0]")
+        .replace("layer(h", "self.layers[0](h")
+    ),
+    "a draw in an else branch": _model(
+        "        for layer in self.layers:\n"
+        "            if self.layerdrop is None:\n"
+        "                pass\n"
+        "            else:\n" + BART_DRAW.replace("\n            ", "\n                ").replace(
+            "            if self.training", "                if self.training", 1
+        ) + RUN_LAYER
+    ),
+    "a condition the loop binds anew": _model(
+        "        training = self.training\n"
+        "        for layer in self.layers:\n"
+        + BART_DRAW.replace("self.training", "training")
+        + "            training = training and len(self.layers) > 2\n"
+        + RUN_LAYER.replace("self.training", "training")
+    ),
+    "a loop that sets its layers training": _model(
+        "        for layer in self.layers:\n" + BART_DRAW
+        + "            layer.train(self.training)\n" + RUN_LAYER
+    ),
+    "a condition that calls a method": _model(
+        "        for layer in self.layers:\n"
+        + BART_DRAW.replace("self.training:", "self.is_training():")
+        + RUN_LAYER.replace("self.training", "self.is_training()")
+    ).replace(END, END + "\n    def is_training(self):\n        return self.training\n"),
+    "checkpoint on the line of its if": _model(
+        "        for layer in self.layers:\n" + BART_DRAW
+        + "            if self.gradient_checkpointing and self.training: h = checkpoint(\n"
+        "                layer.__call__, h, shared, use_reentrant=True)\n"
+        "            if not (self.gradient_checkpointing and self.training):\n"
+        "                h = layer(h, shared)\n"
+    ),
+    "checkpoint in a lambda": _model(
+        "        for layer in self.layers:\n" + BART_DRAW
+        + RUN_LAYER.replace(
+            "h = checkpoint(layer.__call__, h, shared, use_reentrant=True)",
+            "run = lambda: checkpoint(layer.__call__, h, shared, use_reentrant=True)\n"
+            "                h = run()",
+        )
+    ),
+}
+
+
+def _fixed(source: str) -> Tuple[str, List[str]]:
+    result = transform_module(FixAll(CodemodContext(filename="model.py")), source)
+    assert isinstance(result, TransformSuccess), result
+    return result.code, list(result.warning_messages)
+
+
+def _draw_or_print(source: str) -> Any:
+    """The one finding of the loop: the draw (GM201, GM203) or the print (GM101)."""
+    findings = [
+        f for f in analyze_source(source, "model.py") if f.code in ("GM201", "GM203", "GM101")
+    ]
+    assert len(findings) == 1, findings
+    return findings[0]
+
+
+@pytest.mark.parametrize("name", GUARDED)
+def test_the_fix_keeps_a_break_before_checkpoint(name: str) -> None:
+    finding = _draw_or_print(GUARDED[name])
+    assert finding.fixer, finding.message
+    assert "it keeps a break before line" in (finding.caveat or "")
+    code, _ = _fixed(GUARDED[name])
+    lines = [line.strip() for line in code.splitlines()]
+    at = lines.index(f"{EAGER_FRAME}()")
+    assert "checkpoint(layer.__call__" in lines[at + 1]
+    again = transform_module(FixAll(CodemodContext(filename="model.py")), code)
+    assert not isinstance(again, TransformSuccess) or again.code == code
+
+
+@pytest.mark.parametrize("name", DECLINED)
+def test_the_fix_is_declined_where_no_break_can_be_kept(name: str) -> None:
+    finding = _draw_or_print(DECLINED[name])
+    assert "as an operator of its own" in (finding.decline or ""), finding.message
+    result = transform_module(FixAll(CodemodContext(filename="model.py")), DECLINED[name])
+    assert not isinstance(result, TransformSuccess) or EAGER_FRAME not in result.code
+
+
+def test_a_site_before_the_loop_names_the_kept_break() -> None:
+    """Once the draw is fixed, the break kept before checkpoint is the loop's first while
+    checkpointing: a warning before the loop that runs only then is declined for it."""
+    source = _model(
+        "        if self.gradient_checkpointing and self.training:\n"
+        '            print("checkpointing")\n'
+        "        for layer in self.layers:\n" + BART_DRAW + RUN_LAYER
+    )
+    printed = next(f for f in analyze_source(source, "model.py") if f.code == "GM101")
+    assert "kept before `checkpoint(...)`" in (printed.decline or ""), printed.message
+    code, _ = _fixed(source)
+    again = next(f for f in analyze_source(code, "model.py") if f.code == "GM101")
+    assert f"`{EAGER_FRAME}()`, a break kept" in (again.decline or ""), again.message
+
+
+def test_a_helper_name_taken_declines_the_fix() -> None:
+    source = GUARDED["BART's LayerDrop"].replace(
+        "\n\nclass Layer", f"\n\n{EAGER_FRAME} = None\n\n\nclass Layer"
+    )
+    result = transform_module(FixAll(CodemodContext(filename="model.py")), source)
+    assert not isinstance(result, TransformSuccess) or result.code == source
+    assert any("GM201" in w and "not fixed" in w for w in result.warning_messages)
+
+
+def _behaviour(model: Any, x: Any, grad: bool) -> Tuple[Any, ...]:
+    """Output, warnings and gradients of one call (a backward pass with autograd on)."""
+    model.zero_grad()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with contextlib.nullcontext() if grad else torch.no_grad():
+            torch.manual_seed(1)
+            out = model(x)
+            if grad:
+                out.backward()
+    said = [str(w.message) for w in caught if "torch/_dynamo" not in w.filename]
+    grads = [None if p.grad is None else p.grad.clone() for p in model.parameters()]
+    return out.detach(), said, grads
+
+
+def _same_behaviour(first: Tuple[Any, ...], second: Tuple[Any, ...]) -> bool:
+    return (
+        same(first[0], second[0]) and first[1] == second[1]
+        and all(a is b is None or same(a, b) for a, b in zip(first[2], second[2]))
+    )
+
+
+def _runs(source: str, folder: Path, checkpointing: bool, backend: Optional[str]) -> List[Any]:
+    """What the model does, trained, with and without autograd, eagerly or compiled."""
+    torch._dynamo.reset()
+    model = load(source, folder).Model().train()
+    model.gradient_checkpointing = checkpointing
+    run = model if backend is None else torch.compile(model, backend=backend)
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(0))
+    return [_behaviour(run, x, grad) for grad in (False, True, True)]
+
+
+@pytest.mark.parametrize("name", GUARDED)
+@pytest.mark.parametrize("backend", ["eager", pytest.param("aot_eager", marks=pytest.mark.slow)])
+def test_the_guarded_fix_keeps_behaviour(name: str, backend: str, tmp_path: Path) -> None:
+    """Checkpointing or not, eagerly and compiled, the fixed model returns, warns and
+    differentiates as the original did (bitwise), the checkpoint warning of a call without
+    autograd included."""
+    source = GUARDED[name]
+    code, _ = _fixed(source)
+    for checkpointing in (True, False):
+        expected = _runs(source, tmp_path / f"original{checkpointing}", checkpointing, None)
+        for mode in (None, backend):
+            got = _runs(code, tmp_path / f"fixed{checkpointing}{mode}", checkpointing, mode)
+            assert all(_same_behaviour(a, b) for a, b in zip(got, expected)), (mode, got)
+        if checkpointing:
+            assert "None of the inputs have requires_grad=True" in " ".join(expected[0][1])
+
+
+def test_without_checkpointing_the_training_loop_compiles(tmp_path: Path) -> None:
+    """The gain: trained without checkpointing, the fixed loop is one graph; the original's
+    draw breaks in it."""
+    source = GUARDED["BART's LayerDrop"]
+    code, _ = _fixed(source)
+    x = torch.randn(2, 4)
+    fixed = load(code, tmp_path / "fixed").Model().train()
+    report = probe(fixed, x)
+    assert (report.graphs, report.breaks) == (1, 0), [str(s) for s in report.break_sites]
+    original = load(source, tmp_path / "original").Model().train()
+    assert probe(original, x).breaks > 0
+
+
+def test_without_the_kept_break_checkpoint_warns_no_more(tmp_path: Path) -> None:
+    """Why the break is kept (torch 2.13, measured): the fix without it loses checkpoint's
+    warning under torch.compile, where the original's frame ran eagerly."""
+    source = GUARDED["BART's LayerDrop"]
+    code, _ = _fixed(source)
+    unguarded = code.replace(f"{' ' * 16}{EAGER_FRAME}()\n", "")
+    assert unguarded != code
+    model = load(unguarded, tmp_path / "unguarded").Model().train()
+    model.gradient_checkpointing = True
+    torch._dynamo.reset()
+    said = _behaviour(torch.compile(model, backend="eager"), torch.randn(2, 4), False)[1]
+    assert not any("requires_grad=True" in text for text in said), said
