@@ -7,7 +7,9 @@ checkpoint's warnings and sums shared gradients in another order (sweep 56). Whe
 runs only when the draw's break would have happened (``self.gradient_checkpointing and
 self.training`` after ``if self.training:``), the fix calls ``_graphmend_eager_frame()`` before
 it: traced, a break in the loop again, so Dynamo runs the frame eagerly as before; without
-checkpointing, the loop compiles. Elsewhere the fix is declined.
+checkpointing, the loop compiles. Elsewhere the fix is declined, and so is the fix of a site in
+a layer that such a loop runs (``frames._exposed``): its break, too, made Dynamo run the loop's
+frame eagerly.
 """
 
 from __future__ import annotations
@@ -307,3 +309,71 @@ def test_without_the_kept_break_checkpoint_warns_no_more(tmp_path: Path) -> None
     torch._dynamo.reset()
     said = _behaviour(torch.compile(model, backend="eager"), torch.randn(2, 4), False)[1]
     assert not any("requires_grad=True" in text for text in said), said
+
+
+def _layer_model(loop: str, layer_extra: str = "") -> str:
+    """``Model`` whose layers print while training (and run ``layer_extra`` after): the
+    print's break made Dynamo run the loop's frame eagerly, checkpoint included."""
+    source = HEADER.replace(
+        "    def forward(self, h, shared):\n",
+        "    def forward(self, h, shared):\n"
+        "        if self.training:\n"
+        '            print("a training step")\n' + layer_extra,
+    )
+    return source + loop + END
+
+
+REPORT = '\n\ndef report():\n    print("a training step")\n'
+EXPOSED: Dict[str, Tuple[str, bool]] = {
+    "a layer checkpointed in a loop": (
+        _layer_model("        for layer in self.layers:\n" + RUN_LAYER), True
+    ),
+    "a helper of the layer": (
+        _layer_model("        for layer in self.layers:\n" + RUN_LAYER)
+        .replace('            print("a training step")\n', "            report()\n")
+        .replace("\n\nclass Layer", REPORT + "\n\nclass Layer"),
+        True,
+    ),
+    "a layer that keeps a break of its own": (
+        _layer_model(
+            "        for layer in self.layers:\n" + RUN_LAYER,
+            "        h = h * (int(h.abs().sum().item()) % 3 + 1)\n",
+        ),
+        False,
+    ),
+    "a loop whose own fix keeps a break before checkpoint": (
+        _layer_model("        for layer in self.layers:\n" + BART_DRAW + RUN_LAYER), False
+    ),
+    "a loop that does not checkpoint": (
+        _layer_model("        for layer in self.layers:\n            h = layer(h, shared)\n"),
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", EXPOSED)
+def test_a_fix_in_a_layer_that_a_checkpointing_loop_runs(name: str) -> None:
+    """The layer's print is declined where its fix would make Dynamo trace the loop's
+    checkpoint, and fixed where the loop keeps a break there anyway."""
+    source, declined = EXPOSED[name]
+    printed = next(f for f in analyze_source(source, "model.py") if f.code == "GM101")
+    if declined:
+        assert "it runs in a call in a loop of `Model.forward`" in (printed.decline or "")
+        assert "as an operator of its own" in (printed.decline or ""), printed.message
+    else:
+        assert printed.fixer, printed.message
+
+
+def test_a_layer_fix_under_a_checkpointing_loop_would_lose_its_warnings(tmp_path: Path) -> None:
+    """Why the layer's print is declined (torch 2.13, measured): fixed anyway, the loop's
+    frame is traced with gradient checkpointing on, and checkpoint's warning is lost."""
+    source = EXPOSED["a layer checkpointed in a loop"][0]
+    fixed = source.replace('            print("a training step")\n', "            pass\n")
+    said = {}
+    for name, code in (("original", source), ("fixed", fixed)):
+        model = load(code, tmp_path / name).Model().train()
+        model.gradient_checkpointing = True
+        torch._dynamo.reset()
+        said[name] = _behaviour(torch.compile(model, backend="eager"), torch.randn(2, 4), False)[1]
+    assert any("requires_grad=True" in text for text in said["original"]), said
+    assert not any("requires_grad=True" in text for text in said["fixed"]), said

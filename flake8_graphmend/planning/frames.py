@@ -18,9 +18,10 @@ again with their callees' breaks until none changes.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import (
-    TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple, Union,
+    TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional,
+    Tuple, Union,
 )
 
 from ..analysis.index import child_blocks, encloses, loops_around, walk
@@ -97,6 +98,8 @@ class _Outcome:
 
     findings: List["Finding"]
     breaks: Optional[_Break]
+    #: A break left in a loop is certain.
+    loop_breaks: bool = False
 
 
 #: Rounds of settling a module's functions with what their callees' last round left.
@@ -115,17 +118,95 @@ def keep_frames(
     Each round settles every function with the breaks its callees kept in the round before,
     until no function's first break changes (call cycles included)."""
     called = {function: list(callees(function)) for function in contexts}
-    outcomes = {function: _keep(ctx.sites, []) for function, ctx in contexts.items()}
+    sites = {function: list(ctx.sites) for function, ctx in contexts.items()}
+    while True:
+        outcomes = _settle(sites, called, disabled, contexts)
+        exposed = _exposed(sites, called, outcomes, contexts)
+        if not exposed:
+            return [finding for outcome in outcomes.values() for finding in outcome.findings]
+        for function, reasons in exposed.items():
+            sites[function] = [
+                replace(site, finding=site.declined(reasons[site.position]))
+                if site.position in reasons else site
+                for site in sites[function]
+            ]
+
+
+def _settle(
+    sites: Dict[FunctionNode, List["Site"]],
+    called: Dict[FunctionNode, List[Tuple[ast.Call, FunctionNode]]],
+    disabled: Callable[[FunctionNode], bool],
+    contexts: Dict[FunctionNode, "FunctionContext"],
+) -> Dict[FunctionNode, _Outcome]:
+    """``_Outcome`` of every function, settled round by round (``keep_frames``)."""
+    outcomes = {function: _keep(sites[function], []) for function in contexts}
     for _ in range(_ROUNDS):
         settled = {
-            function: _keep(ctx.sites, _call_breaks(function, called, outcomes, disabled, contexts))
-            for function, ctx in contexts.items()
+            function: _keep(
+                sites[function], _call_breaks(function, called, outcomes, disabled, contexts)
+            )
+            for function in contexts
         }
         stable = all(_key(settled[f].breaks) == _key(outcomes[f].breaks) for f in contexts)
         outcomes = settled
         if stable:
             break
-    return [finding for outcome in outcomes.values() for finding in outcome.findings]
+    return outcomes
+
+
+def _exposed(
+    sites: Dict[FunctionNode, List["Site"]],
+    called: Dict[FunctionNode, List[Tuple[ast.Call, FunctionNode]]],
+    outcomes: Dict[FunctionNode, _Outcome],
+    contexts: Dict[FunctionNode, "FunctionContext"],
+) -> Dict[FunctionNode, Dict[Position, str]]:
+    """The fixed sites to decline, by function, with why: those of the functions a call in a
+    loop runs (and of what they call), where the call may break no more once they are fixed,
+    while the loop's function has code that Dynamo traces otherwise than Python runs it
+    (``traced_anew``) and no break kept before it. Their break made Dynamo run the caller's
+    frame eagerly, that code included (a print in a layer checkpointed in the loop: fixed,
+    checkpoint is traced, its warnings are lost)."""
+    exposed: Dict[FunctionNode, Dict[Position, str]] = {}
+    for caller, ctx in contexts.items():
+        outcome = outcomes[caller]
+        if outcome.loop_breaks:
+            continue  # a break left in a loop: Dynamo runs the frame eagerly anyway
+        kept = {g.position for f in outcome.findings if f.plan for g in f.frame_guards}
+        traced = next(_traced_values(ctx, kept), None)
+        if traced is None:
+            continue
+        value, why = traced
+        for call, callee in called[caller]:
+            if callee is caller or not ctx.runs_in(call)[0]:
+                continue
+            breaks = outcomes[callee].breaks if callee in outcomes else None
+            if breaks is not None and breaks.certain:
+                continue  # the call still breaks whenever it runs
+            owner = ctx.region.owner
+            name = f"{owner.node.name}.{caller.name}" if owner else caller.name
+            reason = (
+                f"it runs in a call in a loop of `{name}` (line {call.lineno}), whose frame its "
+                f"break keeps Dynamo from tracing; fixed, Dynamo traces line {value.lineno} "
+                f"(`{_shown(value)}`) there, {why}"
+            )
+            for function in _reached_from(callee, called):
+                for site in sites.get(function, ()):
+                    if site.finding.plan is not None:
+                        exposed.setdefault(function, {}).setdefault(site.position, reason)
+    return exposed
+
+
+def _reached_from(
+    function: FunctionNode, called: Dict[FunctionNode, List[Tuple[ast.Call, FunctionNode]]]
+) -> List[FunctionNode]:
+    """``function`` and the functions of the file it may call, directly or not."""
+    reached, todo = [function], [function]
+    while todo:
+        for _, callee in called.get(todo.pop(), ()):
+            if all(callee is not known for known in reached):
+                reached.append(callee)
+                todo.append(callee)
+    return reached
 
 
 def _key(point: Optional[_Break]) -> Optional[Tuple[Position, bool, Optional[str]]]:
@@ -247,7 +328,11 @@ def _keep(sites: List["Site"], calls: List[_Break]) -> _Outcome:
     left = [point for point in ordered if stays(point)]
     certain = [point for point in left if point.certain]
     first_left = certain[0] if certain else left[0] if left else None
-    return _Outcome([changed.get(site.position, site.finding) for site in sites], first_left)
+    return _Outcome(
+        [changed.get(site.position, site.finding) for site in sites],
+        first_left,
+        any(point.in_loop for point in certain),
+    )
 
 
 def _first_break_left_in_loop(
@@ -388,20 +473,14 @@ def traced_anew(
     when the site's break happens and not always then (``if self.gradient_checkpointing and
     self.training:`` after a LayerDrop draw under ``if self.training:``), the fix keeps a break
     before it (``FrameGuard``)."""
-    function = ctx.region.function
-    if not loops_around(function, node):
+    if not loops_around(ctx.region.function, node):
         return None, ()
     inside = {id(sub) for sub in walk(node)}  # the site's own text is made by its helper
     guards: Dict[Position, FrameGuard] = {}
-    for value in walk(function):
-        if id(value) in inside or not isinstance(value, ast.expr):
+    for value, why in _traced_values(ctx, frozenset()):
+        if id(value) in inside:
             continue
-        why = _traced_differently(value, ctx)
-        if not why or _after_guard(value, ctx):
-            continue
-        shown = f"{ast.unparse(value.func)}(...)" if isinstance(value, ast.Call) else (
-            ast.unparse(value)
-        )
+        shown = _shown(value)
         guard = _frame_guard(node, value, shown, ctx)
         if guard is None:
             return (
@@ -410,6 +489,28 @@ def traced_anew(
             ), ()
         guards.setdefault(guard.position, guard)
     return None, tuple(guards.values())
+
+
+def _traced_values(
+    ctx: "FunctionContext", kept: AbstractSet[Position]
+) -> Iterator[Tuple[ast.expr, str]]:
+    """The code of the function that Dynamo traces otherwise than Python runs it, each with
+    how (``_traced_differently``), but for what a kept break precedes: a call of
+    ``_graphmend_eager_frame()`` in the source, or one a fix puts before a statement at a
+    position of ``kept``."""
+    for value in walk(ctx.region.function):
+        if not isinstance(value, ast.expr):
+            continue
+        why = _traced_differently(value, ctx)
+        if why and not _after_guard(value, ctx) and not (
+            kept and position(ctx.statement_path(value)[-1], ctx) in kept
+        ):
+            yield value, why
+
+
+def _shown(value: ast.expr) -> str:
+    """How messages show ``value``: ``checkpoint(...)`` for a call."""
+    return f"{ast.unparse(value.func)}(...)" if isinstance(value, ast.Call) else ast.unparse(value)
 
 
 def _frame_guard(
