@@ -11,6 +11,7 @@ arms run in fresh processes, with the same weights and inputs.
     python benchmarks/table2.py --rows t5,bart_fp16 --json out.json
     python benchmarks/table2.py --timing t5_cg     # CPU Inductor timings for these rows
     python benchmarks/table2.py --grad             # training: a backward pass after each call
+    python benchmarks/table2.py --checkpointing    # training with gradient checkpointing
 
 Breaks are graph-based (FX graphs - 1 on the first compiled call, as the paper counts them);
 break events are what Dynamo logged (a break inside an inlined call can be logged twice).
@@ -25,7 +26,10 @@ cold-start claims) need ``--device cuda`` (with ``--mode reduce-overhead``) on a
 every call, gradients compared) on models built in train mode with every dropout probability 0
 (``GRAPHMEND_TABLE2_TRAINING=1``, read by ``benchmarks/entries/_mode.py``). Breaks stay the
 forward graphs' (Dynamo's); the backward graphs AOTAutograd makes are shown beside them, and
-"gradients equal" is the runner's ``gradients_equal``.
+"gradients equal" is the runner's ``gradients_equal``. ``--checkpointing`` is ``--grad`` with
+gradient checkpointing turned on in every model that supports it
+(``GRAPHMEND_TABLE2_CHECKPOINTING=1``): the fixes of the layer loops that checkpoint keep a
+break before the checkpoint call there, and the rows measure that they change nothing.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout
 ENTRIES = HERE / "entries"
 TM = "transformers.models."
 TRAINING_ENVIRONMENT = "GRAPHMEND_TABLE2_TRAINING"  # read by entries/_mode.py
+CHECKPOINTING_ENVIRONMENT = "GRAPHMEND_TABLE2_CHECKPOINTING"  # so is this
 
 
 @dataclass(frozen=True)
@@ -638,7 +643,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         help="measure training: models in train mode with every dropout probability 0, "
         "graphmend verify --grad (a backward pass after each call, gradients compared)",
     )
+    parser.add_argument(
+        "--checkpointing", action="store_true",
+        help="--grad with gradient checkpointing on in every model that supports it",
+    )
     args = parser.parse_args(argv)
+    if args.checkpointing:  # the row workers and their arms inherit it
+        args.grad = True
+        os.environ[CHECKPOINTING_ENVIRONMENT] = "1"
 
     names = row_names(parser, args)
     if names is None:
@@ -658,6 +670,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     env = environment()
     training = "; training: train mode, dropout 0, a backward pass after each call"
     training = training if args.grad else ""
+    training += ", gradient checkpointing on" if args.checkpointing else ""
     print(
         f"\nTable 2 on transformers {env['transformers']}, torch {env['torch']}, "
         f"Python {env['python']}, {env['cpu_cores']} CPU cores; {elapsed / 60:.1f} min"
@@ -679,6 +692,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 {
                     "environment": env,
                     **({"grad": True} if args.grad else {}),
+                    **({"checkpointing": True} if args.checkpointing else {}),
                     "elapsed_s": elapsed,
                     "totals": summary,
                     "rows": [r.to_json() for r in results],

@@ -7,7 +7,9 @@ eager and compiled calls compute the same values. "Dropout-like" is any numeric 
 whose name contains "drop" (``dropout``, ``attention_dropout``, ``encoder_layerdrop``,
 ``drop_path_rate``, ``fusion_droppath``, ``resid_pdrop``), in the config and in its sub-configs
 (``text_config``, ``backbone_config``): Swin's and Grounding DINO's drop paths and Phi-3's
-``*_pdrop`` are random in training too.
+``*_pdrop`` are random in training too. With ``GRAPHMEND_TABLE2_CHECKPOINTING=1`` as well
+(``table2.py --checkpointing``), a model that supports gradient checkpointing is built with it
+on (transformers' default, ``use_reentrant=True``).
 """
 
 import os
@@ -16,6 +18,7 @@ from transformers import PretrainedConfig
 
 ENVIRONMENT = "GRAPHMEND_TABLE2_TRAINING"
 TRAINING = os.environ.get(ENVIRONMENT) == "1"
+CHECKPOINTING = TRAINING and os.environ.get("GRAPHMEND_TABLE2_CHECKPOINTING") == "1"
 
 
 def built(model_class, config):
@@ -23,7 +26,10 @@ def built(model_class, config):
     if not TRAINING:
         return model_class(config).eval()
     _without_dropout(config)
-    return model_class(config).train()
+    model = model_class(config).train()
+    if CHECKPOINTING and model.supports_gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+    return model
 
 
 def _without_dropout(config):
