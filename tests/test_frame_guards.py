@@ -323,6 +323,16 @@ def _layer_model(loop: str, layer_extra: str = "") -> str:
     return source + loop + END
 
 
+#: The closure older transformers and diffusers code hands to checkpoint.
+CUSTOM_FORWARD = """
+
+def create_custom_forward(module):
+    def custom_forward(*inputs):
+        return module(*inputs)
+
+    return custom_forward
+"""
+STEP = '\n\ndef step(layer, h, shared):\n    return layer(h, shared)\n'
 REPORT = '\n\ndef report():\n    print("a training step")\n'
 EXPOSED: Dict[str, Tuple[str, bool]] = {
     "a layer checkpointed in a loop": (
@@ -332,6 +342,29 @@ EXPOSED: Dict[str, Tuple[str, bool]] = {
         _layer_model("        for layer in self.layers:\n" + RUN_LAYER)
         .replace('            print("a training step")\n', "            report()\n")
         .replace("\n\nclass Layer", REPORT + "\n\nclass Layer"),
+        True,
+    ),
+    "a layer checkpointed on every call": (
+        _layer_model(
+            "        for layer in self.layers:\n"
+            "            h = checkpoint(layer.__call__, h, shared, use_reentrant=True)\n"
+        ),
+        True,
+    ),
+    "a function of the file checkpointed": (
+        _layer_model(
+            "        for layer in self.layers:\n"
+            "            h = checkpoint(step, layer, h, shared, use_reentrant=True)\n"
+        ).replace("\n\nclass Layer", STEP + "\n\nclass Layer"),
+        True,
+    ),
+    "a layer checkpointed through a closure": (
+        _layer_model(
+            "        for layer in self.layers:\n"
+            "            h = checkpoint(\n"
+            "                create_custom_forward(layer), h, shared, use_reentrant=True\n"
+            "            )\n"
+        ).replace("\n\nclass Layer", CUSTOM_FORWARD + "\n\nclass Layer"),
         True,
     ),
     "a layer that keeps a break of its own": (

@@ -297,6 +297,24 @@ CASES: Dict[str, str] = {
         return h
 """,
     ),
+    # checkpointing and not, both break: the conditional break comes first, but the loop
+    # always breaks
+    "a layer checkpointed or not, both breaking": _model(
+        """\
+        h = torch.relu(x) * 3
+        print("start")  # declined
+        h = h.sin()""",
+        """
+        for layer in self.layers:
+            if self.training:
+                h = torch.utils.checkpoint.checkpoint(layer, h, use_reentrant=False)
+            else:
+                h = layer(h)
+        return h
+""",
+        before=LAYER,
+        init=LAYERS,
+    ).replace("import torch\n", "import torch\nimport torch.utils.checkpoint\n", 1),
     "a helper that breaks between the fix and the loop": _model(
         """\
         h = torch.relu(x) * 3

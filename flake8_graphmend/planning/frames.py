@@ -338,16 +338,19 @@ def _keep(sites: List["Site"], calls: List[_Break]) -> _Outcome:
 def _first_break_left_in_loop(
     ordered: List[_Break], fixed: Callable[[_Break], bool]
 ) -> Optional[_Break]:
-    """The first break in a loop that the fixes leave, where Dynamo traces it: not after a
-    break left where Dynamo stops tracing the function."""
+    """The first break in a loop that the fixes leave, where Dynamo traces it (not after a
+    break left where Dynamo stops tracing the function); the first certain one, if any: a
+    conditional one before it (``checkpoint(layer, h)`` under ``if self.gradient_checkpointing``,
+    ``layer(h)`` in its ``else``) runs eagerly only what the certain one does anyway."""
     by_position = {point.position: point for point in ordered}
-    for point in ordered:
-        if not point.in_loop or fixed(point):
-            continue
+
+    def traced(point: _Break) -> bool:
         shadow = by_position.get(point.shadowed_by) if point.shadowed_by else None
-        if shadow is None or fixed(shadow):
-            return point
-    return None
+        return shadow is None or fixed(shadow)
+
+    left = [point for point in ordered if point.in_loop and not fixed(point) and traced(point)]
+    certain = [point for point in left if point.certain]
+    return certain[0] if certain else left[0] if left else None
 
 
 def _fixes_before(
@@ -443,13 +446,36 @@ def module_calls(ctx: "FunctionContext") -> Iterator[Tuple[ast.Call, FunctionNod
     """The calls of a method that run a module of ``self`` (``self.head(h)``, an element of a
     module list, called by index or by the name a loop binds it to: ``for layer, norm in
     zip(self.layers, self.norms)``), each with what it may run
-    (``module_state.module_call_targets``)."""
+    (``module_state.module_call_targets``), also through activation checkpointing
+    (``checkpoint(layer.__call__, h)``, ``checkpoint(step, h)`` of a function of the file)."""
     owner = ctx.region.owner
-    if owner is None:
-        return
     for call in ctx.facts.calls:
-        for target in module_call_targets(call.func, ctx.region.function, owner, ctx.symbols) or ():
-            yield call, target
+        for func in [call.func, *_checkpointed(call, ctx)]:
+            if isinstance(func, ast.Name) and func is not call.func and (
+                func.id in ctx.symbols.functions
+            ):
+                yield call, ctx.symbols.functions[func.id]  # `checkpoint(step, h)`
+            if owner is not None:
+                found = module_call_targets(func, ctx.region.function, owner, ctx.symbols)
+                yield from ((call, target) for target in found or ())
+
+
+def _checkpointed(call: ast.Call, ctx: "FunctionContext") -> List[ast.expr]:
+    """What a call of activation checkpointing may run: what it is handed (``layer`` of
+    ``checkpoint(layer.__call__, h)``), and, since that may call them, what it is handed
+    with it (``checkpoint(step, layer, h)``) and what makes it
+    (``checkpoint(create_custom_forward(layer), h)``, ``partial(layer, mask=m)``); nothing
+    for other calls."""
+    if not call.args or not _checkpoints(call, ctx):
+        return []
+    handed = [*call.args, *(keyword.value for keyword in call.keywords)]
+    if isinstance(call.args[0], ast.Call):
+        maker = call.args[0]
+        handed += [*maker.args, *(keyword.value for keyword in maker.keywords)]
+    return [
+        value.value if isinstance(value, ast.Attribute) and value.attr == "__call__" else value
+        for value in handed
+    ]
 
 
 #: ``str`` methods that pad to a width.
