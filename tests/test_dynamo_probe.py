@@ -272,6 +272,30 @@ def test_parse_a_duplicate_suppressed_record():
     )
 
 
+def test_a_break_in_a_helper_is_the_line_that_calls_it(tmp_path):
+    """A break inside an emitted helper (``_graphmend_eager_frame()``) is attributed to the
+    line that calls it, also when Dynamo logs it again without its stack."""
+    from flake8_graphmend.verify.dynamo import _BreakLogHandler
+
+    source = tmp_path / "m.py"
+    source.write_text(
+        "def _graphmend_eager_frame():\n    graph_break()\n\n\ndef forward():\n"
+        "    _graphmend_eager_frame()\n"
+    )
+    helper_line = f"in user code at {source}:2"
+    explained = "\nCall to `torch._dynamo.graph_break()`\n  Explanation: User-inserted."
+    first = (
+        f"Graph break {helper_line}{explained}\nUser code traceback:\n"
+        f'  File "{source}", line 6, in forward\n  File "{source}", line 2, in helper\n'
+    )
+    again = f"Graph break (user stack suppressed due to duplicate graph break) {helper_line}"
+    sites = []
+    handler = _BreakLogHandler(sites)
+    for message in (first, again + explained):
+        handler.emit(logging.LogRecord("graph_breaks", logging.DEBUG, "", 0, message, (), None))
+    assert [(site.filename, site.lineno) for site in sites] == [(str(source), 6)] * 2
+
+
 # ---------------------------------------------------------------------------- what Dynamo traces
 # The linter's scope (flake8_graphmend/analysis/regions.py and engine.py) against Dynamo: each
 # function below is probed, and the GM findings on its lines must be exactly on the lines where

@@ -33,7 +33,7 @@ import os
 import re
 import sysconfig
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
@@ -254,11 +254,23 @@ class _BreakLogHandler(logging.Handler):
     def __init__(self, sites: List[BreakSite]) -> None:
         super().__init__(logging.DEBUG)
         self._sites = sites
+        #: For a line in a helper the fixers emit, the line whose call of it broke there.
+        self._callers: Dict[Tuple[str, int], Tuple[str, int]] = {}
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
         error = record.exc_info[1] if record.exc_info else None
-        self._sites.append(parse_break_record(message, str(error) if error else ""))
+        site = parse_break_record(message, str(error) if error else "")
+        location = _BREAK_LOCATION.search(message)
+        at = (location["file"], int(location["line"])) if location else None
+        if at is not None and _in_helper(*at):
+            # Dynamo logs a break again without its stack: give it the caller it had
+            if (site.filename, site.lineno) != at:
+                self._callers[at] = (site.filename, site.lineno)
+            elif at in self._callers:
+                filename, lineno = self._callers[at]
+                site = replace(site, filename=filename, lineno=lineno)
+        self._sites.append(site)
 
 
 def parse_break_record(message: str, exception_text: str = "") -> BreakSite:
