@@ -166,46 +166,61 @@ def _exposed(
     (``traced_anew``) and no break kept before it. Their break made Dynamo run the caller's
     frame eagerly, that code included (a print in a layer checkpointed in the loop: fixed,
     checkpoint is traced, its warnings are lost)."""
-    exposed: Dict[FunctionNode, Dict[Position, str]] = {}
-    for caller, ctx in contexts.items():
-        outcome = outcomes[caller]
+    exposed: Dict[FunctionNode, Dict[Position, Tuple[int, str]]] = {}
+    for caller in sorted(contexts, key=lambda function: (function.lineno, function.col_offset)):
+        ctx, outcome = contexts[caller], outcomes[caller]
         if outcome.loop_breaks:
             continue  # a break left in a loop: Dynamo runs the frame eagerly anyway
+        fixed_below = [  # the calls in a loop whose break the fixes may remove
+            (call, [
+                (function, depth, site) for function, depth in _reached_from(callee, called)
+                for site in sites.get(function, ()) if site.finding.plan is not None
+            ])
+            for call, callee in called[caller]
+            if callee is not caller and ctx.runs_in(call)[0]
+            and not _breaks_always(callee, outcomes)
+        ]
+        if not any(fixed for _, fixed in fixed_below):
+            continue
         kept = {g.position for f in outcome.findings if f.plan for g in f.frame_guards}
         traced = next(_traced_values(ctx, kept), None)
         if traced is None:
             continue
         value, why = traced
-        for call, callee in called[caller]:
-            if callee is caller or not ctx.runs_in(call)[0]:
-                continue
-            breaks = outcomes[callee].breaks if callee in outcomes else None
-            if breaks is not None and breaks.certain:
-                continue  # the call still breaks whenever it runs
-            owner = ctx.region.owner
-            name = f"{owner.node.name}.{caller.name}" if owner else caller.name
+        owner = ctx.region.owner
+        name = f"{owner.node.name}.{caller.name}" if owner else caller.name
+        for call, fixed in fixed_below:
             reason = (
                 f"it runs in a call in a loop of `{name}` (line {call.lineno}), whose frame its "
                 f"break keeps Dynamo from tracing; fixed, Dynamo traces line {value.lineno} "
                 f"(`{_shown(value)}`) there, {why}"
             )
-            for function in _reached_from(callee, called):
-                for site in sites.get(function, ()):
-                    if site.finding.plan is not None:
-                        exposed.setdefault(function, {}).setdefault(site.position, reason)
-    return exposed
+            for function, depth, site in fixed:  # the nearest call names it
+                known = exposed.setdefault(function, {}).get(site.position)
+                if known is None or depth < known[0]:
+                    exposed[function][site.position] = (depth, reason)
+    return {
+        function: {place: reason for place, (_, reason) in reasons.items()}
+        for function, reasons in exposed.items()
+    }
+
+
+def _breaks_always(function: FunctionNode, outcomes: Dict[FunctionNode, _Outcome]) -> bool:
+    """Whether a call of ``function`` still breaks whenever it runs, once the fixes are made."""
+    breaks = outcomes[function].breaks if function in outcomes else None
+    return breaks is not None and breaks.certain
 
 
 def _reached_from(
     function: FunctionNode, called: Dict[FunctionNode, List[Tuple[ast.Call, FunctionNode]]]
-) -> List[FunctionNode]:
-    """``function`` and the functions of the file it may call, directly or not."""
-    reached, todo = [function], [function]
-    while todo:
-        for _, callee in called.get(todo.pop(), ()):
-            if all(callee is not known for known in reached):
-                reached.append(callee)
-                todo.append(callee)
+) -> List[Tuple[FunctionNode, int]]:
+    """``function`` and the functions of the file it may call, directly or not, each with how
+    many calls away it is, nearest first."""
+    reached: List[Tuple[FunctionNode, int]] = [(function, 0)]
+    for known, depth in reached:  # breadth first: the list grows as it is read
+        for _, callee in called.get(known, ()):
+            if all(callee is not seen for seen, _ in reached):
+                reached.append((callee, depth + 1))
     return reached
 
 
