@@ -160,42 +160,38 @@ def _exposed(
     outcomes: Dict[FunctionNode, _Outcome],
     contexts: Dict[FunctionNode, "FunctionContext"],
 ) -> Dict[FunctionNode, Dict[Position, str]]:
-    """The fixed sites to decline, by function, with why: those of the functions a call in a
-    loop runs (and of what they call), where the call may break no more once they are fixed,
-    while the loop's function has code that Dynamo traces otherwise than Python runs it
-    (``traced_anew``) and no break kept before it. Their break made Dynamo run the caller's
-    frame eagerly, that code included (a print in a layer checkpointed in the loop: fixed,
-    checkpoint is traced, its warnings are lost)."""
+    """The fixed sites to decline, by function, with why: those of the functions a call runs
+    (and of what they call), where the call may break no more once they are fixed, and the
+    call is one of checkpoint that Dynamo would trace, or is in a loop of a function with such
+    code (``traced_anew``) and no break kept before it. Their break made Dynamo run the
+    checkpoint eagerly, or the caller's whole frame (a print in a layer checkpointed in the
+    loop: fixed, checkpoint is traced, its warnings are lost, and what backward recomputes
+    prints once)."""
     exposed: Dict[FunctionNode, Dict[Position, Tuple[int, str]]] = {}
     for caller in sorted(contexts, key=lambda function: (function.lineno, function.col_offset)):
         ctx, outcome = contexts[caller], outcomes[caller]
         if outcome.loop_breaks:
             continue  # a break left in a loop: Dynamo runs the frame eagerly anyway
-        fixed_below = [  # the calls in a loop whose break the fixes may remove
+        below = [  # the calls in a loop, and of checkpoint, whose break the fixes may remove
             (call, [
                 (function, depth, site) for function, depth in _reached_from(callee, called)
                 for site in sites.get(function, ()) if site.finding.plan is not None
             ])
             for call, callee in called[caller]
-            if callee is not caller and ctx.runs_in(call)[0]
+            if callee is not caller and (ctx.runs_in(call)[0] or _checkpointed(call, ctx))
             and not _breaks_always(callee, outcomes)
         ]
-        if not any(fixed for _, fixed in fixed_below):
+        if not any(fixed for _, fixed in below):
             continue
         kept = {g.position for f in outcome.findings if f.plan for g in f.frame_guards}
-        traced = next(_traced_values(ctx, kept), None)
-        if traced is None:
+        traced = list(_traced_values(ctx, kept))
+        if not traced:
             continue
-        value, why = traced
         owner = ctx.region.owner
         name = f"{owner.node.name}.{caller.name}" if owner else caller.name
-        for call, fixed in fixed_below:
-            reason = (
-                f"it runs in a call in a loop of `{name}` (line {call.lineno}), whose frame its "
-                f"break keeps Dynamo from tracing; fixed, Dynamo traces line {value.lineno} "
-                f"(`{_shown(value)}`) there, {why}"
-            )
-            for function, depth, site in fixed:  # the nearest call names it
+        for call, fixed in below:
+            reason = _exposure(call, name, traced, ctx)
+            for function, depth, site in fixed if reason else ():  # the nearest call names it
                 known = exposed.setdefault(function, {}).get(site.position)
                 if known is None or depth < known[0]:
                     exposed[function][site.position] = (depth, reason)
@@ -203,6 +199,29 @@ def _exposed(
         function: {place: reason for place, (_, reason) in reasons.items()}
         for function, reasons in exposed.items()
     }
+
+
+def _exposure(
+    call: ast.Call, name: str, traced: List[Tuple[ast.expr, str]], ctx: "FunctionContext"
+) -> str:
+    """Why the fixes of what ``call`` runs are declined (``_exposed``), or "": ``call`` is a
+    call of checkpoint that Dynamo would trace (its break makes it run the checkpoint eagerly),
+    or a call in a loop of a function with such code."""
+    own = next((why for value, why in traced if value is call), "")
+    if own:
+        return (
+            f"it runs in `{_shown(call)}` (line {call.lineno}, in `{name}`), which its break "
+            f"makes Dynamo run eagerly; fixed, Dynamo traces it, {own}, and what backward "
+            "recomputes prints, logs and warns otherwise"
+        )
+    if not ctx.runs_in(call)[0]:
+        return ""
+    value, why = traced[0]
+    return (
+        f"it runs in a call in a loop of `{name}` (line {call.lineno}), whose frame its break "
+        f"keeps Dynamo from tracing; fixed, Dynamo traces line {value.lineno} "
+        f"(`{_shown(value)}`) there, {why}"
+    )
 
 
 def _breaks_always(function: FunctionNode, outcomes: Dict[FunctionNode, _Outcome]) -> bool:
@@ -738,14 +757,17 @@ def _traced_differently(value: ast.expr, ctx: "FunctionContext") -> str:
 def _checkpoints(call: ast.Call, ctx: "FunctionContext") -> bool:
     """Whether ``call`` may run activation checkpointing: a callee named so
     (``checkpoint``, ``self._gradient_checkpointing_func``), imported so under another name
-    (``from torch.utils.checkpoint import checkpoint as ckpt``), or a local or an attribute of
-    ``self`` bound to such a value (``ck = cp.checkpoint``, ``self.gc =
+    (``from torch.utils.checkpoint import checkpoint as ckpt``), or a local, a global or an
+    attribute of ``self`` bound to such a value (``ck = cp.checkpoint``, ``self.gc =
     functools.partial(checkpoint, use_reentrant=True)``)."""
     func = call.func
     texts = [ast.unparse(func), ctx.symbols.qualified_name(func) or ""]
     if isinstance(func, ast.Name):
-        texts += [ast.unparse(v) for v in ctx.values.assignments_of(func.id)]
-        texts += [ctx.symbols.qualified_name(v) or "" for v in ctx.values.assignments_of(func.id)]
+        values = [*ctx.values.assignments_of(func.id)]
+        if func.id in ctx.symbols.assignments:  # `remat = partial(checkpoint, ...)`
+            values.append(ctx.symbols.assignments[func.id])
+        texts += [ast.unparse(v) for v in values]
+        texts += [ctx.symbols.qualified_name(v) or "" for v in values]
     owner = ctx.region.owner
     if owner is not None and isinstance(func, ast.Attribute) and is_self(func.value):
         texts += [
@@ -763,28 +785,38 @@ def _checkpoints(call: ast.Call, ctx: "FunctionContext") -> bool:
 #: ``F.sigmoid`` and ``F.tanh`` no longer warn).
 _DEPRECATED = frozenset({
     "torch.nn.functional.upsample", "torch.nn.functional.upsample_nearest",
-    "torch.nn.functional.upsample_bilinear",
+    "torch.nn.functional.upsample_bilinear", "torch.cpu.amp.autocast", "torch.cuda.amp.autocast",
 })
 #: Reductions that warn when a tensor has no more elements than the correction.
 _CORRECTED = frozenset({"std", "var", "std_mean", "var_mean"})
+#: Losses that warn when the target's size differs from the input's (it broadcasts).
+_BROADCASTING_LOSSES = frozenset({
+    "torch.nn.functional.mse_loss", "torch.nn.functional.l1_loss",
+    "torch.nn.functional.smooth_l1_loss", "torch.nn.functional.huber_loss",
+})
+#: Deprecated keywords of the losses, which warn whenever given.
+_DEPRECATED_KEYWORDS = frozenset({"size_average", "reduce"})
 
 
 def _warns_when_run(call: ast.Call, ctx: "FunctionContext") -> bool:
     """Whether torch may warn when ``call`` runs, on every call: a deprecated function
-    (``F.upsample``), a softmax of ``torch`` without ``dim``, a standard
-    deviation or variance (too few elements), ``torch.tensor`` of a value that may be a
-    tensor (not a number or a display of numbers)."""
+    (``F.upsample``, ``torch.cuda.amp.autocast``) or keyword (``size_average=``), a softmax of
+    ``torch`` without ``dim``, a standard deviation or variance (too few elements), a loss
+    that may broadcast its target (``F.mse_loss``), ``torch.tensor`` or ``t.new_tensor`` of a
+    value that may be a tensor (not a number or a display of numbers)."""
     qualified = ctx.symbols.qualified_name(call.func) or ""
     name = qualified.rsplit(".", 1)[-1] if qualified.startswith("torch.") else ""
-    if qualified in _DEPRECATED:
+    if qualified in _DEPRECATED or qualified in _BROADCASTING_LOSSES:
+        return True
+    if name and any(keyword.arg in _DEPRECATED_KEYWORDS for keyword in call.keywords):
         return True
     if implicit_dim(call, ctx.symbols):
         return True
-    if name == "tensor" and call.args:
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    if (name == "tensor" or method == "new_tensor" and not name) and call.args:
         return not all(
             isinstance(node, (ast.Constant, ast.List, ast.Tuple, ast.UnaryOp, ast.unaryop,
                               ast.Load))
             for node in walk(call.args[0])
         )
-    method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
     return name in _CORRECTED or method in _CORRECTED
