@@ -367,6 +367,12 @@ EXPOSED: Dict[str, Tuple[str, bool]] = {
         ).replace("\n\nclass Layer", CUSTOM_FORWARD + "\n\nclass Layer"),
         True,
     ),
+    "layers moved one by one elsewhere": (  # transformers' `parallelize`
+        _layer_model("        for layer in self.layers:\n" + RUN_LAYER)
+        + "\n    def to_cpu(self):\n        for i in range(len(self.layers)):\n"
+        "            self.layers[i] = self.layers[i].to(\"cpu\")\n",
+        True,
+    ),
     "a layer that keeps a break of its own": (
         _layer_model(
             "        for layer in self.layers:\n" + RUN_LAYER,

@@ -496,9 +496,9 @@ def module_calls(ctx: "FunctionContext") -> Iterator[Tuple[ast.Call, FunctionNod
 
 def _checkpointed(call: ast.Call, ctx: "FunctionContext") -> List[ast.expr]:
     """What a call of activation checkpointing may run: what it is handed (``layer`` of
-    ``checkpoint(layer.__call__, h)``), and, since that may call them, what it is handed
-    with it (``checkpoint(step, layer, h)``) and what makes it
-    (``checkpoint(create_custom_forward(layer), h)``, ``partial(layer, mask=m)``); nothing
+    ``checkpoint(layer.__call__, h)`` or ``checkpoint(layer.forward, h)``), and, since that
+    may call them, what it is handed with it (``checkpoint(step, layer, h)``) and what makes
+    it (``checkpoint(create_custom_forward(layer), h)``, ``partial(layer, mask=m)``); nothing
     for other calls."""
     if not call.args or not _checkpoints(call, ctx):
         return []
@@ -506,10 +506,14 @@ def _checkpointed(call: ast.Call, ctx: "FunctionContext") -> List[ast.expr]:
     if isinstance(call.args[0], ast.Call):
         maker = call.args[0]
         handed += [*maker.args, *(keyword.value for keyword in maker.keywords)]
-    return [
-        value.value if isinstance(value, ast.Attribute) and value.attr == "__call__" else value
+    return [  # `layer.__call__`, `layer.forward`: the module's forward
+        value.value if isinstance(value, ast.Attribute) and value.attr in _RUNS_MODULE else value
         for value in handed
     ]
+
+
+#: Attributes of a module that run its ``forward`` when called.
+_RUNS_MODULE = frozenset({"__call__", "forward"})
 
 
 #: ``str`` methods that pad to a width.

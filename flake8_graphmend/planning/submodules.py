@@ -512,7 +512,8 @@ def _stores_into(node: ast.AST, attribute: str) -> Iterator[Optional[ast.expr]]:
             if _is_self_attribute(target, attribute):
                 yield node.value if isinstance(node, ast.Assign) else None
             elif isinstance(target, ast.Subscript) and _is_self_attribute(target.value, attribute):
-                yield None  # an element replaced
+                if node.value is None or not _moved_element(node.value, attribute):
+                    yield None  # an element replaced
             elif isinstance(target, ast.Subscript) and self_attribute(target.value) in _NAMESPACES:
                 if named is None or named == attribute:  # `self._modules[name] = m`
                     yield node.value if named and isinstance(node, ast.Assign) else None
@@ -531,6 +532,24 @@ def _stores_into(node: ast.AST, attribute: str) -> Iterator[Optional[ast.expr]]:
             yield None  # a name computed at run time: any attribute
         elif named == attribute:
             yield value
+
+
+#: ``nn.Module`` methods that return the module itself (moved, cast or switched).
+_RETURNING_MODULE = frozenset({
+    "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "train", "eval",
+    "requires_grad_",
+})
+
+
+def _moved_element(value: ast.expr, attribute: str) -> bool:
+    """Whether ``value`` is an element of ``self.<attribute>`` moved or cast
+    (``self.block[i].to(device)``, transformers' ``parallelize``): the same module."""
+    return (
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+        and value.func.attr in _RETURNING_MODULE
+        and isinstance(value.func.value, ast.Subscript)
+        and _is_self_attribute(value.func.value.value, attribute)
+    )
 
 
 def _constant_key(target: ast.Subscript) -> Optional[str]:
