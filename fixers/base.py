@@ -466,7 +466,8 @@ class GraphMendCommand(VisitorBasedCodemodCommand):
         an ``if`` along, a trailing ``return``)."""
         body = self._with_frame_guards(original_node.body, updated_node.body)
         if not any(id(statement) in self._pending for statement in body):
-            return updated_node.with_changes(body=body)
+            guarded = len(body) > len(updated_node.body)
+            return updated_node.with_changes(body=body) if guarded else updated_node
         new_body: List[cst.BaseStatement] = []
         index = 0
         while index < len(body):
